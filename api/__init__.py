@@ -1,0 +1,1 @@
+"""The public REST API under /api/public/v1."""

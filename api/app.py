@@ -1,0 +1,201 @@
+"""The FastAPI application: routers of every resource group under /api/public/v1."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import structlog
+from anyio import to_thread
+from fastapi import APIRouter, FastAPI
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse
+
+from api.errors import install_error_handlers
+from api.middleware import EdgeMiddleware
+from api.pagination import CursorCodec
+from api.ratelimit import RateLimiter
+from api.routing import MurmurRoute
+from api.schemas import ErrorEnvelope
+from murmur.settings import Settings
+from warehouse import idempotency as idem_repo
+from warehouse.store import Secrets, Store
+
+BASE_PATH = "/api/public/v1"
+log = structlog.get_logger(__name__)
+
+
+def api_router() -> APIRouter:
+    """Every resource group's router, mounted under the base path."""
+    from api.approvals.router import router as approvals
+    from api.automation.router import router as automation
+    from api.inbox.router import router as inbox
+    from api.posts.router import router as posts
+    from api.workspaces.router import router as workspaces
+
+    root = APIRouter(prefix=BASE_PATH, route_class=MurmurRoute)
+    for router in (posts, workspaces, approvals, inbox, automation):
+        root.include_router(router)
+    return root
+
+
+def open_host_store(settings: Settings) -> Store:
+    """Own the store for this API process and serve it to the others over Quack."""
+    settings.ensure_dirs()
+    secrets = Secrets.load(settings.data_dir)
+    return Store.open_host(
+        settings.store_path,
+        host_file=settings.host_file,
+        quack_token=secrets.quack_token,
+        quack_host=settings.quack_host,
+        quack_port=settings.quack_port,
+        lock_timeout=settings.store_lock_timeout_seconds,
+    )
+
+
+async def _purge_idempotency(store: Store) -> None:
+    while True:
+        await asyncio.sleep(600)
+        try:
+            removed = await asyncio.to_thread(store.run, idem_repo.purge_expired)
+            log.info("idempotency.purged", removed=removed)
+        except Exception:
+            log.exception("idempotency.purge_failed")
+
+
+def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
+    """Build the API; without ``store`` it opens the store as host when it starts."""
+    settings = settings or Settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
+        owned = app.state.store is None
+        if owned:
+            app.state.store = await asyncio.to_thread(open_host_store, settings)
+        app.state.cursor_codec = CursorCodec(Secrets.load(settings.data_dir).signing_key)
+        purge = asyncio.create_task(_purge_idempotency(app.state.store))
+        try:
+            yield
+        finally:
+            purge.cancel()
+            if owned:
+                app.state.store.close()
+
+    app = FastAPI(
+        title="Murmur Public API",
+        version="1.0.0",
+        description=(
+            "Publishing, collaboration, engagement, automation and analytics for social media. "
+            "Every response is an envelope; see docs/api.md for the contract."
+        ),
+        lifespan=lifespan,
+        openapi_url=f"{BASE_PATH}/openapi.json",
+        docs_url=f"{BASE_PATH}/docs",
+        redoc_url=None,
+        default_response_class=JSONResponse,
+    )
+    app.state.settings = settings
+    app.state.store = store
+    app.state.rate_limiter = RateLimiter()
+    if store is not None:
+        app.state.cursor_codec = CursorCodec(Secrets.load(settings.data_dir).signing_key)
+    install_error_handlers(app)
+    app.include_router(api_router())
+    app.add_middleware(
+        EdgeMiddleware,
+        limiter=app.state.rate_limiter,
+        default_read_limit=settings.read_rate_limit,
+        max_body_bytes=settings.max_json_body_bytes,
+        unlimited_paths=(f"{BASE_PATH}/media/upload",),
+    )
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+_ERRORS_READ = {
+    "400": "Validation failed (`VALIDATION_ERROR`).",
+    "401": "Missing, unknown, revoked or expired key.",
+    "403": "The key lacks the scope or the workspace.",
+    "404": "No such resource in this workspace.",
+    "429": "Over the key's rate limit (`RATE_LIMITED`, with `Retry-After`).",
+    "500": "Unexpected error (`INTERNAL_ERROR`).",
+    "503": "The store is unavailable (`SERVICE_UNAVAILABLE`, with `Retry-After`).",
+}
+_ERRORS_WRITE = {
+    **_ERRORS_READ,
+    "400": "Validation failed, or no `Idempotency-Key` (`IDEMPOTENCY_KEY_REQUIRED`).",
+    "409": "`INVALID_STATE`, `IDEMPOTENCY_CONFLICT` or `IDEMPOTENCY_IN_PROGRESS`.",
+    "413": "The body is over the limit (`PAYLOAD_TOO_LARGE`).",
+}
+_RATE_HEADERS = {
+    "X-Request-Id": {"description": "This request's id.", "schema": {"type": "string"}},
+    "X-RateLimit-Limit": {"schema": {"type": "integer"}},
+    "X-RateLimit-Remaining": {"schema": {"type": "integer"}},
+    "X-RateLimit-Reset": {"schema": {"type": "string", "format": "date-time"}},
+}
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document, completed with the envelope's errors, headers and Idempotency-Key."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    schema = get_openapi(
+        title=app.title,
+        version=app.version,
+        description=app.description,
+        routes=app.routes,
+        servers=[{"url": "/"}],
+    )
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for name, sub in ErrorEnvelope.model_json_schema(ref_template="#/components/schemas/{model}")[
+        "$defs"
+    ].items():
+        components.setdefault(name, sub)
+    envelope = ErrorEnvelope.model_json_schema(ref_template="#/components/schemas/{model}")
+    envelope.pop("$defs", None)
+    components["ErrorEnvelope"] = envelope
+    components.pop("HTTPValidationError", None)
+    components.pop("ValidationError", None)
+    error_ref = {"$ref": "#/components/schemas/ErrorEnvelope"}
+    for path, operations in schema.get("paths", {}).items():
+        for method, operation in operations.items():
+            is_write = method.upper() in {"POST", "PUT", "PATCH", "DELETE"}
+            responses = operation.setdefault("responses", {})
+            responses.pop("422", None)
+            for status, text in (_ERRORS_WRITE if is_write else _ERRORS_READ).items():
+                if status == "404" and "{" not in path and not is_write:
+                    continue
+                responses[status] = {
+                    "description": text,
+                    "headers": _RATE_HEADERS,
+                    "content": {"application/json": {"schema": error_ref}},
+                }
+            if "upload" in path:
+                responses["415"] = {
+                    "description": "The file's bytes are not an accepted type.",
+                    "headers": _RATE_HEADERS,
+                    "content": {"application/json": {"schema": error_ref}},
+                }
+            for status, response in responses.items():
+                if status.startswith("2"):
+                    response.setdefault("headers", _RATE_HEADERS)
+            if is_write:
+                params = operation.setdefault("parameters", [])
+                if not any(p.get("name") == "Idempotency-Key" for p in params):
+                    params.append(
+                        {
+                            "name": "Idempotency-Key",
+                            "in": "header",
+                            "required": True,
+                            "description": (
+                                "1 to 255 printable ASCII characters; a repeat within 24 h "
+                                "replays the first response."
+                            ),
+                            "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+                        }
+                    )
+    app.openapi_schema = schema
+    return schema

@@ -1,0 +1,7 @@
+"""Routes of the approvals group."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter()

@@ -1,0 +1,144 @@
+"""Request dependencies: the key, its scope, its workspace, its budget and its transaction.
+
+Endpoints take one ``Annotated`` alias (``PostsWrite``, ``InboxRead``…) and receive a
+:class:`Context` whose ``tx`` is a transaction the route class commits after the endpoint
+returns, together with the idempotency record of a write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated
+
+import duckdb
+from fastapi import Depends, Header, Request, Security
+from fastapi.concurrency import run_in_threadpool
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer, SecurityScopes
+
+from api import idempotency
+from api.auth import ApiKey, authenticate
+from api.errors import RateLimited
+from api.ratelimit import RateLimiter
+from murmur.settings import Settings
+from warehouse import idempotency as idem_repo
+from warehouse.store import Store
+
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+_bearer = HTTPBearer(
+    auto_error=False,
+    description="An API key: `Authorization: Bearer sk_test_…` (or `sk_live_…`).",
+)
+
+
+def get_store(request: Request) -> Store:
+    store: Store = request.app.state.store
+    return store
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+StoreDep = Annotated[Store, Depends(get_store)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+@dataclass
+class Context:
+    """Who is asking, in which workspace, and the transaction their request runs in."""
+
+    key: ApiKey
+    requested_workspace: str | None
+    tx: duckdb.DuckDBPyConnection
+    _workspace_id: str | None = field(default=None, repr=False)
+
+    @property
+    def workspace_id(self) -> str:
+        """The request's workspace (X-Workspace-Id, or the key's only one)."""
+        if self._workspace_id is None:
+            self._workspace_id = self.key.workspace(self.requested_workspace)
+        return self._workspace_id
+
+    @property
+    def actor(self) -> str:
+        return self.key.id
+
+
+def _authenticate(store: Store, authorization: str | None) -> ApiKey:
+    with store.cursor() as cur:
+        return authenticate(cur, authorization)
+
+
+def _begin(store: Store) -> duckdb.DuckDBPyConnection:
+    cur = store.new_cursor()
+    cur.execute("BEGIN TRANSACTION")
+    return cur
+
+
+async def context(
+    request: Request,
+    security_scopes: SecurityScopes,
+    store: StoreDep,
+    settings: SettingsDep,
+    _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    x_workspace_id: Annotated[
+        str | None,
+        Header(
+            description="The workspace to act in; optional when the key has only one.",
+            max_length=64,
+        ),
+    ] = None,
+) -> Context:
+    """Authenticate, check scope and budget, claim the idempotency key, open the transaction."""
+    key = await run_in_threadpool(_authenticate, store, request.headers.get("authorization"))
+    is_write = request.method in WRITE_METHODS
+    limiter: RateLimiter = request.app.state.rate_limiter
+    if is_write:
+        limit = key.write_rate_limit or settings.write_rate_limit
+    else:
+        limit = key.read_rate_limit or settings.read_rate_limit
+    budget = limiter.hit(f"{key.id}:{'write' if is_write else 'read'}", limit)
+    request.state.rate_budget = budget
+    if not budget.allowed:
+        raise RateLimited(
+            f"Over {limit} {'writes' if is_write else 'reads'} a minute for this key.",
+            headers={"Retry-After": str(budget.retry_after)},
+        )
+    for scope in security_scopes.scopes:
+        key.require(scope)
+    ctx_workspace = Context(key=key, requested_workspace=x_workspace_id, tx=None)  # type: ignore[arg-type]
+    if x_workspace_id is not None:
+        _ = ctx_workspace.workspace_id  # refuse a forbidden workspace before any work
+    if is_write and not getattr(request.state, "manual_idempotency", False):
+        raw_key = idempotency.validate_key(request.headers.get(idempotency.HEADER))
+        record = idem_repo.RecordKey(key.id, request.method, request.url.path, raw_key)
+        digest = idempotency.fingerprint(await request.body())
+        request.state.idempotency = await run_in_threadpool(
+            idempotency.take,
+            store,
+            record,
+            digest,
+            lease_seconds=settings.idempotency_lease_seconds,
+            ttl_seconds=settings.idempotency_ttl_seconds,
+        )
+    tx = await run_in_threadpool(_begin, store)
+    request.state.tx = tx
+    ctx_workspace.tx = tx
+    return ctx_workspace
+
+
+PostsRead = Annotated[Context, Security(context, scopes=["posts:read"])]
+PostsWrite = Annotated[Context, Security(context, scopes=["posts:write"])]
+MediaWrite = Annotated[Context, Security(context, scopes=["media:write"])]
+WorkspacesRead = Annotated[Context, Security(context, scopes=["workspaces:read"])]
+WorkspacesWrite = Annotated[Context, Security(context, scopes=["workspaces:write"])]
+AccountsRead = Annotated[Context, Security(context, scopes=["accounts:read"])]
+ApprovalsRead = Annotated[Context, Security(context, scopes=["approvals:read"])]
+ApprovalsWrite = Annotated[Context, Security(context, scopes=["approvals:write"])]
+InboxRead = Annotated[Context, Security(context, scopes=["inbox:read"])]
+InboxWrite = Annotated[Context, Security(context, scopes=["inbox:write"])]
+AutomationsRead = Annotated[Context, Security(context, scopes=["automations:read"])]
+AutomationsWrite = Annotated[Context, Security(context, scopes=["automations:write"])]
+AnalyticsRead = Annotated[Context, Security(context, scopes=["analytics:read"])]

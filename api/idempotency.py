@@ -1,0 +1,107 @@
+"""The Idempotency-Key contract: claim before the work, replay or refuse repeats."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+
+import duckdb
+from starlette.responses import Response
+
+from api.errors import (
+    IdempotencyConflict,
+    IdempotencyInProgress,
+    IdempotencyKeyRequired,
+    ValidationFailed,
+)
+from warehouse import idempotency as repo
+from warehouse.store import Store
+
+HEADER = "Idempotency-Key"
+_VALID_KEY = re.compile(r"^[\x21-\x7e][\x20-\x7e]{0,254}$")
+
+
+class IdempotentReplay(Exception):  # noqa: N818 - control flow, not an error
+    """Raised to answer a repeated request with the stored response."""
+
+    def __init__(self, status: int, body: str) -> None:
+        super().__init__("replay")
+        self.status = status
+        self.body = body
+
+    def response(self) -> Response:
+        return Response(
+            self.body,
+            status_code=self.status,
+            media_type="application/json",
+            headers={"Idempotent-Replayed": "true"},
+        )
+
+
+def fingerprint(body: bytes) -> str:
+    """A digest of what the request asks for: JSON canonicalised, so formatting does not count."""
+    try:
+        canonical = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+    except (ValueError, UnicodeDecodeError):
+        return hashlib.sha256(body).hexdigest()
+
+
+def validate_key(value: str | None) -> str:
+    if value is None or value == "":
+        raise IdempotencyKeyRequired(
+            "Writes need an Idempotency-Key header (1 to 255 printable ASCII characters)."
+        )
+    if not _VALID_KEY.match(value):
+        raise ValidationFailed.on(
+            HEADER, "invalid", "Idempotency-Key must be 1 to 255 printable ASCII characters."
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A key this request holds until its work commits or fails."""
+
+    record: repo.RecordKey
+
+
+def take(
+    store: Store,
+    record: repo.RecordKey,
+    digest: str,
+    *,
+    lease_seconds: int,
+    ttl_seconds: int,
+) -> Claimed:
+    """Claim ``record`` for this request; raise the replay or the contract's 409s otherwise."""
+    for _ in range(3):
+        try:
+            outcome = store.run(
+                lambda cur: repo.claim(
+                    cur, record, digest, lease_seconds=lease_seconds, ttl_seconds=ttl_seconds
+                )
+            )
+            break
+        except duckdb.TransactionException as exc:
+            # Two first requests with one key at the same moment: the loser's insert fails at
+            # commit on the primary key; look again and it sees the winner's claim.
+            if "constraint" not in str(exc).lower():
+                raise
+    else:
+        outcome = repo.Claim("in_progress")
+    if outcome.outcome == "claimed":
+        return Claimed(record)
+    if outcome.outcome == "replay":
+        assert outcome.response_status is not None and outcome.response_body is not None
+        raise IdempotentReplay(outcome.response_status, outcome.response_body)
+    if outcome.outcome == "conflict":
+        raise IdempotencyConflict(
+            "This Idempotency-Key was used with another request body.",
+        )
+    raise IdempotencyInProgress(
+        "A request with this Idempotency-Key is still running; retry shortly.",
+        headers={"Retry-After": "1"},
+    )

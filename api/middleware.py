@@ -1,0 +1,134 @@
+"""ASGI middleware: request ids, the access log, body limits, rate-limit headers, last-resort 500s."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+import structlog
+from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from api.context import request_id_var
+from api.errors import error_response
+from api.ratelimit import Budget, RateLimiter
+from warehouse.ids import new_id
+
+log = structlog.get_logger("murmur.access")
+
+
+class _BodyTooLarge(StarletteHTTPException):
+    """Raised from ``receive``; an HTTPException so that FastAPI's body parsing lets it through."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"The request body is over {limit} bytes.")
+
+
+class EdgeMiddleware:
+    """The outermost layer: everything here happens for every request, errors included."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        limiter: RateLimiter,
+        default_read_limit: int,
+        max_body_bytes: int,
+        unlimited_paths: tuple[str, ...] = (),
+    ) -> None:
+        self.app = app
+        self.limiter = limiter
+        self.default_read_limit = default_read_limit
+        self.max_body_bytes = max_body_bytes
+        self.unlimited_paths = unlimited_paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = new_id("req")
+        token = request_id_var.set(request_id)
+        started = time.perf_counter()
+        state = scope.setdefault("state", {})
+        status_holder = {"status": 500, "sent": False}
+        path: str = scope["path"]
+
+        async def send_wrapper(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_holder["status"] = message["status"]
+                status_holder["sent"] = True
+                headers = MutableHeaders(scope=message)
+                headers["X-Request-Id"] = request_id
+                budget: Budget | None = state.get("rate_budget")
+                if budget is None:
+                    # Unauthenticated traffic is budgeted per client address.
+                    client = scope.get("client") or ("unknown", 0)
+                    budget = self.limiter.hit(f"ip:{client[0]}", self.default_read_limit)
+                headers["X-RateLimit-Limit"] = str(budget.limit)
+                headers["X-RateLimit-Remaining"] = str(budget.remaining)
+                headers["X-RateLimit-Reset"] = (
+                    datetime.fromtimestamp(budget.reset_at, UTC).isoformat().replace("+00:00", "Z")
+                )
+            await send(message)
+
+        receive_wrapper = receive
+        if not path.startswith(self.unlimited_paths):
+            declared = _content_length(scope)
+            if declared is not None and declared > self.max_body_bytes:
+                response = error_response(
+                    413,
+                    "PAYLOAD_TOO_LARGE",
+                    f"The request body is over {self.max_body_bytes} bytes.",
+                )
+                await response(scope, receive, send_wrapper)
+                self._log(scope, status_holder["status"], started)
+                request_id_var.reset(token)
+                return
+            seen = 0
+
+            async def receive_wrapper() -> Message:
+                nonlocal seen
+                message = await receive()
+                if message["type"] == "http.request":
+                    seen += len(message.get("body", b""))
+                    if seen > self.max_body_bytes:
+                        raise _BodyTooLarge(self.max_body_bytes)
+                return message
+
+        try:
+            await self.app(scope, receive_wrapper, send_wrapper)
+        except _BodyTooLarge:
+            if not status_holder["sent"]:
+                response = error_response(
+                    413, "PAYLOAD_TOO_LARGE", f"The request body is over {self.max_body_bytes} bytes."
+                )
+                await response(scope, receive, send_wrapper)
+        except Exception:
+            log.exception("request.crashed", request_id=request_id)
+            if not status_holder["sent"]:
+                response = error_response(500, "INTERNAL_ERROR", "An unexpected error occurred.")
+                await response(scope, receive, send_wrapper)
+        finally:
+            self._log(scope, status_holder["status"], started)
+            request_id_var.reset(token)
+
+    def _log(self, scope: Scope, status: int, started: float) -> None:
+        log.info(
+            "request",
+            request_id=request_id_var.get(),
+            method=scope["method"],
+            path=scope["path"],
+            status=status,
+            ms=round((time.perf_counter() - started) * 1000, 2),
+        )
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None

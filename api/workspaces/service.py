@@ -1,0 +1,113 @@
+"""Workspaces and accounts: reads confined to the key, and the test workspace of a new install."""
+
+from __future__ import annotations
+
+from api.errors import NotFound, ValidationFailed
+from api.pagination import PageRequest
+from api.schemas import Page
+from api.workspaces.schemas import Account, Workspace
+from warehouse import workspaces as repo
+from warehouse.ids import from_db
+from warehouse.rows import Cursor, Row
+
+TEST_ACCOUNTS = {
+    "x": ("murmur_test", "Murmur Test"),
+    "instagram": ("murmur.test", "Murmur Test"),
+    "facebook": ("MurmurTest", "Murmur Test Page"),
+    "linkedin": ("murmur-test", "Murmur Test Company"),
+    "tiktok": ("murmur.test", "Murmur Test"),
+    "youtube": ("@murmurtest", "Murmur Test Channel"),
+    "threads": ("murmur.test", "Murmur Test"),
+    "bluesky": ("murmur-test.bsky.social", "Murmur Test"),
+    "pinterest": ("murmurtest", "Murmur Test Boards"),
+}
+
+
+def workspace_out(row: Row) -> Workspace:
+    return Workspace(
+        id=row["id"],
+        name=row["name"],
+        timezone=row["timezone"],
+        approval_required=row["approval_required"],
+        is_test=row["is_test"],
+        created_at=from_db(row["created_at"]),
+        updated_at=from_db(row["updated_at"]),
+    )
+
+
+def account_out(row: Row) -> Account:
+    return Account(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        platform=row["platform"],
+        handle=row["handle"],
+        display_name=row["display_name"],
+        status=row["status"],
+        is_test=row["is_test"],
+        follower_count=row["follower_count"],
+        connected_at=from_db(row["connected_at"]),
+    )
+
+
+def list_workspaces(cur: Cursor, ids: list[str], page: PageRequest) -> Page[Workspace]:
+    rows = repo.list_workspaces(cur, ids, page.after_value(), page.fetch)
+    return page.page(rows, workspace_out, lambda r: [r["id"]])
+
+
+def get_workspace(cur: Cursor, workspace_id: str) -> Workspace:
+    row = repo.get_workspace(cur, workspace_id)
+    if row is None:
+        raise NotFound.resource("workspace", workspace_id)
+    return workspace_out(row)
+
+
+def list_accounts(
+    cur: Cursor, workspace_id: str, platform: str | None, page: PageRequest
+) -> Page[Account]:
+    rows = repo.list_accounts(
+        cur, workspace_id, platform=platform, after=page.after_value(), limit=page.fetch
+    )
+    return page.page(rows, account_out, lambda r: [r["id"]])
+
+
+def get_account(cur: Cursor, workspace_id: str, account_id: str) -> Account:
+    row = repo.get_account(cur, workspace_id, account_id)
+    if row is None:
+        raise NotFound.resource("account", account_id)
+    return account_out(row)
+
+
+def resolve_destination(cur: Cursor, workspace_id: str, ref: str, field: str) -> Row:
+    """A destination given as an account id or as a platform name with one account."""
+    if ref.startswith("acc_"):
+        row = repo.get_account(cur, workspace_id, ref)
+        if row is None:
+            raise ValidationFailed.on(field, "unknown_account", f"No account {ref!r} here.")
+        return row
+    matches = repo.list_accounts(cur, workspace_id, platform=ref)
+    if len(matches) != 1:
+        choices = ", ".join(m["id"] for m in matches) or "none connected"
+        raise ValidationFailed.on(
+            field,
+            "ambiguous_platform" if matches else "no_account",
+            f"{ref!r} must name one connected account; choices: {choices}.",
+        )
+    return matches[0]
+
+
+def bootstrap_test_workspace(cur: Cursor) -> str:
+    """Create the test organization, workspace and one test account per platform, once."""
+    existing = repo.find_test_workspace(cur)
+    if existing is not None:
+        ws_id: str = existing["id"]
+    else:
+        org = repo.first_organization(cur)
+        org_id = org["id"] if org else repo.create_organization(cur, "Murmur")
+        ws_id = repo.create_workspace(cur, org_id, "Test workspace", is_test=True)
+    have = {row["platform"] for row in repo.list_accounts(cur, ws_id)}
+    for platform, (handle, display) in TEST_ACCOUNTS.items():
+        if platform not in have:
+            repo.insert_account(
+                cur, ws_id, platform, handle, display, f"test-{platform}-{handle}", is_test=True
+            )
+    return ws_id

@@ -1,0 +1,1 @@
+"""Murmur: social publishing with an analytics pipeline over one DuckDB store."""

@@ -1,0 +1,52 @@
+"""The one settings class, read from MURMUR_* environment variables."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Murmur's configuration; every field can be set as MURMUR_<NAME>."""
+
+    model_config = SettingsConfigDict(env_prefix="MURMUR_", extra="ignore")
+
+    data_dir: Path = Field(default=Path("data"), description="Where the store, media and keys live.")
+    host: str = "127.0.0.1"
+    port: int = 8000
+    quack_host: str = "127.0.0.1"
+    quack_port: int = Field(
+        default=9494, description="Where the store host serves DuckDB's Quack protocol; 0 picks one."
+    )
+    read_rate_limit: int = Field(default=6000, description="Default GETs per key per rolling minute.")
+    write_rate_limit: int = Field(default=1200, description="Default writes per key per minute.")
+    request_threads: int = Field(default=40, description="Threads serving blocking store work.")
+    max_json_body_bytes: int = 1_048_576
+    idempotency_ttl_seconds: int = 24 * 3600
+    idempotency_lease_seconds: int = 60
+    store_lock_timeout_seconds: float = Field(
+        default=30.0, description="How long a process waits for the store file held by another."
+    )
+
+    @cached_property
+    def store_path(self) -> Path:
+        return self.data_dir / "murmur.duckdb"
+
+    @cached_property
+    def media_dir(self) -> Path:
+        return self.data_dir / "media"
+
+    @cached_property
+    def host_file(self) -> Path:
+        return self.data_dir / "store.host.json"
+
+    @cached_property
+    def secret_file(self) -> Path:
+        return self.data_dir / ".secret"
+
+    def ensure_dirs(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.media_dir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,37 @@
+"""Fixtures: one live API server per test session over a store in a temporary directory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from murmur.logs import configure_logging
+from murmur.settings import Settings
+from tests.support import LiveServer, Tenant, new_tenant, start_server
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    configure_logging()
+    data_dir: Path = tmp_path_factory.mktemp("murmur-data")
+    settings = Settings(data_dir=data_dir, quack_port=0, store_lock_timeout_seconds=10)
+    live = start_server(settings)
+    yield live
+    live.stop()
+
+
+@pytest.fixture
+def tenant(server: LiveServer) -> Iterator[Tenant]:
+    """A fresh workspace per test, so tests never see each other's rows."""
+    made = new_tenant(server)
+    yield made
+    made.api.close()
+
+
+@pytest.fixture
+def other_tenant(server: LiveServer) -> Iterator[Tenant]:
+    made = new_tenant(server)
+    yield made
+    made.api.close()

@@ -1,0 +1,197 @@
+"""Test helpers: a live server on loopback, tenants with their own keys, a thin API client."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import uvicorn
+
+from api.app import BASE_PATH, create_app
+from api.auth import ALL_SCOPES, mint_key
+from api.workspaces.service import bootstrap_test_workspace
+from murmur.settings import Settings
+from warehouse import workspaces as ws_repo
+from warehouse.store import Store
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class LiveServer:
+    """The real API on a loopback port, hosting a real store in a temporary directory."""
+
+    base_url: str
+    settings: Settings
+    store: Store
+    server: uvicorn.Server
+    thread: threading.Thread
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def start_server(settings: Settings) -> LiveServer:
+    app = create_app(settings)
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the API server did not start")
+        time.sleep(0.02)
+    return LiveServer(f"http://127.0.0.1:{port}", settings, app.state.store, server, thread)
+
+
+class Api:
+    """An httpx client bound to one key; writes get a fresh Idempotency-Key unless given one."""
+
+    def __init__(self, base_url: str, key: str | None, workspace_id: str | None = None) -> None:
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        if workspace_id:
+            headers["X-Workspace-Id"] = workspace_id
+        self.http = httpx.Client(base_url=base_url + BASE_PATH, headers=headers, timeout=30)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        idempotency_key: str | None = None,
+        headers: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> httpx.Response:
+        headers = dict(headers or {})
+        if method in {"POST", "PUT", "PATCH", "DELETE"} and "Idempotency-Key" not in headers:
+            headers["Idempotency-Key"] = idempotency_key or str(uuid.uuid4())
+        return self.http.request(method, path, headers=headers, **kwargs)
+
+    def get(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.request("POST", path, **kwargs)
+
+    def patch(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.request("PATCH", path, **kwargs)
+
+    def put(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.request("PUT", path, **kwargs)
+
+    def delete(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.request("DELETE", path, **kwargs)
+
+    def ok(self, response: httpx.Response, status: int = 200) -> Any:
+        """The ``data`` of a successful envelope, after checking the envelope itself."""
+        assert response.status_code == status, response.text
+        body = response.json()
+        assert body["success"] is True, body
+        assert body["request_id"] == response.headers["X-Request-Id"]
+        return body["data"]
+
+    def list_all(self, path: str, **params: Any) -> list[dict[str, Any]]:
+        """Every item of a list endpoint, following cursors."""
+        items: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            query = dict(params, limit=100)
+            if cursor:
+                query["cursor"] = cursor
+            page = self.ok(self.get(path, params=query))
+            items.extend(page["items"])
+            cursor = page["pagination"]["next_cursor"]
+            if not cursor:
+                return items
+
+
+def assert_error(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
+    """Check an error envelope and return its ``error`` object."""
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert body["success"] is False, body
+    assert body["error"]["code"] == code, body
+    assert isinstance(body["error"]["details"], list)
+    assert body["request_id"] == response.headers["X-Request-Id"]
+    assert "data" not in body
+    return body["error"]  # type: ignore[no-any-return]
+
+
+@dataclass
+class Tenant:
+    """A workspace of its own, with a full-scope key and the test accounts of every platform."""
+
+    workspace_id: str
+    organization_id: str
+    key: str
+    api: Api
+    accounts: dict[str, str]  # platform -> account id
+
+    def key_with(self, server: LiveServer, **options: Any) -> Api:
+        """Another key on this workspace (scopes, expiry…), as a client."""
+
+        def work(cur: Any) -> str:
+            minted = mint_key(
+                cur,
+                organization_id=self.organization_id,
+                workspace_ids=options.pop("workspace_ids", [self.workspace_id]),
+                **options,
+            )
+            return minted.key
+
+        key = server.store.run(work)
+        return Api(server.base_url, key)
+
+
+def new_tenant(server: LiveServer, *, approval_required: bool = False) -> Tenant:
+    def work(cur: Any) -> tuple[str, str, str, dict[str, str]]:
+        org_id = ws_repo.create_organization(cur, f"org-{uuid.uuid4().hex[:6]}")
+        ws_id = ws_repo.create_workspace(
+            cur, org_id, "Tenant workspace", approval_required=approval_required
+        )
+        accounts = {}
+        for platform in ws_repo.PLATFORMS:
+            accounts[platform] = ws_repo.insert_account(
+                cur, ws_id, platform, f"{platform}_handle", f"{platform} account", f"ext-{platform}"
+            )
+        minted = mint_key(
+            cur, organization_id=org_id, workspace_ids=[ws_id], scopes=list(ALL_SCOPES)
+        )
+        return ws_id, org_id, minted.key, accounts
+
+    ws_id, org_id, key, accounts = server.store.run(work)
+    return Tenant(ws_id, org_id, key, Api(server.base_url, key), accounts)
+
+
+def test_workspace_id(server: LiveServer) -> str:
+    return server.store.run(bootstrap_test_workspace)
+
+
+def iter_pages(api: Api, path: str, limit: int) -> Iterator[dict[str, Any]]:
+    cursor = None
+    while True:
+        params: dict[str, Any] = {"limit": limit}
+        if cursor:
+            params["cursor"] = cursor
+        page = api.ok(api.get(path, params=params))
+        yield page
+        cursor = page["pagination"]["next_cursor"]
+        if not cursor:
+            return

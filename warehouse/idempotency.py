@@ -1,0 +1,93 @@
+"""Idempotency records: a claim taken before a write runs, completed in the write's transaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Literal
+
+from warehouse.ids import utcnow
+from warehouse.rows import Cursor, fetch_one
+
+Outcome = Literal["claimed", "replay", "conflict", "in_progress"]
+
+
+@dataclass(frozen=True)
+class RecordKey:
+    api_key_id: str
+    method: str
+    path: str
+    key: str
+
+    def params(self) -> list[str]:
+        return [self.api_key_id, self.method, self.path, self.key]
+
+
+_WHERE = "api_key_id = ? AND method = ? AND path = ? AND key = ?"
+
+
+@dataclass(frozen=True)
+class Claim:
+    outcome: Outcome
+    response_status: int | None = None
+    response_body: str | None = None
+
+
+def claim(
+    cur: Cursor, rk: RecordKey, fingerprint: str, *, lease_seconds: int, ttl_seconds: int
+) -> Claim:
+    """Take the key for this request, or say why not (run inside one transaction)."""
+    now = utcnow()
+    found = fetch_one(
+        cur,
+        f"SELECT fingerprint, status, response_status, response_body, locked_until, expires_at"
+        f" FROM idempotency_keys WHERE {_WHERE}",
+        rk.params(),
+    )
+    if found is not None and found["expires_at"] <= now:
+        cur.execute(f"DELETE FROM idempotency_keys WHERE {_WHERE}", rk.params())
+        found = None
+    if found is None:
+        cur.execute(
+            "INSERT INTO idempotency_keys (api_key_id, method, path, key, fingerprint, status,"
+            " locked_until, created_at, expires_at) VALUES (?, ?, ?, ?, ?, 'in_progress', ?, ?, ?)",
+            [
+                *rk.params(),
+                fingerprint,
+                now + timedelta(seconds=lease_seconds),
+                now,
+                now + timedelta(seconds=ttl_seconds),
+            ],
+        )
+        return Claim("claimed")
+    if found["fingerprint"] != fingerprint:
+        return Claim("conflict")
+    if found["status"] == "completed":
+        return Claim("replay", found["response_status"], found["response_body"])
+    if found["locked_until"] <= now:
+        # The first attempt died without finishing; nothing of it was committed, so take over.
+        cur.execute(
+            f"UPDATE idempotency_keys SET locked_until = ? WHERE {_WHERE}",
+            [now + timedelta(seconds=lease_seconds), *rk.params()],
+        )
+        return Claim("claimed")
+    return Claim("in_progress")
+
+
+def complete(cur: Cursor, rk: RecordKey, status: int, body: str) -> None:
+    """Store the response; called in the same transaction as the write it describes."""
+    cur.execute(
+        f"UPDATE idempotency_keys SET status = 'completed', response_status = ?,"
+        f" response_body = ? WHERE {_WHERE}",
+        [status, body, *rk.params()],
+    )
+
+
+def release(cur: Cursor, rk: RecordKey) -> None:
+    """Drop an unfinished claim so that the client may retry with the same key."""
+    cur.execute(f"DELETE FROM idempotency_keys WHERE {_WHERE} AND status = 'in_progress'", rk.params())
+
+
+def purge_expired(cur: Cursor) -> int:
+    cur.execute("DELETE FROM idempotency_keys WHERE expires_at <= ? RETURNING 1", [utcnow()])
+    return len(cur.fetchall())

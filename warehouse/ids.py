@@ -1,0 +1,57 @@
+"""Opaque, prefixed, time-sortable identifiers and UTC time helpers."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from datetime import UTC, datetime
+
+_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, lower case
+_lock = threading.Lock()
+_last_ms = 0
+_last_rand = 0
+
+
+def new_id(prefix: str) -> str:
+    """``prefix_`` + 26 chars: 48 bits of milliseconds then 80 bits that only grow within one ms.
+
+    Lexicographic order is creation order within this process, so ``ORDER BY id`` pages
+    stably without a second sort column.
+    """
+    global _last_ms, _last_rand
+    with _lock:
+        ms = int(time.time() * 1000)
+        if ms <= _last_ms:
+            ms = _last_ms
+            rand = _last_rand + 1 + int.from_bytes(os.urandom(2), "big")
+        else:
+            rand = int.from_bytes(os.urandom(10), "big") >> 1  # leave head-room to increment
+        _last_ms, _last_rand = ms, rand
+    value = (ms << 80) | (rand & ((1 << 80) - 1))
+    chars = []
+    for _ in range(26):
+        chars.append(_ALPHABET[value & 31])
+        value >>= 5
+    return f"{prefix}_{''.join(reversed(chars))}"
+
+
+def utcnow() -> datetime:
+    """Now, as the naive UTC timestamp every TIMESTAMP column holds."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def to_db(value: datetime | None) -> datetime | None:
+    """An aware datetime as naive UTC for storage."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        raise ValueError("timestamps must carry an offset")
+    return value.astimezone(UTC).replace(tzinfo=None)
+
+
+def from_db(value: datetime | None) -> datetime | None:
+    """A stored naive-UTC timestamp as an aware UTC datetime."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC)

@@ -1,0 +1,64 @@
+"""Versioned schema migrations: ``NNNN_name.sql`` files applied in order, each once."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+import duckdb
+
+from warehouse.ids import utcnow
+
+_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema change, identified by its number."""
+
+    version: int
+    name: str
+    sql: str
+
+
+def available() -> list[Migration]:
+    """Every migration shipped with this version of Murmur, oldest first."""
+    found = []
+    for entry in resources.files(__package__).iterdir():
+        match = _NAME.match(entry.name)
+        if match:
+            found.append(Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8")))
+    return sorted(found, key=lambda m: m.version)
+
+
+def applied(con: duckdb.DuckDBPyConnection) -> set[int]:
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
+        # No DEFAULT now(): a function default stops Quack clients from attaching (1.5.5).
+        " applied_at TIMESTAMP NOT NULL)"
+    )
+    return {int(row[0]) for row in con.execute("SELECT version FROM schema_migrations").fetchall()}
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
+    """Bring the store's schema up to date in place; returns the versions applied now."""
+    done = applied(con)
+    ran = []
+    for migration in available():
+        if migration.version in done:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(migration.sql)
+            con.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                [migration.version, migration.name, utcnow()],
+            )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        ran.append(migration.version)
+    return ran

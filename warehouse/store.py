@@ -1,0 +1,332 @@
+"""The shared DuckDB store: one host process owns the file, every other process reaches it over Quack.
+
+DuckDB lets one process open a file read-write and no other process open it at all
+while that lasts. The host (the API server) therefore owns the file, reads and writes it
+in-process with a cursor per request, and serves DuckDB's Quack protocol on loopback.
+Any other process (a Dagster run, the CLI, an analyst) finds the host through
+``store.host.json`` and attaches over Quack; when no host is up it opens the file
+itself for as long as it needs it. See docs/adr/0001-store.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypeVar
+
+import duckdb
+import structlog
+
+from warehouse.migrations import migrate
+
+log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+Mode = Literal["host", "direct", "remote"]
+
+# Quack is served by an extension; these ship as wheels so that nothing is downloaded.
+_QUACK_EXTENSIONS = ("httpfs", "quack")
+_CONFLICT_RETRIES = 8
+
+
+class StoreUnavailableError(RuntimeError):
+    """The store file is held by another process and no host answers."""
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """Per-installation secrets kept beside the store (mode 0600)."""
+
+    quack_token: str
+    signing_key: str
+
+    @classmethod
+    def load(cls, data_dir: Path) -> Secrets:
+        """Read the data directory's secrets, creating them on first use."""
+        path = data_dir / ".secret"
+        if not path.exists():
+            data_dir.mkdir(parents=True, exist_ok=True)
+            body = {"quack_token": secrets.token_urlsafe(24), "signing_key": secrets.token_hex(32)}
+            tmp = path.with_suffix(".tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                json.dump(body, fh)
+            # Another process may have raced us; keep whichever landed first.
+            with contextlib.suppress(FileExistsError):
+                os.link(tmp, path)
+            tmp.unlink(missing_ok=True)
+        body = json.loads(path.read_text())
+        return cls(quack_token=body["quack_token"], signing_key=body["signing_key"])
+
+
+def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Load a DuckDB extension from its installed wheel, or from DuckDB's repository when online."""
+    try:
+        from duckdb_extensions import import_extension
+
+        import_extension(name, con=con)
+    except (ImportError, duckdb.Error, OSError):
+        con.execute(f"INSTALL {name}")  # name is one of our own constants
+    con.execute(f"LOAD {name}")
+
+
+def is_lock_error(exc: BaseException) -> bool:
+    return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
+
+
+def is_conflict(exc: BaseException) -> bool:
+    """True for DuckDB's optimistic-concurrency failures, which a retry resolves."""
+    if not isinstance(exc, duckdb.TransactionException):
+        return False
+    text = str(exc)
+    return "Conflict" in text or "conflict" in text
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    """Where the store host serves Quack, as written to store.host.json."""
+
+    uri: str
+    pid: int
+    store_path: str
+
+    def alive(self) -> bool:
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+def read_host_file(path: Path) -> HostInfo | None:
+    try:
+        body = json.loads(path.read_text())
+        info = HostInfo(uri=body["uri"], pid=int(body["pid"]), store_path=body["store_path"])
+    except (OSError, ValueError, KeyError):
+        return None
+    return info if info.alive() else None
+
+
+class Store:
+    """A handle on the store for this process: as its host, directly, or through the host."""
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        mode: Mode,
+        path: Path,
+        *,
+        host_file: Path | None = None,
+        quack_uri: str | None = None,
+    ) -> None:
+        self._con = con
+        self.mode: Mode = mode
+        self.path = path
+        self.quack_uri = quack_uri
+        self._host_file = host_file
+        # A Quack client connection is not safe for concurrent statements.
+        self._remote_lock = threading.RLock() if mode == "remote" else None
+        self._closed = False
+
+    # -- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def open_host(
+        cls,
+        path: Path,
+        *,
+        host_file: Path,
+        quack_token: str,
+        quack_host: str = "127.0.0.1",
+        quack_port: int = 9494,
+        lock_timeout: float = 30.0,
+    ) -> Store:
+        """Own the store file, upgrade its schema and serve it over Quack to other processes."""
+        con = _connect_file(path, lock_timeout, host_file=None)
+        try:
+            migrate(con)
+            for ext in _QUACK_EXTENSIONS:
+                load_extension(con, ext)
+            port = quack_port or _free_port(quack_host)
+            row = con.execute(
+                "SELECT * FROM quack_serve(?, token := ?)",
+                [f"quack:{quack_host}:{port}", quack_token],
+            ).fetchone()
+        except BaseException:
+            con.close()
+            raise
+        uri = str(row[0]) if row else f"quack:{quack_host}:{port}"
+        _write_host_file(host_file, uri, path)
+        log.info("store.host", path=str(path), quack=uri)
+        return cls(con, "host", path, host_file=host_file, quack_uri=uri)
+
+    @classmethod
+    def connect(
+        cls,
+        path: Path,
+        *,
+        host_file: Path,
+        quack_token: str,
+        lock_timeout: float = 30.0,
+        migrate_schema: bool = True,
+    ) -> Store:
+        """Reach the store from a non-host process: through the host if one is up, else directly."""
+        deadline = time.monotonic() + lock_timeout
+        warned = False
+        while True:
+            info = read_host_file(host_file)
+            if info is not None:
+                try:
+                    return cls._attach_remote(path, info, quack_token)
+                except duckdb.Error as exc:
+                    if not warned:
+                        log.warning("store.host_unreachable", uri=info.uri, error=str(exc))
+                        warned = True
+            try:
+                con = duckdb.connect(str(path))
+            except duckdb.Error as exc:
+                if not is_lock_error(exc) or time.monotonic() > deadline:
+                    raise StoreUnavailableError(
+                        f"{path} is held by another process and no store host answered: {exc}"
+                    ) from exc
+                time.sleep(0.2)
+                continue
+            if migrate_schema:
+                migrate(con)
+            return cls(con, "direct", path)
+
+    @classmethod
+    def _attach_remote(cls, path: Path, info: HostInfo, quack_token: str) -> Store:
+        con = duckdb.connect()
+        for ext in _QUACK_EXTENSIONS:
+            load_extension(con, ext)
+        con.execute("CREATE OR REPLACE SECRET murmur_quack (TYPE quack, TOKEN ?)", [quack_token])
+        con.execute(f"ATTACH '{_quote(info.uri)}' AS murmur")
+        con.execute("USE murmur")
+        return cls(con, "remote", path, quack_uri=info.uri)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self.mode == "host" and self._host_file is not None:
+            current = read_host_file(self._host_file)
+            if current is not None and current.pid == os.getpid():
+                self._host_file.unlink(missing_ok=True)
+            with contextlib.suppress(duckdb.Error):
+                self._con.execute("SELECT * FROM quack_stop(?)", [self.quack_uri])
+        self._con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- using -----------------------------------------------------------------------------
+
+    def new_cursor(self) -> duckdb.DuckDBPyConnection:
+        """A connection of its own that the caller closes (host and direct mode only)."""
+        if self.mode == "remote":
+            raise RuntimeError("a remote store has one connection; use cursor()")
+        return self._con.cursor()
+
+    @contextlib.contextmanager
+    def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection of its own for one unit of work (cheap: ~0.1 ms in-process)."""
+        if self._remote_lock is not None:
+            with self._remote_lock:
+                yield self._con
+            return
+        cur = self._con.cursor()
+        try:
+            yield cur
+        finally:
+            cur.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One transaction: committed when the block ends, rolled back if it raises."""
+        with self.cursor() as cur:
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                yield cur
+            except BaseException:
+                with contextlib.suppress(duckdb.Error):
+                    cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT")
+
+    def run(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        """Run ``work`` in a transaction, retrying it when a concurrent writer wins a conflict."""
+        for attempt in range(_CONFLICT_RETRIES):
+            try:
+                with self.transaction() as cur:
+                    return work(cur)
+            except duckdb.TransactionException as exc:
+                if not is_conflict(exc) or attempt == _CONFLICT_RETRIES - 1:
+                    raise
+                time.sleep(0.002 * (2**attempt) * (0.5 + secrets.randbelow(100) / 100))
+        raise AssertionError("unreachable")
+
+    def execute_script(self, sql: str) -> None:
+        """Run a multi-statement script atomically where the data lives (server-side over Quack)."""
+        body = f"BEGIN TRANSACTION;\n{sql}\nCOMMIT;"
+        if self.mode == "remote":
+            assert self._remote_lock is not None
+            with self._remote_lock:
+                self._con.execute("SELECT * FROM quack_query(?, ?)", [self.quack_uri, body])
+                self._con.execute("CALL quack_clear_cache()")
+            return
+        with self.cursor() as cur:
+            try:
+                cur.execute(body)
+            except BaseException:
+                with contextlib.suppress(duckdb.Error):
+                    cur.execute("ROLLBACK")
+                raise
+
+
+def _connect_file(
+    path: Path, lock_timeout: float, host_file: Path | None
+) -> duckdb.DuckDBPyConnection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + lock_timeout
+    while True:
+        try:
+            return duckdb.connect(str(path))
+        except duckdb.Error as exc:
+            if not is_lock_error(exc) or time.monotonic() > deadline:
+                raise StoreUnavailableError(f"cannot own {path}: {exc}") from exc
+            log.info("store.waiting_for_lock", path=str(path))
+            time.sleep(0.25)
+
+
+def _write_host_file(host_file: Path, uri: str, path: Path) -> None:
+    body = json.dumps({"uri": uri, "pid": os.getpid(), "store_path": str(path.resolve())})
+    tmp = host_file.with_suffix(".tmp")
+    tmp.write_text(body)
+    tmp.replace(host_file)
+
+
+def _free_port(host: str) -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _quote(text: str) -> str:
+    return text.replace("'", "''")

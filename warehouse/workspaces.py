@@ -1,0 +1,201 @@
+"""Organizations, workspaces, members, API keys and connected accounts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from warehouse.ids import new_id, utcnow
+from warehouse.rows import Cursor, Row, fetch_all, fetch_one
+
+PLATFORMS = (
+    "x",
+    "instagram",
+    "facebook",
+    "linkedin",
+    "tiktok",
+    "youtube",
+    "threads",
+    "bluesky",
+    "pinterest",
+)
+
+
+# -- organizations and workspaces -------------------------------------------------------------
+
+
+def create_organization(cur: Cursor, name: str) -> str:
+    org_id = new_id("org")
+    cur.execute(
+        "INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)", [org_id, name, utcnow()]
+    )
+    return org_id
+
+
+def first_organization(cur: Cursor) -> Row | None:
+    return fetch_one(cur, "SELECT * FROM organizations ORDER BY id LIMIT 1")
+
+
+def create_workspace(
+    cur: Cursor,
+    organization_id: str,
+    name: str,
+    *,
+    timezone: str = "UTC",
+    approval_required: bool = False,
+    is_test: bool = False,
+) -> str:
+    ws_id = new_id("ws")
+    now = utcnow()
+    cur.execute(
+        "INSERT INTO workspaces (id, organization_id, name, timezone, approval_required, is_test,"
+        " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [ws_id, organization_id, name, timezone, approval_required, is_test, now, now],
+    )
+    return ws_id
+
+
+def get_workspace(cur: Cursor, workspace_id: str) -> Row | None:
+    return fetch_one(cur, "SELECT * FROM workspaces WHERE id = ?", [workspace_id])
+
+
+def find_test_workspace(cur: Cursor) -> Row | None:
+    return fetch_one(cur, "SELECT * FROM workspaces WHERE is_test ORDER BY id LIMIT 1")
+
+
+def list_workspaces(cur: Cursor, ids: list[str], after: str | None, limit: int) -> list[Row]:
+    """Workspaces among ``ids``, newest first, after the keyset cursor ``after``."""
+    return fetch_all(
+        cur,
+        "SELECT * FROM workspaces WHERE list_contains(?, id) AND (? IS NULL OR id < ?)"
+        " ORDER BY id DESC LIMIT ?",
+        [ids, after, after, limit],
+    )
+
+
+# -- API keys ----------------------------------------------------------------------------------
+
+
+def insert_api_key(
+    cur: Cursor,
+    *,
+    organization_id: str,
+    name: str,
+    mode: str,
+    key_hash: str,
+    key_hint: str,
+    scopes: list[str],
+    workspace_ids: list[str],
+    expires_at: datetime | None = None,
+    read_rate_limit: int | None = None,
+    write_rate_limit: int | None = None,
+) -> str:
+    key_id = new_id("key")
+    cur.execute(
+        "INSERT INTO api_keys (id, organization_id, name, mode, key_hash, key_hint, scopes,"
+        " workspace_ids, read_rate_limit, write_rate_limit, created_at, expires_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            key_id,
+            organization_id,
+            name,
+            mode,
+            key_hash,
+            key_hint,
+            scopes,
+            workspace_ids,
+            read_rate_limit,
+            write_rate_limit,
+            utcnow(),
+            expires_at,
+        ],
+    )
+    return key_id
+
+
+def find_api_key(cur: Cursor, key_hash: str) -> Row | None:
+    return fetch_one(cur, "SELECT * FROM api_keys WHERE key_hash = ?", [key_hash])
+
+
+def list_api_keys(cur: Cursor) -> list[Row]:
+    return fetch_all(cur, "SELECT * FROM api_keys ORDER BY id DESC")
+
+
+def revoke_api_key(cur: Cursor, key_id: str) -> bool:
+    cur.execute(
+        "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id",
+        [utcnow(), key_id],
+    )
+    return cur.fetchone() is not None
+
+
+# -- connected accounts ------------------------------------------------------------------------
+
+
+def insert_account(
+    cur: Cursor,
+    workspace_id: str,
+    platform: str,
+    handle: str,
+    display_name: str,
+    external_id: str,
+    *,
+    is_test: bool = False,
+    follower_count: int | None = None,
+) -> str:
+    acc_id = new_id("acc")
+    now = utcnow()
+    cur.execute(
+        "INSERT INTO accounts (id, workspace_id, platform, handle, display_name, external_id,"
+        " status, is_test, follower_count, connected_at, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?)",
+        [
+            acc_id,
+            workspace_id,
+            platform,
+            handle,
+            display_name,
+            external_id,
+            is_test,
+            follower_count,
+            now,
+            now,
+            now,
+        ],
+    )
+    return acc_id
+
+
+def list_accounts(
+    cur: Cursor,
+    workspace_id: str,
+    *,
+    platform: str | None = None,
+    after: str | None = None,
+    limit: int = 1000,
+) -> list[Row]:
+    return fetch_all(
+        cur,
+        "SELECT * FROM accounts WHERE workspace_id = ? AND (? IS NULL OR platform = ?)"
+        " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
+        [workspace_id, platform, platform, after, after, limit],
+    )
+
+
+def get_account(cur: Cursor, workspace_id: str, account_id: str) -> Row | None:
+    return fetch_one(
+        cur, "SELECT * FROM accounts WHERE workspace_id = ? AND id = ?", [workspace_id, account_id]
+    )
+
+
+def accounts_by_ids(cur: Cursor, workspace_id: str, ids: list[str]) -> dict[str, Row]:
+    found = fetch_all(
+        cur,
+        "SELECT * FROM accounts WHERE workspace_id = ? AND list_contains(?, id)",
+        [workspace_id, ids],
+    )
+    return {row["id"]: row for row in found}
+
+
+def set_account_status(cur: Cursor, account_id: str, status: str) -> None:
+    cur.execute(
+        "UPDATE accounts SET status = ?, updated_at = ? WHERE id = ?", [status, utcnow(), account_id]
+    )
