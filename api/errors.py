@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import structlog
 from fastapi import FastAPI, Request
@@ -22,7 +22,7 @@ class MurmurError(Exception):
 
     status_code = 400
     code = "VALIDATION_ERROR"
-    headers: dict[str, str] | None = None
+    headers: ClassVar[dict[str, str] | None] = None
 
     def __init__(
         self,
@@ -35,7 +35,7 @@ class MurmurError(Exception):
         self.message = message
         self.details = list(details)
         if headers is not None:
-            self.headers = headers
+            self.headers = headers  # type: ignore[misc]
 
 
 class ValidationFailed(MurmurError):
@@ -53,17 +53,17 @@ class IdempotencyKeyRequired(MurmurError):
 
 class AuthRequired(MurmurError):
     status_code, code = 401, "AUTH_REQUIRED"
-    headers = {"WWW-Authenticate": "Bearer"}
+    headers: ClassVar[dict[str, str] | None] = {"WWW-Authenticate": "Bearer"}
 
 
 class ApiKeyInvalid(MurmurError):
     status_code, code = 401, "API_KEY_INVALID"
-    headers = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
+    headers: ClassVar[dict[str, str] | None] = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
 
 
 class ApiKeyExpired(MurmurError):
     status_code, code = 401, "API_KEY_EXPIRED"
-    headers = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
+    headers: ClassVar[dict[str, str] | None] = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
 
 
 class ScopeForbidden(MurmurError):
@@ -187,9 +187,7 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
         details = validation_details(exc)
         first = details[0] if details else None
-        message = (
-            f"{first.field}: {first.message}" if first else "The request failed validation."
-        )
+        message = f"{first.field}: {first.message}" if first else "The request failed validation."
         return error_response(400, "VALIDATION_ERROR", message, details)
 
     @app.exception_handler(StarletteHTTPException)
@@ -198,7 +196,10 @@ def install_error_handlers(app: FastAPI) -> None:
             return error_response(404, "NOT_FOUND", "No such endpoint.")
         if exc.status_code == 405:
             return error_response(
-                405, "METHOD_NOT_ALLOWED", "Method not allowed on this path.", headers=exc.headers
+                405,
+                "METHOD_NOT_ALLOWED",
+                "Method not allowed on this path.",
+                headers=dict(exc.headers or {}),
             )
         if exc.status_code == 413:
             return error_response(413, "PAYLOAD_TOO_LARGE", str(exc.detail))

@@ -23,7 +23,7 @@ HEADER = "Idempotency-Key"
 _VALID_KEY = re.compile(r"^[\x21-\x7e][\x20-\x7e]{0,254}$")
 
 
-class IdempotentReplay(Exception):  # noqa: N818 - control flow, not an error
+class IdempotentReplay(Exception):
     """Raised to answer a repeated request with the stored response."""
 
     def __init__(self, status: int, body: str) -> None:
@@ -95,8 +95,7 @@ def take(
     if outcome.outcome == "claimed":
         return Claimed(record)
     if outcome.outcome == "replay":
-        assert outcome.response_status is not None and outcome.response_body is not None
-        raise IdempotentReplay(outcome.response_status, outcome.response_body)
+        raise IdempotentReplay(outcome.response_status or 200, outcome.response_body or "")
     if outcome.outcome == "conflict":
         raise IdempotencyConflict(
             "This Idempotency-Key was used with another request body.",

@@ -1,4 +1,4 @@
-"""ASGI middleware: request ids, the access log, body limits, rate-limit headers, last-resort 500s."""
+"""The edge middleware: request ids, access log, body limits, rate-limit headers, last 500s."""
 
 from __future__ import annotations
 
@@ -101,7 +101,9 @@ class EdgeMiddleware:
         except _BodyTooLarge:
             if not status_holder["sent"]:
                 response = error_response(
-                    413, "PAYLOAD_TOO_LARGE", f"The request body is over {self.max_body_bytes} bytes."
+                    413,
+                    "PAYLOAD_TOO_LARGE",
+                    f"The request body is over {self.max_body_bytes} bytes.",
                 )
                 await response(scope, receive, send_wrapper)
         except Exception:

@@ -26,7 +26,9 @@ class CursorCodec:
         self._key = key.encode()
 
     def _mac(self, endpoint: str, payload: bytes) -> bytes:
-        return hmac.new(self._key, endpoint.encode() + b"\0" + payload, hashlib.sha256).digest()[:12]
+        return hmac.new(self._key, endpoint.encode() + b"\0" + payload, hashlib.sha256).digest()[
+            :12
+        ]
 
     def encode(self, endpoint: str, position: list[Any]) -> str:
         payload = json.dumps(position, separators=(",", ":"), default=str).encode()
@@ -86,9 +88,7 @@ class PageRequest:
 
 def page_request(
     request: Request,
-    limit: Annotated[
-        int, Query(ge=1, le=100, description="Page size, 1 to 100.")
-    ] = 25,
+    limit: Annotated[int, Query(ge=1, le=100, description="Page size, 1 to 100.")] = 25,
     cursor: Annotated[
         str | None, Query(description="`next_cursor` of the previous page.", max_length=2048)
     ] = None,

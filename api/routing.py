@@ -1,4 +1,4 @@
-"""The route class every endpoint uses: it ends the request's transaction and its idempotency claim."""
+"""The route class of every endpoint: it ends the request's transaction and idempotency claim."""
 
 from __future__ import annotations
 

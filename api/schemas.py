@@ -63,7 +63,9 @@ class Envelope(BaseModel, Generic[T]):
 
 class Pagination(BaseModel):
     limit: int
-    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null at the end.")
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` for the next page; null at the end."
+    )
     has_more: bool
 
 

@@ -11,9 +11,12 @@ from rich.console import Console
 
 from murmur.logs import configure_logging
 from murmur.settings import Settings
+from warehouse.rows import Cursor
 from warehouse.store import Secrets, Store, read_host_file
 
-app = typer.Typer(help="Murmur: social publishing with an analytics pipeline.", no_args_is_help=True)
+app = typer.Typer(
+    help="Murmur: social publishing with an analytics pipeline.", no_args_is_help=True
+)
 keys_app = typer.Typer(help="Mint, list and revoke API keys.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
 console = Console()
@@ -42,12 +45,14 @@ def _open(settings: Settings) -> Store:
     )
 
 
-def _mint(store: Store, workspace: str | None, name: str, mode: str, days: int | None) -> tuple[str, str, str]:
+def _mint(
+    store: Store, workspace: str | None, name: str, mode: str, days: int | None
+) -> tuple[str, str, str]:
     from api.auth import mint_key
     from api.workspaces.service import bootstrap_test_workspace
     from warehouse import workspaces as repo
 
-    def work(cur):  # type: ignore[no-untyped-def]
+    def work(cur: Cursor) -> tuple[str, str, str]:
         ws_id = workspace or bootstrap_test_workspace(cur)
         ws = repo.get_workspace(cur, ws_id)
         if ws is None:
@@ -74,13 +79,17 @@ def init(data_dir: DataDir = None) -> None:
     settings = _settings(data_dir)
     with _open(settings) as store:
         ws_id = store.run(bootstrap_test_workspace)
-    console.print(f"Store ready at [bold]{settings.store_path}[/]; test workspace [bold]{ws_id}[/].")
+    console.print(
+        f"Store ready at [bold]{settings.store_path}[/]; test workspace [bold]{ws_id}[/]."
+    )
 
 
 @keys_app.command("create")
 def keys_create(
     data_dir: DataDir = None,
-    workspace: Annotated[str | None, typer.Option(help="Workspace id (default: the test one).")] = None,
+    workspace: Annotated[
+        str | None, typer.Option(help="Workspace id (default: the test one).")
+    ] = None,
     name: Annotated[str, typer.Option(help="A label for the key.")] = "default",
     mode: Annotated[str, typer.Option(help="test or live.")] = "test",
     expires_in_days: Annotated[int | None, typer.Option(help="Expire after N days.")] = None,
@@ -101,7 +110,9 @@ def keys_list(data_dir: DataDir = None) -> None:
     with _open(_settings(data_dir)) as store, store.cursor() as cur:
         for row in repo.list_api_keys(cur):
             state = "revoked" if row["revoked_at"] else "active"
-            console.print(f"{row['id']}  {row['key_hint']}  {row['name']}  {state}  {row['workspace_ids']}")
+            console.print(
+                f"{row['id']}  {row['key_hint']}  {row['name']}  {state}  {row['workspace_ids']}"
+            )
 
 
 @keys_app.command("revoke")
@@ -121,7 +132,9 @@ def serve(
     data_dir: DataDir = None,
     host: Annotated[str | None, typer.Option(help="Interface to listen on.")] = None,
     port: Annotated[int | None, typer.Option(help="Port to listen on.")] = None,
-    quack_port: Annotated[int | None, typer.Option(help="Port of the store's Quack server.")] = None,
+    quack_port: Annotated[
+        int | None, typer.Option(help="Port of the store's Quack server.")
+    ] = None,
 ) -> None:
     """Serve the API; this process hosts the store and serves it to others over Quack."""
     import uvicorn
@@ -186,3 +199,7 @@ def migrate(data_dir: DataDir = None) -> None:
 @app.callback()
 def _main(verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False) -> None:
     configure_logging(verbose)
+
+
+if __name__ == "__main__":
+    app()

@@ -14,14 +14,19 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="MURMUR_", extra="ignore")
 
-    data_dir: Path = Field(default=Path("data"), description="Where the store, media and keys live.")
+    data_dir: Path = Field(
+        default=Path("data"), description="Where the store, media and keys live."
+    )
     host: str = "127.0.0.1"
     port: int = 8000
     quack_host: str = "127.0.0.1"
     quack_port: int = Field(
-        default=9494, description="Where the store host serves DuckDB's Quack protocol; 0 picks one."
+        default=9494,
+        description="Where the store host serves DuckDB's Quack protocol; 0 picks one.",
     )
-    read_rate_limit: int = Field(default=6000, description="Default GETs per key per rolling minute.")
+    read_rate_limit: int = Field(
+        default=6000, description="Default GETs per key per rolling minute."
+    )
     write_rate_limit: int = Field(default=1200, description="Default writes per key per minute.")
     request_threads: int = Field(default=40, description="Threads serving blocking store work.")
     max_json_body_bytes: int = 1_048_576

@@ -23,9 +23,6 @@ class RecordKey:
         return [self.api_key_id, self.method, self.path, self.key]
 
 
-_WHERE = "api_key_id = ? AND method = ? AND path = ? AND key = ?"
-
-
 @dataclass(frozen=True)
 class Claim:
     outcome: Outcome
@@ -40,12 +37,17 @@ def claim(
     now = utcnow()
     found = fetch_one(
         cur,
-        f"SELECT fingerprint, status, response_status, response_body, locked_until, expires_at"
-        f" FROM idempotency_keys WHERE {_WHERE}",
+        "SELECT fingerprint, status, response_status, response_body, locked_until, expires_at"
+        " FROM idempotency_keys"
+        " WHERE api_key_id = ? AND method = ? AND path = ? AND key = ?",
         rk.params(),
     )
     if found is not None and found["expires_at"] <= now:
-        cur.execute(f"DELETE FROM idempotency_keys WHERE {_WHERE}", rk.params())
+        cur.execute(
+            "DELETE FROM idempotency_keys"
+            " WHERE api_key_id = ? AND method = ? AND path = ? AND key = ?",
+            rk.params(),
+        )
         found = None
     if found is None:
         cur.execute(
@@ -67,7 +69,8 @@ def claim(
     if found["locked_until"] <= now:
         # The first attempt died without finishing; nothing of it was committed, so take over.
         cur.execute(
-            f"UPDATE idempotency_keys SET locked_until = ? WHERE {_WHERE}",
+            "UPDATE idempotency_keys SET locked_until = ?"
+            " WHERE api_key_id = ? AND method = ? AND path = ? AND key = ?",
             [now + timedelta(seconds=lease_seconds), *rk.params()],
         )
         return Claim("claimed")
@@ -77,15 +80,19 @@ def claim(
 def complete(cur: Cursor, rk: RecordKey, status: int, body: str) -> None:
     """Store the response; called in the same transaction as the write it describes."""
     cur.execute(
-        f"UPDATE idempotency_keys SET status = 'completed', response_status = ?,"
-        f" response_body = ? WHERE {_WHERE}",
+        "UPDATE idempotency_keys SET status = 'completed', response_status = ?,"
+        " response_body = ? WHERE api_key_id = ? AND method = ? AND path = ? AND key = ?",
         [status, body, *rk.params()],
     )
 
 
 def release(cur: Cursor, rk: RecordKey) -> None:
     """Drop an unfinished claim so that the client may retry with the same key."""
-    cur.execute(f"DELETE FROM idempotency_keys WHERE {_WHERE} AND status = 'in_progress'", rk.params())
+    cur.execute(
+        "DELETE FROM idempotency_keys"
+        " WHERE api_key_id = ? AND method = ? AND path = ? AND key = ? AND status = 'in_progress'",
+        rk.params(),
+    )
 
 
 def purge_expired(cur: Cursor) -> int:

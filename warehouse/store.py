@@ -1,4 +1,4 @@
-"""The shared DuckDB store: one host process owns the file, every other process reaches it over Quack.
+"""The shared DuckDB store: one host process owns the file; the others reach it over Quack.
 
 DuckDB lets one process open a file read-write and no other process open it at all
 while that lasts. The host (the API server) therefore owns the file, reads and writes it

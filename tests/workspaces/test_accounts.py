@@ -59,7 +59,9 @@ def test_unknown_path_and_method_use_the_envelope(tenant: Tenant) -> None:
 
 
 def test_bad_limit_and_tampered_cursor_are_validation_errors(tenant: Tenant) -> None:
-    error = assert_error(tenant.api.get("/accounts", params={"limit": 101}), 400, "VALIDATION_ERROR")
+    error = assert_error(
+        tenant.api.get("/accounts", params={"limit": 101}), 400, "VALIDATION_ERROR"
+    )
     assert error["details"][0]["field"] == "limit"
     page = tenant.api.ok(tenant.api.get("/accounts", params={"limit": 2}))
     cursor = page["pagination"]["next_cursor"]

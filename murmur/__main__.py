@@ -1,0 +1,5 @@
+"""python -m murmur."""
+
+from murmur.cli import app
+
+app()
