@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from api.auth import hash_key
 from tests.support import Api, LiveServer, Tenant, assert_error
+from warehouse import workspaces as ws_repo
 
 
 def test_lists_accounts_of_every_platform(tenant: Tenant) -> None:
@@ -74,3 +78,48 @@ def test_bad_limit_and_tampered_cursor_are_validation_errors(tenant: Tenant) -> 
         tenant.api.get("/workspaces", params={"cursor": cursor}), 400, "VALIDATION_ERROR"
     )
     assert other["details"][0]["field"] == "cursor"
+
+
+def test_over_the_read_budget_is_rate_limited(server: LiveServer, tenant: Tenant) -> None:
+    api = tenant.key_with(server, read_rate_limit=3)
+    for _ in range(3):
+        api.ok(api.get("/accounts"))
+    response = api.get("/accounts")
+    assert_error(response, 429, "RATE_LIMITED")
+    assert int(response.headers["Retry-After"]) >= 1
+    assert response.headers["X-RateLimit-Limit"] == "3"
+    assert response.headers["X-RateLimit-Remaining"] == "0"
+
+
+def test_expired_and_revoked_keys_are_refused(server: LiveServer, tenant: Tenant) -> None:
+    expired = tenant.key_with(server, expires_at=datetime(2020, 1, 1))
+    assert_error(expired.get("/accounts"), 401, "API_KEY_EXPIRED")
+    live = tenant.key_with(server, name="to-revoke")
+    live.ok(live.get("/accounts"))
+    token = live.http.headers["Authorization"].removeprefix("Bearer ")
+    found = server.store.run(lambda cur: ws_repo.find_api_key(cur, hash_key(token)))
+    assert found is not None
+    server.store.run(lambda cur: ws_repo.revoke_api_key(cur, found["id"]))
+    assert_error(live.get("/accounts"), 401, "API_KEY_INVALID")
+
+
+def test_key_with_two_workspaces_must_name_one(
+    server: LiveServer, tenant: Tenant, other_tenant: Tenant
+) -> None:
+    api = tenant.key_with(server, workspace_ids=[tenant.workspace_id, other_tenant.workspace_id])
+    error = assert_error(api.get("/accounts"), 400, "VALIDATION_ERROR")
+    assert error["details"][0]["field"] == "X-Workspace-Id"
+    named = api.get("/accounts", headers={"X-Workspace-Id": other_tenant.workspace_id})
+    assert {i["workspace_id"] for i in api.ok(named)["items"]} == {other_tenant.workspace_id}
+
+
+def test_oversized_body_is_refused_before_any_work(tenant: Tenant) -> None:
+    response = tenant.api.post("/posts", content=b"{" + b" " * 2_000_000 + b"}")
+    assert_error(response, 413, "PAYLOAD_TOO_LARGE")
+
+
+def test_stored_keys_are_hashes(server: LiveServer, tenant: Tenant) -> None:
+    found = server.store.run(lambda cur: ws_repo.find_api_key(cur, hash_key(tenant.key)))
+    assert found is not None
+    assert tenant.key not in str(found)
+    assert found["key_hint"].endswith(tenant.key[-4:])
