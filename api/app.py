@@ -35,8 +35,13 @@ def api_router() -> APIRouter:
     from api.posts.router import router as posts
     from api.workspaces.router import router as workspaces
 
-    root = APIRouter(prefix=BASE_PATH, route_class=MurmurRoute)
+    root = APIRouter(prefix=BASE_PATH)
     for router in (posts, workspaces, approvals, inbox, automation):
+        # include_router keeps each route's own class, so the group routers must declare
+        # MurmurRoute themselves: without it a request's transaction is never committed.
+        stray = [getattr(r, "path", r) for r in router.routes if not isinstance(r, MurmurRoute)]
+        if stray:
+            raise RuntimeError(f"routes without route_class=MurmurRoute: {stray}")
         root.include_router(router)
     return root
 

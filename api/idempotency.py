@@ -85,7 +85,7 @@ def take(
                 )
             )
             break
-        except duckdb.TransactionException as exc:
+        except (duckdb.TransactionException, duckdb.ConstraintException) as exc:
             # Two first requests with one key at the same moment: the loser's insert fails at
             # commit on the primary key; look again and it sees the winner's claim.
             if "constraint" not in str(exc).lower():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, Row, fetch_all, fetch_one
 
@@ -25,7 +26,8 @@ PLATFORMS = (
 def create_organization(cur: Cursor, name: str) -> str:
     org_id = new_id("org")
     cur.execute(
-        "INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)", [org_id, name, utcnow()]
+        "INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)",
+        [org_id, name, utcnow()],
     )
     return org_id
 
@@ -51,6 +53,15 @@ def create_workspace(
         [ws_id, organization_id, name, timezone, approval_required, is_test, now, now],
     )
     return ws_id
+
+
+def serialize_on_workspace(cur: Cursor, workspace_id: str) -> None:
+    """Write the workspace row so that concurrent transactions doing the same conflict.
+
+    DuckDB detects write-write conflicts per row only; a check across rows (the last owner,
+    a unique live name) is made safe by having every such transaction touch this one row.
+    """
+    cur.execute("UPDATE workspaces SET updated_at = ? WHERE id = ?", [utcnow(), workspace_id])
 
 
 def get_workspace(cur: Cursor, workspace_id: str) -> Row | None:
@@ -197,5 +208,85 @@ def accounts_by_ids(cur: Cursor, workspace_id: str, ids: list[str]) -> dict[str,
 
 def set_account_status(cur: Cursor, account_id: str, status: str) -> None:
     cur.execute(
-        "UPDATE accounts SET status = ?, updated_at = ? WHERE id = ?", [status, utcnow(), account_id]
+        "UPDATE accounts SET status = ?, updated_at = ? WHERE id = ?",
+        [status, utcnow(), account_id],
     )
+
+
+# -- workspace members -------------------------------------------------------------------------
+# A removed member keeps its row (``removed_at``) for the audit trail; every read below sees
+# live members only, and a live email is unique per workspace (checked by the service).
+
+
+def insert_member(cur: Cursor, workspace_id: str, email: str, name: str | None, role: str) -> str:
+    member_id = new_id("mem")
+    now = utcnow()
+    cur.execute(
+        "INSERT INTO workspace_members (id, workspace_id, email, name, role, created_at,"
+        " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [member_id, workspace_id, email, name, role, now, now],
+    )
+    return member_id
+
+
+def get_member(cur: Cursor, workspace_id: str, member_id: str) -> Row | None:
+    return fetch_one(
+        cur,
+        "SELECT * FROM workspace_members WHERE workspace_id = ? AND id = ? AND removed_at IS NULL",
+        [workspace_id, member_id],
+    )
+
+
+def find_member_by_email(cur: Cursor, workspace_id: str, email: str) -> Row | None:
+    return fetch_one(
+        cur,
+        "SELECT * FROM workspace_members WHERE workspace_id = ? AND email = ?"
+        " AND removed_at IS NULL",
+        [workspace_id, email],
+    )
+
+
+def list_members(
+    cur: Cursor,
+    workspace_id: str,
+    *,
+    role: str | None = None,
+    after: str | None = None,
+    limit: int = 1000,
+) -> list[Row]:
+    """Live members, newest first, after the keyset cursor ``after``."""
+    return fetch_all(
+        cur,
+        "SELECT * FROM workspace_members WHERE workspace_id = ? AND removed_at IS NULL"
+        " AND (? IS NULL OR role = ?) AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
+        [workspace_id, role, role, after, after, limit],
+    )
+
+
+def count_owners(cur: Cursor, workspace_id: str) -> int:
+    cur.execute(
+        "SELECT count(*) FROM workspace_members WHERE workspace_id = ? AND role = 'owner'"
+        " AND removed_at IS NULL",
+        [workspace_id],
+    )
+    found = cur.fetchone()
+    return int(found[0]) if found else 0
+
+
+def update_member(
+    cur: Cursor, workspace_id: str, member_id: str, *, role: str, name: str | None
+) -> None:
+    cur.execute(
+        "UPDATE workspace_members SET role = ?, name = ?, updated_at = ?"
+        " WHERE workspace_id = ? AND id = ? AND removed_at IS NULL",
+        [role, name, utcnow(), workspace_id, member_id],
+    )
+
+
+def remove_member(cur: Cursor, workspace_id: str, member_id: str) -> bool:
+    cur.execute(
+        "UPDATE workspace_members SET removed_at = ?, updated_at = ?"
+        " WHERE workspace_id = ? AND id = ? AND removed_at IS NULL RETURNING id",
+        [utcnow(), utcnow(), workspace_id, member_id],
+    )
+    return cur.fetchone() is not None

@@ -1,7 +1,43 @@
-"""Routes of the approvals group."""
+"""Approvals: list review batches; approve, reject or return individual items."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated, Literal
 
-router = APIRouter()
+from fastapi import APIRouter, Path, Query
+
+from api.approvals import service
+from api.approvals.schemas import ApprovalAction, ApprovalBatch, ApprovalItem
+from api.deps import ApprovalsRead, ApprovalsWrite
+from api.pagination import PageParams
+from api.routing import MurmurRoute
+from api.schemas import Envelope, Page, ok
+
+router = APIRouter(tags=["Approvals"], route_class=MurmurRoute)
+
+Id = Annotated[str, Path(max_length=64)]
+
+
+@router.get("/approvals", response_model=Envelope[Page[ApprovalBatch]])
+def list_batches(
+    ctx: ApprovalsRead,
+    page: PageParams,
+    status: Annotated[
+        Literal["pending", "completed"] | None,
+        Query(description="`pending`: batches with an item still to review."),
+    ] = None,
+) -> Envelope[Page[ApprovalBatch]]:
+    """List review batches (one per UTC day), newest first, each with its items."""
+    return ok(service.list_batches(ctx.tx, ctx.workspace_id, status, page))
+
+
+@router.get("/approvals/{batch_id}", response_model=Envelope[ApprovalBatch])
+def get_batch(ctx: ApprovalsRead, batch_id: Id) -> Envelope[ApprovalBatch]:
+    """Get one review batch (`apb_…`) with its items and their events."""
+    return ok(service.get_batch(ctx.tx, ctx.workspace_id, batch_id))
+
+
+@router.post("/approvals/{item_id}/action", response_model=Envelope[ApprovalItem])
+def act(ctx: ApprovalsWrite, item_id: Id, body: ApprovalAction) -> Envelope[ApprovalItem]:
+    """Approve, reject (comment required) or return one approval item (`api_…`, not a batch id)."""
+    return ok(service.act(ctx.tx, ctx.workspace_id, ctx.actor, item_id, body))

@@ -1,7 +1,130 @@
-"""Routes of the inbox group."""
+"""Inbox: read conversations, respond, draft AI replies, manage inbox automations."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
 
-router = APIRouter()
+from fastapi import APIRouter, Path, Query
+
+from api.deps import InboxRead, InboxWrite
+from api.inbox import service
+from api.inbox.schemas import (
+    Automation,
+    AutomationCreate,
+    AutomationUpdate,
+    InboxDraft,
+    InboxItem,
+    InboxItemDetail,
+    ItemStatus,
+    ItemUpdate,
+    Kind,
+    Respond,
+    Responded,
+)
+from api.pagination import PageParams
+from api.routing import MurmurRoute
+from api.schemas import Deleted, Envelope, Page, ok
+from api.workspaces.schemas import Platform
+
+router = APIRouter(tags=["Inbox"], route_class=MurmurRoute)
+
+ItemPath = Annotated[str, Path(max_length=64)]
+AutomationPath = Annotated[str, Path(max_length=64)]
+
+
+@router.get("/inbox/items", response_model=Envelope[Page[InboxItem]])
+def list_items(
+    ctx: InboxRead,
+    page: PageParams,
+    status: Annotated[ItemStatus | None, Query(description="Only this status.")] = None,
+    platform: Annotated[Platform | None, Query(description="Only this platform.")] = None,
+    kind: Annotated[Kind | None, Query(description="Only this kind.")] = None,
+    account_id: Annotated[
+        str | None, Query(max_length=64, description="Only this account.")
+    ] = None,
+    assignee: Annotated[
+        str | None, Query(max_length=200, description="Only this assignee.")
+    ] = None,
+    tag: Annotated[
+        str | None, Query(max_length=50, description="Only items with this tag.")
+    ] = None,
+) -> Envelope[Page[InboxItem]]:
+    """List conversations, newest activity first."""
+    data = service.list_items(
+        ctx.tx,
+        ctx.workspace_id,
+        page,
+        status=status,
+        platform=platform,
+        kind=kind,
+        account_id=account_id,
+        assignee=assignee,
+        tag=tag,
+    )
+    return ok(data)
+
+
+@router.get("/inbox/items/{item_id}", response_model=Envelope[InboxItemDetail])
+def get_item(ctx: InboxRead, item_id: ItemPath) -> Envelope[InboxItemDetail]:
+    """Get a conversation with its messages (oldest first) and newest drafts."""
+    return ok(service.get_item(ctx.tx, ctx.workspace_id, item_id))
+
+
+@router.patch("/inbox/items/{item_id}", response_model=Envelope[InboxItem])
+def update_item(ctx: InboxWrite, item_id: ItemPath, body: ItemUpdate) -> Envelope[InboxItem]:
+    """Open, close or snooze a conversation; set its tags or assignee."""
+    return ok(service.update_item(ctx.tx, ctx.workspace_id, item_id, body))
+
+
+@router.post("/inbox/items/{item_id}/respond", response_model=Envelope[Responded], status_code=201)
+def respond(ctx: InboxWrite, item_id: ItemPath, body: Respond) -> Envelope[Responded]:
+    """Queue a reply for delivery on the platform; the conversation becomes replied."""
+    return ok(service.respond(ctx.tx, ctx.workspace_id, item_id, body, ctx.actor))
+
+
+@router.post("/inbox/items/{item_id}/drafts", response_model=Envelope[InboxDraft], status_code=201)
+def create_draft(ctx: InboxWrite, item_id: ItemPath) -> Envelope[InboxDraft]:
+    """Draft an AI reply to the latest inbound message; nothing is sent."""
+    return ok(service.create_draft(ctx.tx, ctx.workspace_id, item_id))
+
+
+@router.get("/inbox/items/{item_id}/drafts", response_model=Envelope[Page[InboxDraft]])
+def list_drafts(ctx: InboxRead, item_id: ItemPath, page: PageParams) -> Envelope[Page[InboxDraft]]:
+    """List a conversation's drafts, newest first."""
+    return ok(service.list_drafts(ctx.tx, ctx.workspace_id, item_id, page))
+
+
+@router.get("/inbox/automations", response_model=Envelope[Page[Automation]])
+def list_automations(
+    ctx: InboxRead,
+    page: PageParams,
+    enabled: Annotated[bool | None, Query(description="Only enabled (or disabled) ones.")] = None,
+) -> Envelope[Page[Automation]]:
+    """List inbox automations, newest first."""
+    return ok(service.list_automations(ctx.tx, ctx.workspace_id, enabled, page))
+
+
+@router.post("/inbox/automations", response_model=Envelope[Automation], status_code=201)
+def create_automation(ctx: InboxWrite, body: AutomationCreate) -> Envelope[Automation]:
+    """Create an inbox automation."""
+    return ok(service.create_automation(ctx.tx, ctx.workspace_id, body))
+
+
+@router.get("/inbox/automations/{automation_id}", response_model=Envelope[Automation])
+def get_automation(ctx: InboxRead, automation_id: AutomationPath) -> Envelope[Automation]:
+    """Get one inbox automation."""
+    return ok(service.get_automation(ctx.tx, ctx.workspace_id, automation_id))
+
+
+@router.patch("/inbox/automations/{automation_id}", response_model=Envelope[Automation])
+def update_automation(
+    ctx: InboxWrite, automation_id: AutomationPath, body: AutomationUpdate
+) -> Envelope[Automation]:
+    """Change an inbox automation; a trigger or action given replaces the old one."""
+    return ok(service.update_automation(ctx.tx, ctx.workspace_id, automation_id, body))
+
+
+@router.delete("/inbox/automations/{automation_id}", response_model=Envelope[Deleted])
+def delete_automation(ctx: InboxWrite, automation_id: AutomationPath) -> Envelope[Deleted]:
+    """Delete an inbox automation."""
+    return ok(service.delete_automation(ctx.tx, ctx.workspace_id, automation_id))

@@ -1,7 +1,159 @@
-"""Routes of the posts group."""
+"""Posts & media: create, list, edit, schedule and cancel posts; upload and read media."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
 
-router = APIRouter()
+from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.concurrency import run_in_threadpool
+
+from api import idempotency
+from api.deps import MediaWrite, PostsRead, PostsWrite, SettingsDep, StoreDep
+from api.pagination import PageParams
+from api.posts import service
+from api.posts.media import OPENAPI_BODY, StreamedUpload, boundary_of
+from api.posts.schemas import Media, MediaKind, Post, PostCreate, PostStatus, PostUpdate
+from api.routing import MurmurRoute
+from api.schemas import Envelope, Page, UtcDatetime, ok
+from api.workspaces.schemas import Platform
+from warehouse import idempotency as idem_repo
+from warehouse import posts as repo
+from warehouse.ids import new_id, to_db
+
+router = APIRouter(tags=["Posts & media"], route_class=MurmurRoute)
+
+Id = Annotated[str, Path(max_length=64)]
+Since = Annotated[UtcDatetime | None, Query(description="Inclusive lower bound, with offset.")]
+Until = Annotated[UtcDatetime | None, Query(description="Exclusive upper bound, with offset.")]
+
+
+@router.post("/posts", status_code=201, response_model=Envelope[Post])
+def create_post(ctx: PostsWrite, body: PostCreate) -> Envelope[Post]:
+    """Create a post for one or more destinations: a draft, for approval, scheduled or now."""
+    return ok(service.create_post(ctx.tx, ctx.workspace_id, ctx.actor, body))
+
+
+@router.get("/posts", response_model=Envelope[Page[Post]])
+def list_posts(
+    ctx: PostsRead,
+    page: PageParams,
+    status: Annotated[PostStatus | None, Query(description="Only posts in this state.")] = None,
+    platform: Annotated[Platform | None, Query(description="Only posts to this platform.")] = None,
+    account_id: Annotated[
+        str | None, Query(max_length=64, description="Only posts to this account.")
+    ] = None,
+    tag: Annotated[
+        str | None, Query(max_length=64, description="Only posts with this tag.")
+    ] = None,
+    created_from: Since = None,
+    created_to: Until = None,
+    scheduled_from: Since = None,
+    scheduled_to: Until = None,
+) -> Envelope[Page[Post]]:
+    """List the workspace's posts, newest first."""
+    where = repo.PostFilter(
+        status=status,
+        platform=platform,
+        account_id=account_id,
+        tag=tag,
+        created_from=to_db(created_from),
+        created_to=to_db(created_to),
+        scheduled_from=to_db(scheduled_from),
+        scheduled_to=to_db(scheduled_to),
+    )
+    return ok(service.list_posts(ctx.tx, ctx.workspace_id, where, page))
+
+
+@router.get("/posts/{post_id}", response_model=Envelope[Post])
+def get_post(ctx: PostsRead, post_id: Id) -> Envelope[Post]:
+    """Get one post with its destinations' statuses."""
+    return ok(service.get_post(ctx.tx, ctx.workspace_id, post_id))
+
+
+@router.patch("/posts/{post_id}", response_model=Envelope[Post])
+def update_post(ctx: PostsWrite, post_id: Id, body: PostUpdate) -> Envelope[Post]:
+    """Edit a draft, pending or scheduled post; `draft: false` submits a draft."""
+    return ok(service.update_post(ctx.tx, ctx.workspace_id, ctx.actor, post_id, body))
+
+
+@router.post("/posts/{post_id}/cancel", response_model=Envelope[Post])
+def cancel_post(ctx: PostsWrite, post_id: Id) -> Envelope[Post]:
+    """Cancel a draft, pending or scheduled post; anything later is refused."""
+    return ok(service.cancel_post(ctx.tx, ctx.workspace_id, ctx.actor, post_id))
+
+
+# -- media -------------------------------------------------------------------------------------
+
+
+def _manual_idempotency(request: Request) -> None:
+    """Tell the context dependency that this endpoint claims its Idempotency-Key itself."""
+    request.state.manual_idempotency = True
+
+
+@router.post(
+    "/media/upload",
+    status_code=201,
+    response_model=Envelope[Media],
+    dependencies=[Depends(_manual_idempotency)],
+    openapi_extra=OPENAPI_BODY,
+)
+async def upload_media(
+    request: Request, ctx: MediaWrite, store: StoreDep, settings: SettingsDep
+) -> Envelope[Media]:
+    """Upload an image, video or PDF as multipart/form-data (`file`, optional `alt_text`)."""
+    raw_key = idempotency.validate_key(request.headers.get(idempotency.HEADER))
+    upload = StreamedUpload(settings.media_dir, boundary_of(request))
+    await run_in_threadpool(settings.media_dir.mkdir, parents=True, exist_ok=True)
+    try:
+        async for chunk in request.stream():
+            if chunk:
+                await run_in_threadpool(upload.feed, chunk)
+        kind, alt_text = upload.finish()
+        record = idem_repo.RecordKey(ctx.actor, "POST", request.url.path, raw_key)
+        # ctx.tx has run no statement yet, so its snapshot (taken lazily) will see this claim.
+        request.state.idempotency = await run_in_threadpool(
+            idempotency.take,
+            store,
+            record,
+            upload.fingerprint(),
+            lease_seconds=settings.idempotency_lease_seconds,
+            ttl_seconds=settings.idempotency_ttl_seconds,
+        )
+        media_id = new_id("med")
+        storage_key = await run_in_threadpool(upload.keep, media_id)
+    except BaseException:
+        await run_in_threadpool(upload.discard)
+        raise
+    new = repo.NewMedia(
+        id=media_id,
+        workspace_id=ctx.workspace_id,
+        kind=kind.kind,
+        content_type=kind.content_type,
+        size_bytes=upload.size,
+        sha256=upload.sha256.hexdigest(),
+        filename=upload.filename,
+        storage_key=storage_key,
+        alt_text=alt_text,
+    )
+    try:
+        await run_in_threadpool(repo.insert_media, ctx.tx, new)
+    except BaseException:
+        (settings.media_dir / storage_key).unlink(missing_ok=True)
+        raise
+    return ok(await run_in_threadpool(service.get_media, ctx.tx, ctx.workspace_id, media_id))
+
+
+@router.get("/media", response_model=Envelope[Page[Media]])
+def list_media(
+    ctx: PostsRead,
+    page: PageParams,
+    kind: Annotated[MediaKind | None, Query(description="Only this kind.")] = None,
+) -> Envelope[Page[Media]]:
+    """List the workspace's uploaded media, newest first."""
+    return ok(service.list_media(ctx.tx, ctx.workspace_id, kind, page))
+
+
+@router.get("/media/{media_id}", response_model=Envelope[Media])
+def get_media(ctx: PostsRead, media_id: Id) -> Envelope[Media]:
+    """Get one uploaded media item."""
+    return ok(service.get_media(ctx.tx, ctx.workspace_id, media_id))

@@ -6,14 +6,15 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from api.deps import AccountsRead, WorkspacesRead
-from api.pagination import PageParams
+from api.deps import AccountsRead, WorkspacesRead, WorkspacesWrite
 from api.errors import NotFound
-from api.schemas import Envelope, Page, ok
-from api.workspaces import service
+from api.pagination import PageParams
+from api.routing import MurmurRoute
+from api.schemas import Deleted, Envelope, Page, ok
+from api.workspaces import members, service
 from api.workspaces.schemas import Account, Platform, Workspace
 
-router = APIRouter(tags=["Workspaces & accounts"])
+router = APIRouter(tags=["Workspaces & accounts"], route_class=MurmurRoute)
 
 
 @router.get("/workspaces", response_model=Envelope[Page[Workspace]])
@@ -50,3 +51,63 @@ def get_account(
 ) -> Envelope[Account]:
     """Get one connected account."""
     return ok(service.get_account(ctx.tx, ctx.workspace_id, account_id))
+
+
+# -- members -----------------------------------------------------------------------------------
+
+WorkspacePath = Annotated[str, Path(max_length=64, description="One of the key's workspaces.")]
+MemberPath = Annotated[str, Path(max_length=64)]
+
+
+@router.get("/workspaces/{workspace_id}/members", response_model=Envelope[Page[members.Member]])
+def list_members(
+    ctx: WorkspacesRead,
+    workspace_id: WorkspacePath,
+    page: PageParams,
+    role: Annotated[members.Role | None, Query(description="Only this role.")] = None,
+) -> Envelope[Page[members.Member]]:
+    """List the workspace's live members, newest first."""
+    return ok(members.list_members(ctx.tx, ctx.key.workspace_ids, workspace_id, role, page))
+
+
+@router.post(
+    "/workspaces/{workspace_id}/members",
+    response_model=Envelope[members.Member],
+    status_code=201,
+)
+def create_member(
+    ctx: WorkspacesWrite, workspace_id: WorkspacePath, body: members.MemberCreate
+) -> Envelope[members.Member]:
+    """Add a member to the workspace."""
+    return ok(members.create_member(ctx.tx, ctx.key.workspace_ids, workspace_id, body))
+
+
+@router.get(
+    "/workspaces/{workspace_id}/members/{member_id}", response_model=Envelope[members.Member]
+)
+def get_member(
+    ctx: WorkspacesRead, workspace_id: WorkspacePath, member_id: MemberPath
+) -> Envelope[members.Member]:
+    """Get one live member."""
+    return ok(members.get_member(ctx.tx, ctx.key.workspace_ids, workspace_id, member_id))
+
+
+@router.patch(
+    "/workspaces/{workspace_id}/members/{member_id}", response_model=Envelope[members.Member]
+)
+def update_member(
+    ctx: WorkspacesWrite,
+    workspace_id: WorkspacePath,
+    member_id: MemberPath,
+    body: members.MemberUpdate,
+) -> Envelope[members.Member]:
+    """Change a member's role or name; the last owner cannot be demoted."""
+    return ok(members.update_member(ctx.tx, ctx.key.workspace_ids, workspace_id, member_id, body))
+
+
+@router.delete("/workspaces/{workspace_id}/members/{member_id}", response_model=Envelope[Deleted])
+def remove_member(
+    ctx: WorkspacesWrite, workspace_id: WorkspacePath, member_id: MemberPath
+) -> Envelope[Deleted]:
+    """Remove a member (kept for the audit trail); the last owner cannot be removed."""
+    return ok(members.remove_member(ctx.tx, ctx.key.workspace_ids, workspace_id, member_id))

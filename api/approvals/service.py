@@ -1,0 +1,147 @@
+"""Approvals: a post waiting for review is an item in its day's batch; reviewers act on items."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from api.approvals.schemas import (
+    ApprovalAction,
+    ApprovalBatch,
+    ApprovalEvent,
+    ApprovalItem,
+    PostSummary,
+)
+from api.errors import InvalidState, NotFound, ValidationFailed
+from api.pagination import PageRequest
+from api.schemas import Page
+from warehouse import approvals as repo
+from warehouse import posts as posts_repo
+from warehouse.ids import from_db, utcnow
+from warehouse.rows import Cursor, Row
+
+EXCERPT = 280
+# The item's status after each action, and the post's.
+OUTCOMES = {
+    "approve": ("approved", "scheduled"),
+    "reject": ("rejected", "canceled"),
+    "return": ("returned", "draft"),
+}
+
+
+def _event_out(row: Row) -> ApprovalEvent:
+    return ApprovalEvent(
+        id=row["id"],
+        action=row["action"],
+        actor=row["actor"],
+        comment=row["comment"],
+        created_at=from_db(row["created_at"]),
+    )
+
+
+def _item_out(row: Row, events: list[Row]) -> ApprovalItem:
+    return ApprovalItem(
+        id=row["id"],
+        batch_id=row["batch_id"],
+        status=row["status"],
+        actionable=row["status"] == "pending" and row["post_status"] == "pending_approval",
+        comment=row["comment"],
+        decided_by=row["decided_by"],
+        decided_at=from_db(row["decided_at"]),
+        post=PostSummary(
+            post_id=row["post_id"],
+            text=row["post_text"][:EXCERPT],
+            status=row["post_status"],
+            scheduled_at=from_db(row["post_scheduled_at"]),
+        ),
+        events=[_event_out(e) for e in events],
+        created_at=from_db(row["created_at"]),
+        updated_at=from_db(row["updated_at"]),
+    )
+
+
+def _batches_out(cur: Cursor, rows: Sequence[Row]) -> list[ApprovalBatch]:
+    items = repo.items_of_batches(cur, [row["id"] for row in rows])
+    events = repo.events_of_items(cur, [i["id"] for found in items.values() for i in found])
+    out = []
+    for row in rows:
+        shown = [_item_out(i, events[i["id"]]) for i in items[row["id"]]]
+        out.append(
+            ApprovalBatch(
+                id=row["id"],
+                name=row["name"],
+                batch_date=row["batch_date"],
+                status="pending" if any(i.actionable for i in shown) else "completed",
+                items=shown,
+                created_at=from_db(row["created_at"]),
+                updated_at=from_db(row["updated_at"]),
+            )
+        )
+    return out
+
+
+def list_batches(
+    cur: Cursor, workspace_id: str, status: str | None, page: PageRequest
+) -> Page[ApprovalBatch]:
+    rows = repo.list_batches(cur, workspace_id, status, page.after_value(), page.fetch)
+    converted = {b.id: b for b in _batches_out(cur, rows[: page.limit])}
+    return page.page(rows, lambda r: converted[r["id"]], lambda r: [r["id"]])
+
+
+def get_batch(cur: Cursor, workspace_id: str, batch_id: str) -> ApprovalBatch:
+    row = repo.get_batch(cur, workspace_id, batch_id)
+    if row is None:
+        raise NotFound.resource("approval batch", batch_id)
+    return _batches_out(cur, [row])[0]
+
+
+def get_item(cur: Cursor, workspace_id: str, item_id: str) -> ApprovalItem:
+    if repo.get_item(cur, workspace_id, item_id) is None:
+        raise NotFound.resource("approval item", item_id)
+    row = repo.item_with_post(cur, item_id)
+    assert row is not None
+    return _item_out(row, repo.events_of_items(cur, [item_id])[item_id])
+
+
+def submit(cur: Cursor, workspace_id: str, post_id: str, actor: str) -> str:
+    """Put a post up for review in today's (UTC) batch; returns the item id."""
+    batch_id = repo.batch_for_day(cur, workspace_id, utcnow().date())
+    item_id = repo.insert_item(cur, batch_id, workspace_id, post_id)
+    repo.insert_event(cur, item_id, workspace_id, "submit", actor, None)
+    return item_id
+
+
+def withdraw(cur: Cursor, workspace_id: str, post_id: str, actor: str) -> None:
+    """Record that a post waiting for review was canceled; its item is no longer actionable."""
+    item = repo.pending_item_of_post(cur, post_id)
+    if item is not None:
+        repo.insert_event(cur, item["id"], workspace_id, "cancel", actor, None)
+
+
+def act(
+    cur: Cursor, workspace_id: str, actor: str, item_id: str, body: ApprovalAction
+) -> ApprovalItem:
+    item = repo.get_item(cur, workspace_id, item_id)
+    if item is None:
+        raise NotFound.resource("approval item", item_id)
+    comment = body.comment.strip() if body.comment else None
+    if body.action == "reject" and not comment:
+        raise ValidationFailed.on("comment", "required", "A rejection needs a comment.")
+    if item["status"] != "pending":
+        raise InvalidState(f"This item was already {item['status']}.")
+    post = posts_repo.get_post(cur, workspace_id, item["post_id"])
+    if post is None or post["status"] != "pending_approval":
+        status = post["status"] if post else "deleted"
+        raise InvalidState(f"The item's post is {status}; nothing to review.")
+    item_status, post_status = OUTCOMES[body.action]
+    now = utcnow()
+    repo.decide_item(cur, item_id, item_status, comment, actor, now)
+    repo.insert_event(cur, item_id, workspace_id, body.action, actor, comment)
+    if body.action == "approve":
+        posts_repo.set_status(
+            cur, post["id"], post_status, scheduled_at=post["scheduled_at"] or now
+        )
+    elif body.action == "reject":
+        posts_repo.set_status(cur, post["id"], post_status, canceled_at=now)
+    else:
+        posts_repo.set_status(cur, post["id"], post_status)
+    return get_item(cur, workspace_id, item_id)

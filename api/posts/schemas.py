@@ -1,0 +1,137 @@
+"""Posts, destinations and media as the API takes and shows them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from api.schemas import Model, UtcDatetime
+from api.workspaces.schemas import Platform
+
+PostStatus = Literal[
+    "draft",
+    "pending_approval",
+    "scheduled",
+    "publishing",
+    "published",
+    "partially_published",
+    "failed",
+    "canceled",
+]
+DestinationStatus = Literal["pending", "publishing", "published", "failed"]
+MediaKind = Literal["image", "video", "document"]
+
+MAX_TEXT = 63_206
+
+Tag = Annotated[str, Field(min_length=1, max_length=64)]
+AccountOrPlatform = Annotated[str, Field(min_length=1, max_length=64)]
+MediaId = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class DestinationRef(Model):
+    """A destination named by its connected account."""
+
+    account_id: str = Field(max_length=64, examples=["acc_01j9z3k5v8d2q4x6y7w8e9r0t1"])
+
+
+Destination = AccountOrPlatform | DestinationRef
+
+_PLATFORMS_DESCRIPTION = (
+    'At least one destination: a connected account id (`acc_…`), `{"account_id": "acc_…"}`, '
+    "or a platform name that resolves to the workspace's one account on that platform."
+)
+
+
+class PostCreate(Model):
+    """The body of `POST /posts`."""
+
+    text: str = Field(max_length=MAX_TEXT, description="Checked per destination's own limit.")
+    platforms: list[Destination] = Field(
+        min_length=1, max_length=50, description=_PLATFORMS_DESCRIPTION
+    )
+    media_ids: list[MediaId] = Field(default_factory=list, max_length=20)
+    scheduled_at: UtcDatetime | None = Field(
+        default=None, description="When to publish; omitted or null: publish now."
+    )
+    approval_required: bool = Field(
+        default=False, description="Wait for approval even if the workspace does not require it."
+    )
+    draft: bool = Field(default=False, description="Keep as a draft; nothing is published.")
+    tags: list[Tag] = Field(default_factory=list, max_length=50)
+    platform_options: dict[Platform, dict[str, Any]] = Field(
+        default_factory=dict, description="Per-platform options, keyed by platform name."
+    )
+
+
+class PostUpdate(Model):
+    """The body of `PATCH /posts/{post_id}`: only the fields given change."""
+
+    text: str | None = Field(default=None, max_length=MAX_TEXT)
+    platforms: list[Destination] | None = Field(
+        default=None, min_length=1, max_length=50, description=_PLATFORMS_DESCRIPTION
+    )
+    media_ids: list[MediaId] | None = Field(default=None, max_length=20)
+    scheduled_at: UtcDatetime | None = Field(
+        default=None, description="A new time; an explicit null means publish as soon as allowed."
+    )
+    tags: list[Tag] | None = Field(default=None, max_length=50)
+    platform_options: dict[Platform, dict[str, Any]] | None = None
+    draft: bool | None = Field(
+        default=None, description="`false` submits a draft (for approval or to the schedule)."
+    )
+
+
+class DestinationError(BaseModel):
+    code: str | None
+    message: str | None
+
+
+class PostDestination(BaseModel):
+    id: str
+    account_id: str
+    platform: Platform
+    status: DestinationStatus
+    platform_post_id: str | None
+    platform_url: str | None
+    error: DestinationError | None
+    published_at: UtcDatetime | None
+
+
+class PostApproval(BaseModel):
+    """The post's latest approval item."""
+
+    item_id: str = Field(description="Act on it with `POST /approvals/{item_id}/action`.")
+    batch_id: str
+    status: Literal["pending", "approved", "rejected", "returned"]
+
+
+class Post(BaseModel):
+    post_id: str = Field(examples=["post_01j9z3k5v8d2q4x6y7w8e9r0t1"])
+    id: str = Field(description="Same as `post_id`.")
+    workspace_id: str
+    status: PostStatus
+    text: str
+    scheduled_at: UtcDatetime | None
+    destinations: list[PostDestination]
+    media_ids: list[str]
+    tags: list[str]
+    platform_options: dict[str, dict[str, Any]]
+    approval_required: bool
+    approval: PostApproval | None
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+    canceled_at: UtcDatetime | None
+    published_at: UtcDatetime | None
+
+
+class Media(BaseModel):
+    id: str = Field(examples=["med_01j9z3k5v8d2q4x6y7w8e9r0t1"])
+    workspace_id: str
+    kind: MediaKind
+    content_type: str = Field(description="Judged from the file's bytes.")
+    size_bytes: int
+    sha256: str = Field(description="Hex SHA-256 of the stored bytes.")
+    filename: str | None = Field(description="The client's file name, for display only.")
+    alt_text: str | None
+    created_at: UtcDatetime

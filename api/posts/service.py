@@ -1,0 +1,426 @@
+"""Posts: validation against each destination's rules, the post state machine, media reads."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from api.approvals import service as approvals
+from api.errors import InvalidState, NotFound, ValidationFailed
+from api.pagination import PageRequest
+from api.posts.schemas import (
+    Destination,
+    DestinationError,
+    DestinationRef,
+    Media,
+    Post,
+    PostApproval,
+    PostCreate,
+    PostDestination,
+    PostUpdate,
+)
+from api.schemas import ErrorDetail, Page
+from api.workspaces.service import resolve_destination
+from warehouse import approvals as approvals_repo
+from warehouse import posts as repo
+from warehouse import workspaces as ws_repo
+from warehouse.ids import from_db, to_db, utcnow
+from warehouse.rows import Cursor, Row
+
+# Characters (Unicode code points) each platform accepts in a post's text.
+TEXT_LIMITS = {
+    "x": 280,
+    "bluesky": 300,
+    "threads": 500,
+    "instagram": 2200,
+    "tiktok": 2200,
+    "linkedin": 3000,
+    "facebook": 63206,
+    "youtube": 5000,
+    "pinterest": 500,
+}
+PLATFORM_NAMES = {
+    "x": "X",
+    "bluesky": "Bluesky",
+    "threads": "Threads",
+    "instagram": "Instagram",
+    "tiktok": "TikTok",
+    "linkedin": "LinkedIn",
+    "facebook": "Facebook",
+    "youtube": "YouTube",
+    "pinterest": "Pinterest",
+}
+EDITABLE = frozenset({"draft", "pending_approval", "scheduled"})
+CANCELABLE = EDITABLE
+
+
+# -- output ------------------------------------------------------------------------------------
+
+
+def _destination_out(row: Row) -> PostDestination:
+    error = None
+    if row["error_code"] is not None or row["error_message"] is not None:
+        error = DestinationError(code=row["error_code"], message=row["error_message"])
+    return PostDestination(
+        id=row["id"],
+        account_id=row["account_id"],
+        platform=row["platform"],
+        status=row["status"],
+        platform_post_id=row["platform_post_id"],
+        platform_url=row["platform_url"],
+        error=error,
+        published_at=from_db(row["published_at"]),
+    )
+
+
+def _post_out(row: Row, destinations: list[Row], item: Row | None) -> Post:
+    options = row["platform_options"]
+    approval = None
+    if item is not None:
+        approval = PostApproval(
+            item_id=item["id"], batch_id=item["batch_id"], status=item["status"]
+        )
+    return Post(
+        post_id=row["id"],
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        status=row["status"],
+        text=row["text"],
+        scheduled_at=from_db(row["scheduled_at"]),
+        destinations=[_destination_out(d) for d in destinations],
+        media_ids=list(row["media_ids"]),
+        tags=list(row["tags"]),
+        platform_options=json.loads(options) if options else {},
+        approval_required=row["approval_required"],
+        approval=approval,
+        created_at=from_db(row["created_at"]),
+        updated_at=from_db(row["updated_at"]),
+        canceled_at=from_db(row["canceled_at"]),
+        published_at=from_db(row["published_at"]),
+    )
+
+
+def _posts_out(cur: Cursor, rows: Sequence[Row]) -> list[Post]:
+    ids = [row["id"] for row in rows]
+    destinations = repo.destinations_of(cur, ids)
+    items = approvals_repo.latest_items_of_posts(cur, ids)
+    return [_post_out(row, destinations[row["id"]], items.get(row["id"])) for row in rows]
+
+
+def media_out(row: Row) -> Media:
+    return Media(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        kind=row["kind"],
+        content_type=row["content_type"],
+        size_bytes=row["size_bytes"],
+        sha256=row["sha256"],
+        filename=row["filename"],
+        alt_text=row["alt_text"],
+        created_at=from_db(row["created_at"]),
+    )
+
+
+# -- validation --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A post's destinations and media once every rule has passed."""
+
+    accounts: list[tuple[str, str]]  # (account id, platform), in the order given
+    media_ids: list[str]
+
+
+def _detail(field: str, issue: str, message: str) -> ErrorDetail:
+    return ErrorDetail(field=field, issue=issue, message=message)
+
+
+def _resolve(
+    cur: Cursor, workspace_id: str, platforms: Sequence[Destination], details: list[ErrorDetail]
+) -> list[tuple[int, str, str]]:
+    """(index, account id, platform) of each destination that resolves."""
+    resolved: list[tuple[int, str, str]] = []
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(platforms):
+        field = f"platforms[{index}]"
+        ref = entry.account_id if isinstance(entry, DestinationRef) else entry
+        if not ref.startswith("acc_") and ref not in TEXT_LIMITS:
+            details.append(
+                _detail(
+                    field,
+                    "unknown_platform",
+                    f"{ref!r} is neither an account id nor a platform "
+                    f"({', '.join(sorted(TEXT_LIMITS))}).",
+                )
+            )
+            continue
+        try:
+            account = resolve_destination(cur, workspace_id, ref, field)
+        except ValidationFailed as exc:
+            details.extend(exc.details)
+            continue
+        if account["status"] != "active":
+            details.append(
+                _detail(
+                    field,
+                    "account_inactive",
+                    f"Account {account['id']} is {account['status']}; reconnect it first.",
+                )
+            )
+            continue
+        if account["id"] in seen:
+            details.append(
+                _detail(
+                    field,
+                    "duplicate",
+                    f"Same account as platforms[{seen[account['id']]}] ({account['id']}).",
+                )
+            )
+            continue
+        seen[account["id"]] = index
+        resolved.append((index, account["id"], account["platform"]))
+    return resolved
+
+
+def _media_rule(platform: str, kinds: list[str]) -> tuple[str, str] | None:
+    """The (issue, message) a platform has with these media kinds, or None."""
+    name = PLATFORM_NAMES[platform]
+    images = kinds.count("image")
+    videos = kinds.count("video")
+    documents = kinds.count("document")
+    if documents and (platform != "linkedin" or len(kinds) > 1):
+        return "media_kind", f"{name} takes no documents" + (
+            "" if platform != "linkedin" else " except one on its own"
+        ) + "."
+    if platform in {"x", "bluesky"}:
+        if videos and len(kinds) > 1:
+            return "media_count", f"{name} takes up to 4 images or exactly 1 video, not both."
+        if images > 4:
+            return "media_count", f"{name} takes at most 4 images."
+    elif platform == "youtube":
+        if videos != 1 or len(kinds) != 1:
+            return "media_count", "YouTube needs exactly 1 video."
+    elif platform == "tiktok":
+        if videos != 1 or len(kinds) != 1:
+            return "media_count", "TikTok needs exactly 1 video."
+    elif platform == "pinterest":
+        if videos:
+            return "media_kind", "Pinterest takes images only."
+        if not 1 <= images <= 5:
+            return "media_count", "Pinterest needs 1 to 5 images."
+    elif platform == "instagram":
+        if not 1 <= len(kinds) <= 10:
+            return "media_count", "Instagram needs 1 to 10 images or videos (a carousel)."
+    elif platform == "threads" and len(kinds) > 10:
+        return "media_count", "Threads takes at most 10 images or videos."
+    return None
+
+
+def validate(
+    cur: Cursor,
+    workspace_id: str,
+    text: str,
+    platforms: Sequence[Destination],
+    media_ids: Sequence[str],
+) -> Checked:
+    """Check a post's destinations, text and media against every platform; all failures at once."""
+    details: list[ErrorDetail] = []
+    resolved = _resolve(cur, workspace_id, platforms, details)
+
+    found = repo.media_by_ids(cur, workspace_id, list(media_ids))
+    kinds: list[str] = []
+    seen_media: set[str] = set()
+    for index, media_id in enumerate(media_ids):
+        field = f"media_ids[{index}]"
+        if media_id in seen_media:
+            details.append(_detail(field, "duplicate", f"{media_id!r} is listed twice."))
+        elif media_id not in found:
+            details.append(_detail(field, "unknown_media", f"No media {media_id!r} here."))
+        else:
+            kinds.append(found[media_id]["kind"])
+        seen_media.add(media_id)
+    media_ok = len(kinds) == len(media_ids)
+
+    if not text.strip() and not media_ids:
+        details.append(_detail("text", "required", "A post needs text or media."))
+    length = len(text)  # Python strings count Unicode code points
+    for index, _, platform in resolved:
+        limit = TEXT_LIMITS[platform]
+        if length > limit:
+            details.append(
+                _detail(
+                    f"platforms[{index}]",
+                    "max_length",
+                    f"{PLATFORM_NAMES[platform]} takes at most {limit} characters;"
+                    f" the text has {length}.",
+                )
+            )
+        problem = _media_rule(platform, kinds) if media_ok else None
+        if problem is not None:
+            details.append(_detail(f"platforms[{index}]", *problem))
+    if details:
+        raise ValidationFailed(
+            details[0].message if len(details) == 1 else "The post is invalid.", details
+        )
+    return Checked([(account, platform) for _, account, platform in resolved], list(media_ids))
+
+
+def _check_future(value: datetime | None) -> datetime | None:
+    stored = to_db(value)
+    if stored is not None and stored <= utcnow():
+        raise ValidationFailed.on(
+            "scheduled_at", "in_past", "scheduled_at is in the past; omit it to publish now."
+        )
+    return stored
+
+
+def _needs_approval(cur: Cursor, workspace_id: str, requested: bool) -> bool:
+    if requested:
+        return True
+    workspace = ws_repo.get_workspace(cur, workspace_id)
+    return bool(workspace and workspace["approval_required"])
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+
+def create_post(cur: Cursor, workspace_id: str, actor: str, body: PostCreate) -> Post:
+    scheduled_at = _check_future(body.scheduled_at)
+    checked = validate(cur, workspace_id, body.text, body.platforms, body.media_ids)
+    approval = _needs_approval(cur, workspace_id, body.approval_required)
+    if body.draft:
+        status = "draft"
+    elif approval:
+        status = "pending_approval"
+    else:
+        status = "scheduled"
+        scheduled_at = scheduled_at or utcnow()
+    post_id = repo.insert_post(
+        cur,
+        repo.NewPost(
+            workspace_id=workspace_id,
+            text=body.text,
+            status=status,
+            scheduled_at=scheduled_at,
+            approval_required=body.approval_required,
+            tags=list(body.tags),
+            media_ids=checked.media_ids,
+            platform_options={str(k): v for k, v in body.platform_options.items()},
+            created_by=actor,
+        ),
+    )
+    repo.replace_destinations(cur, post_id, workspace_id, checked.accounts)
+    if status == "pending_approval":
+        approvals.submit(cur, workspace_id, post_id, actor)
+    return get_post(cur, workspace_id, post_id)
+
+
+def get_post(cur: Cursor, workspace_id: str, post_id: str) -> Post:
+    row = repo.get_post(cur, workspace_id, post_id)
+    if row is None:
+        raise NotFound.resource("post", post_id)
+    return _posts_out(cur, [row])[0]
+
+
+def list_posts(
+    cur: Cursor, workspace_id: str, where: repo.PostFilter, page: PageRequest
+) -> Page[Post]:
+    rows = repo.list_posts(cur, workspace_id, where, page.after_value(), page.fetch)
+    page_rows = rows[: page.limit]
+    converted = {post.id: post for post in _posts_out(cur, page_rows)}
+    return page.page(rows, lambda r: converted[r["id"]], lambda r: [r["id"]])
+
+
+def _require(cur: Cursor, workspace_id: str, post_id: str) -> Row:
+    row = repo.get_post(cur, workspace_id, post_id)
+    if row is None:
+        raise NotFound.resource("post", post_id)
+    return row
+
+
+def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: PostUpdate) -> Post:
+    row = _require(cur, workspace_id, post_id)
+    status: str = row["status"]
+    if status not in EDITABLE:
+        raise InvalidState(f"A {status} post cannot be edited.")
+    given = body.model_fields_set
+    if body.draft is True and status != "draft":
+        raise InvalidState(f"A {status} post cannot go back to draft; cancel it instead.")
+    for name in ("text", "platforms", "media_ids", "tags", "platform_options", "draft"):
+        if name in given and getattr(body, name) is None:
+            raise ValidationFailed.on(name, "null", f"{name} cannot be null.")
+
+    scheduled_at: datetime | None = row["scheduled_at"]
+    if "scheduled_at" in given:
+        scheduled_at = _check_future(body.scheduled_at)
+    text = body.text if body.text is not None else row["text"]
+    media_ids = body.media_ids if body.media_ids is not None else list(row["media_ids"])
+    if body.platforms is not None:
+        platforms: Sequence[Destination] = body.platforms
+    else:
+        current = repo.destinations_of(cur, [post_id])[post_id]
+        platforms = [d["account_id"] for d in current]
+    checked = validate(cur, workspace_id, text, platforms, media_ids)
+
+    submit = status == "draft" and body.draft is False
+    new_status = status
+    if submit:
+        new_status = (
+            "pending_approval"
+            if _needs_approval(cur, workspace_id, row["approval_required"])
+            else "scheduled"
+        )
+    if new_status == "scheduled" and scheduled_at is None:
+        scheduled_at = utcnow()
+    options: dict[str, Any] = (
+        {str(k): v for k, v in body.platform_options.items()}
+        if body.platform_options is not None
+        else json.loads(row["platform_options"] or "{}")
+    )
+    repo.update_post(
+        cur,
+        post_id,
+        text=text,
+        status=new_status,
+        scheduled_at=scheduled_at,
+        tags=list(body.tags) if body.tags is not None else list(row["tags"]),
+        media_ids=checked.media_ids,
+        platform_options=options,
+    )
+    if body.platforms is not None:
+        repo.replace_destinations(cur, post_id, workspace_id, checked.accounts)
+    if submit and new_status == "pending_approval":
+        approvals.submit(cur, workspace_id, post_id, actor)
+    return get_post(cur, workspace_id, post_id)
+
+
+def cancel_post(cur: Cursor, workspace_id: str, actor: str, post_id: str) -> Post:
+    row = _require(cur, workspace_id, post_id)
+    status: str = row["status"]
+    if status not in CANCELABLE:
+        raise InvalidState(
+            f"A {status} post cannot be canceled (only draft, pending_approval or scheduled)."
+        )
+    repo.set_status(cur, post_id, "canceled", canceled_at=utcnow())
+    if status == "pending_approval":
+        approvals.withdraw(cur, workspace_id, post_id, actor)
+    return get_post(cur, workspace_id, post_id)
+
+
+# -- media reads -------------------------------------------------------------------------------
+
+
+def list_media(cur: Cursor, workspace_id: str, kind: str | None, page: PageRequest) -> Page[Media]:
+    rows = repo.list_media(cur, workspace_id, kind, page.after_value(), page.fetch)
+    return page.page(rows, media_out, lambda r: [r["id"]])
+
+
+def get_media(cur: Cursor, workspace_id: str, media_id: str) -> Media:
+    row = repo.get_media(cur, workspace_id, media_id)
+    if row is None:
+        raise NotFound.resource("media", media_id)
+    return media_out(row)

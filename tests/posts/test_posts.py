@@ -1,0 +1,335 @@
+"""Posts over real HTTP: create, validate, list, page, edit, cancel, idempotency."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+import httpx
+
+from tests.posts.helpers import MP4, PNG, create_post, future, post_body, upload_id
+from tests.support import Api, LiveServer, Tenant, assert_error
+
+
+def test_create_returns_the_whole_post(tenant: Tenant) -> None:
+    api = tenant.api
+    body = post_body(
+        platforms=[{"account_id": tenant.accounts["x"]}, "linkedin"],
+        scheduled_at=future(),
+        tags=["launch"],
+        platform_options={"x": {"reply_settings": "following"}},
+    )
+    post = api.ok(api.post("/posts", json=body), 201)
+    assert post["post_id"] == post["id"]
+    assert post["id"].startswith("post_")
+    assert post["status"] == "scheduled"
+    assert post["scheduled_at"].endswith("Z")
+    assert [d["account_id"] for d in post["destinations"]] == [
+        tenant.accounts["x"],
+        tenant.accounts["linkedin"],
+    ]
+    assert all(d["status"] == "pending" for d in post["destinations"])
+    assert post["tags"] == ["launch"]
+    assert post["platform_options"] == {"x": {"reply_settings": "following"}}
+    assert post["approval"] is None
+    assert api.ok(api.get(f"/posts/{post['id']}")) == post
+
+
+def test_without_schedule_publishes_now_and_draft_stays_draft(tenant: Tenant) -> None:
+    now = create_post(tenant.api)
+    assert now["status"] == "scheduled"
+    assert now["scheduled_at"] is not None
+    draft = create_post(tenant.api, draft=True)
+    assert draft["status"] == "draft"
+    assert draft["scheduled_at"] is None
+
+
+def test_empty_platforms_is_the_specs_validation_error(tenant: Tenant) -> None:
+    error = assert_error(
+        tenant.api.post("/posts", json=post_body(platforms=[])), 400, "VALIDATION_ERROR"
+    )
+    assert error["details"][0]["field"] == "platforms"
+    assert error["details"][0]["issue"] == "min_items"
+
+
+def test_text_limits_are_per_destination(tenant: Tenant) -> None:
+    api = tenant.api
+    error = assert_error(
+        api.post("/posts", json=post_body(text="a" * 281, platforms=["linkedin", "x"])),
+        400,
+        "VALIDATION_ERROR",
+    )
+    assert [(d["field"], d["issue"]) for d in error["details"]] == [("platforms[1]", "max_length")]
+    assert "X" in error["details"][0]["message"]
+    create_post(api, text="a" * 3000, platforms=["linkedin"])
+    error = assert_error(
+        api.post("/posts", json=post_body(text="é" * 3001, platforms=["linkedin", "bluesky"])),
+        400,
+        "VALIDATION_ERROR",
+    )
+    assert {d["field"] for d in error["details"]} == {"platforms[0]", "platforms[1]"}
+    # Code points, not bytes: 280 emoji fit X.
+    create_post(api, text="🚀" * 280, platforms=["x"])
+
+
+def test_destination_errors(tenant: Tenant, other_tenant: Tenant) -> None:
+    api = tenant.api
+    cases: list[tuple[list[Any], str]] = [
+        (["linkedin", tenant.accounts["linkedin"]], "duplicate"),
+        (["myspace"], "unknown_platform"),
+        ([other_tenant.accounts["x"]], "unknown_account"),
+        ([{"account_id": "acc_nope"}], "unknown_account"),
+    ]
+    for platforms, issue in cases:
+        error = assert_error(
+            api.post("/posts", json=post_body(platforms=platforms)), 400, "VALIDATION_ERROR"
+        )
+        assert issue in [d["issue"] for d in error["details"]], error
+
+
+def test_media_rules(tenant: Tenant, other_tenant: Tenant) -> None:
+    api = tenant.api
+    images = [upload_id(api) for _ in range(5)]
+    video = upload_id(api, MP4, name="clip.mp4", content_type="video/mp4")
+    bad: list[tuple[list[str], list[str], str]] = [
+        (["x"], images, "media_count"),
+        (["x"], [images[0], video], "media_count"),
+        (["youtube"], images[:1], "media_count"),
+        (["tiktok"], [], "media_count"),
+        (["pinterest"], [video], "media_kind"),
+        (["instagram"], [], "media_count"),
+    ]
+    for platforms, media, issue in bad:
+        error = assert_error(
+            api.post("/posts", json=post_body(platforms=platforms, media_ids=media)),
+            400,
+            "VALIDATION_ERROR",
+        )
+        assert [(d["field"], d["issue"]) for d in error["details"]] == [("platforms[0]", issue)]
+    create_post(api, platforms=["x"], media_ids=images[:4])
+    create_post(api, platforms=["youtube", "tiktok", "instagram"], media_ids=[video])
+    foreign = upload_id(other_tenant.api, PNG)
+    error = assert_error(
+        api.post("/posts", json=post_body(media_ids=[images[0], foreign])), 400, "VALIDATION_ERROR"
+    )
+    assert error["details"][0]["field"] == "media_ids[1]"
+
+
+def test_timestamps_need_an_offset_and_the_future(tenant: Tenant) -> None:
+    api = tenant.api
+    error = assert_error(
+        api.post("/posts", json=post_body(scheduled_at="2030-01-01T09:00:00")),
+        400,
+        "VALIDATION_ERROR",
+    )
+    assert error["details"][0]["field"] == "scheduled_at"
+    assert error["details"][0]["issue"] == "offset_required"
+    error = assert_error(
+        api.post("/posts", json=post_body(scheduled_at="2020-01-01T09:00:00Z")),
+        400,
+        "VALIDATION_ERROR",
+    )
+    assert error["details"][0]["field"] == "scheduled_at"
+    assert error["details"][0]["issue"] == "in_past"
+    post = create_post(api, scheduled_at="2030-01-01T10:00:00+01:00")
+    assert post["scheduled_at"] == "2030-01-01T09:00:00.000Z"
+
+
+def test_unknown_field_is_refused(tenant: Tenant) -> None:
+    error = assert_error(
+        tenant.api.post("/posts", json=post_body(colour="red")), 400, "VALIDATION_ERROR"
+    )
+    assert error["details"][0] == {
+        "field": "colour",
+        "issue": "unknown_field",
+        "message": error["details"][0]["message"],
+    }
+
+
+def test_auth_scope_and_workspace(server: LiveServer, tenant: Tenant, other_tenant: Tenant) -> None:
+    anonymous = Api(server.base_url, None)
+    post = create_post(tenant.api)
+    for response in (
+        anonymous.get("/posts"),
+        anonymous.post("/posts", json=post_body()),
+        anonymous.get(f"/posts/{post['id']}"),
+        anonymous.patch(f"/posts/{post['id']}", json={"text": "x"}),
+        anonymous.post(f"/posts/{post['id']}/cancel"),
+    ):
+        assert_error(response, 401, "AUTH_REQUIRED")
+    reader = tenant.key_with(server, scopes=["posts:read"])
+    assert_error(reader.post("/posts", json=post_body()), 403, "SCOPE_FORBIDDEN")
+    assert_error(reader.patch(f"/posts/{post['id']}", json={"text": "x"}), 403, "SCOPE_FORBIDDEN")
+    assert_error(reader.post(f"/posts/{post['id']}/cancel"), 403, "SCOPE_FORBIDDEN")
+    writer = tenant.key_with(server, scopes=["posts:write"])
+    assert_error(writer.get("/posts"), 403, "SCOPE_FORBIDDEN")
+    assert_error(writer.get(f"/posts/{post['id']}"), 403, "SCOPE_FORBIDDEN")
+    other = other_tenant.api
+    assert_error(other.get(f"/posts/{post['id']}"), 404, "NOT_FOUND")
+    assert_error(other.patch(f"/posts/{post['id']}", json={"text": "x"}), 404, "NOT_FOUND")
+    assert_error(other.post(f"/posts/{post['id']}/cancel"), 404, "NOT_FOUND")
+    assert other.list_all("/posts") == []
+
+
+def test_idempotent_create(tenant: Tenant) -> None:
+    api = tenant.api
+    key = str(uuid.uuid4())
+    first = api.post("/posts", json=post_body(), idempotency_key=key)
+    again = api.post("/posts", json=post_body(), idempotency_key=key)
+    assert first.status_code == again.status_code == 201
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert len(api.list_all("/posts")) == 1
+    assert_error(
+        api.post("/posts", json=post_body(text="other"), idempotency_key=key),
+        409,
+        "IDEMPOTENCY_CONFLICT",
+    )
+    assert_error(api.http.post("/posts", json=post_body()), 400, "IDEMPOTENCY_KEY_REQUIRED")
+    # A refused request is not stored: fix it and retry with the same key.
+    fixed = str(uuid.uuid4())
+    assert_error(
+        api.post("/posts", json=post_body(platforms=[]), idempotency_key=fixed),
+        400,
+        "VALIDATION_ERROR",
+    )
+    api.ok(api.post("/posts", json=post_body(), idempotency_key=fixed), 201)
+
+
+def test_idempotent_patch_and_cancel(tenant: Tenant) -> None:
+    api = tenant.api
+    post = create_post(api, scheduled_at=future())
+    key = str(uuid.uuid4())
+    path = f"/posts/{post['id']}"
+    first = api.patch(path, json={"text": "edited"}, idempotency_key=key)
+    again = api.patch(path, json={"text": "edited"}, idempotency_key=key)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert_error(
+        api.patch(path, json={"text": "other"}, idempotency_key=key), 409, "IDEMPOTENCY_CONFLICT"
+    )
+    assert_error(api.http.patch(path, json={"text": "x"}), 400, "IDEMPOTENCY_KEY_REQUIRED")
+    cancel_key = str(uuid.uuid4())
+    first = api.post(f"{path}/cancel", idempotency_key=cancel_key)
+    again = api.post(f"{path}/cancel", idempotency_key=cancel_key)
+    assert first.status_code == again.status_code == 200
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert_error(
+        api.post(f"{path}/cancel", json={"x": 1}, idempotency_key=cancel_key),
+        409,
+        "IDEMPOTENCY_CONFLICT",
+    )
+    assert_error(api.http.post(f"{path}/cancel"), 400, "IDEMPOTENCY_KEY_REQUIRED")
+
+
+def test_concurrent_identical_creates_make_one_post(server: LiveServer, tenant: Tenant) -> None:
+    api = tenant.api
+    key = str(uuid.uuid4())
+    barrier = threading.Barrier(2)
+    results: list[httpx.Response] = []
+
+    def fire() -> None:
+        client = Api(server.base_url, tenant.key)
+        barrier.wait()
+        results.append(client.post("/posts", json=post_body(), idempotency_key=key))
+        client.close()
+
+    threads = [threading.Thread(target=fire) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for response in results:
+        if response.status_code == 409:
+            assert response.json()["error"]["code"] == "IDEMPOTENCY_IN_PROGRESS"
+        else:
+            assert response.status_code == 201, response.text
+    assert any(r.status_code == 201 for r in results)
+    assert len(api.list_all("/posts")) == 1
+
+
+def test_paging_while_posts_are_created(server: LiveServer, tenant: Tenant) -> None:
+    api = tenant.api
+    before = {create_post(api)["id"] for _ in range(30)}
+    stop = threading.Event()
+
+    def writer() -> None:
+        client = Api(server.base_url, tenant.key)
+        while not stop.is_set():
+            client.post("/posts", json=post_body(text="late"))
+        client.close()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    seen: list[str] = []
+    try:
+        cursor = None
+        while True:
+            params: dict[str, Any] = {"limit": 7}
+            if cursor:
+                params["cursor"] = cursor
+            page = api.ok(api.get("/posts", params=params))
+            assert len(page["items"]) <= 7
+            seen.extend(item["id"] for item in page["items"])
+            cursor = page["pagination"]["next_cursor"]
+            if not cursor:
+                break
+    finally:
+        stop.set()
+        thread.join()
+    assert len(seen) == len(set(seen))
+    assert before <= set(seen)
+    assert seen == sorted(seen, reverse=True)
+
+
+def test_filters(tenant: Tenant) -> None:
+    api = tenant.api
+    tagged = create_post(api, platforms=["x"], tags=["launch"], scheduled_at=future(48))
+    draft = create_post(api, platforms=["linkedin"], draft=True)
+
+    def ids(**params: Any) -> list[str]:
+        return [p["id"] for p in api.list_all("/posts", **params)]
+
+    assert ids(status="draft") == [draft["id"]]
+    assert ids(platform="x") == [tagged["id"]]
+    assert ids(account_id=tenant.accounts["linkedin"]) == [draft["id"]]
+    assert ids(tag="launch") == [tagged["id"]]
+    assert ids(scheduled_from=future(24)) == [tagged["id"]]
+    assert ids(created_from="2000-01-01T00:00:00Z") == [draft["id"], tagged["id"]]
+    assert ids(created_to="2000-01-01T00:00:00Z") == []
+    error = assert_error(
+        api.get("/posts", params={"created_from": "2000-01-01T00:00:00"}), 400, "VALIDATION_ERROR"
+    )
+    assert error["details"][0]["field"] == "created_from"
+    assert_error(api.get("/posts", params={"status": "bogus"}), 400, "VALIDATION_ERROR")
+
+
+def test_edit_and_submit_a_draft(tenant: Tenant) -> None:
+    api = tenant.api
+    draft = create_post(api, draft=True)
+    path = f"/posts/{draft['id']}"
+    edited = api.ok(api.patch(path, json={"text": "a" * 281, "platforms": ["linkedin"]}))
+    assert edited["text"] == "a" * 281
+    assert edited["status"] == "draft"
+    error = assert_error(api.patch(path, json={"platforms": ["x"]}), 400, "VALIDATION_ERROR")
+    assert error["details"][0]["field"] == "platforms[0]"
+    assert_error(
+        api.patch(path, json={"scheduled_at": "2020-01-01T00:00:00Z"}), 400, "VALIDATION_ERROR"
+    )
+    submitted = api.ok(api.patch(path, json={"draft": False, "tags": ["a"]}))
+    assert submitted["status"] == "scheduled"
+    assert submitted["tags"] == ["a"]
+    assert submitted["scheduled_at"] is not None
+    assert_error(api.patch(path, json={"draft": True}), 409, "INVALID_STATE")
+
+
+def test_cancel_state_machine(tenant: Tenant) -> None:
+    api = tenant.api
+    for post in (create_post(api, draft=True), create_post(api, scheduled_at=future())):
+        canceled = api.ok(api.post(f"/posts/{post['id']}/cancel"))
+        assert canceled["status"] == "canceled"
+        assert canceled["canceled_at"] is not None
+        assert_error(api.post(f"/posts/{post['id']}/cancel"), 409, "INVALID_STATE")
+        assert_error(api.patch(f"/posts/{post['id']}", json={"text": "x"}), 409, "INVALID_STATE")

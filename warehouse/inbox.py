@@ -1,0 +1,406 @@
+"""Inbox conversations, their messages, AI reply drafts and inbox automations.
+
+An item's stored ``status`` is what the last write set; a snooze that has run out reads as
+``open`` (see :func:`list_items`), so no worker is needed to wake snoozed items.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from warehouse.ids import new_id, utcnow
+from warehouse.rows import Cursor, Row, fetch_all, fetch_one
+
+
+def _naive_utc(value: datetime) -> datetime:
+    """A connector's timestamp as stored: naive UTC (a naive input is taken as UTC)."""
+    if value.tzinfo is None:
+        return value
+    return value.astimezone(UTC).replace(tzinfo=None)
+
+
+# -- conversations -----------------------------------------------------------------------------
+
+
+def upsert_conversation(
+    cur: Cursor,
+    workspace_id: str,
+    account_id: str,
+    platform: str,
+    kind: str,
+    external_id: str,
+    author_handle: str,
+    author_name: str | None,
+    text: str,
+    received_at: datetime,
+    post_id: str | None = None,
+    *,
+    message_external_id: str | None = None,
+) -> str:
+    """Record one inbound message, creating its conversation on first sight; returns the item id.
+
+    A new message on a replied, closed or snoozed conversation opens it again. With
+    ``message_external_id`` a message the platform delivers twice is recorded once.
+    """
+    at = _naive_utc(received_at)
+    now = utcnow()
+    item = fetch_one(
+        cur,
+        "SELECT id, last_message_at FROM inbox_items"
+        " WHERE workspace_id = ? AND platform = ? AND external_id = ?",
+        [workspace_id, platform, external_id],
+    )
+    if item is None:
+        item_id = new_id("inb")
+        cur.execute(
+            "INSERT INTO inbox_items (id, workspace_id, account_id, platform, kind, external_id,"
+            " post_id, author_handle, author_name, status, snoozed_until, tags, assignee,"
+            " last_message_at, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', NULL, ?, NULL, ?, ?, ?)",
+            [
+                item_id,
+                workspace_id,
+                account_id,
+                platform,
+                kind,
+                external_id,
+                post_id,
+                author_handle,
+                author_name,
+                [],
+                at,
+                now,
+                now,
+            ],
+        )
+    else:
+        item_id = item["id"]
+        if message_external_id is not None and fetch_one(
+            cur,
+            "SELECT id FROM inbox_messages WHERE item_id = ? AND external_id = ?",
+            [item_id, message_external_id],
+        ):
+            return str(item_id)
+        cur.execute(
+            "UPDATE inbox_items SET status = 'open', snoozed_until = NULL,"
+            " last_message_at = greatest(last_message_at, ?), updated_at = ? WHERE id = ?",
+            [at, now, item_id],
+        )
+    cur.execute(
+        "INSERT INTO inbox_messages (id, item_id, workspace_id, direction, author_handle, text,"
+        " external_id, delivery, sent_by, created_at)"
+        " VALUES (?, ?, ?, 'inbound', ?, ?, ?, 'received', NULL, ?)",
+        [new_id("inm"), item_id, workspace_id, author_handle, text, message_external_id, at],
+    )
+    return str(item_id)
+
+
+def get_item(cur: Cursor, workspace_id: str, item_id: str) -> Row | None:
+    found = list_items(cur, workspace_id, item_id=item_id, limit=1)
+    return found[0] if found else None
+
+
+def list_items(
+    cur: Cursor,
+    workspace_id: str,
+    *,
+    status: str | None = None,
+    platform: str | None = None,
+    kind: str | None = None,
+    account_id: str | None = None,
+    assignee: str | None = None,
+    tag: str | None = None,
+    item_id: str | None = None,
+    after: tuple[datetime, str] | None = None,
+    limit: int = 100,
+) -> list[Row]:
+    """Items by newest activity first: ``(last_message_at DESC, id DESC)``, keyset ``after``."""
+    now = utcnow()
+    after_at, after_id = after if after is not None else (None, None)
+    # ``status`` is what a reader sees: a snooze that has run out reads as open.
+    return fetch_all(
+        cur,
+        "SELECT * FROM (SELECT i.id, i.workspace_id, i.account_id, i.platform, i.kind,"
+        " i.external_id, i.post_id, i.author_handle, i.author_name, i.snoozed_until, i.tags,"
+        " i.assignee, i.last_message_at, i.created_at, i.updated_at,"
+        " i.status AS stored_status,"
+        " CASE WHEN i.status = 'snoozed' AND i.snoozed_until <= ? THEN 'open'"
+        "  ELSE i.status END AS status,"
+        " (SELECT m.text FROM inbox_messages m WHERE m.item_id = i.id"
+        "  ORDER BY m.created_at DESC, m.id DESC LIMIT 1) AS preview"
+        " FROM inbox_items i WHERE i.workspace_id = ? AND (? IS NULL OR i.id = ?)) AS v"
+        " WHERE (? IS NULL OR status = ?)"
+        " AND (? IS NULL OR platform = ?) AND (? IS NULL OR kind = ?)"
+        " AND (? IS NULL OR account_id = ?) AND (? IS NULL OR assignee = ?)"
+        " AND (? IS NULL OR list_contains(tags, ?))"
+        " AND (? IS NULL OR last_message_at < ? OR (last_message_at = ? AND id < ?))"
+        " ORDER BY last_message_at DESC, id DESC LIMIT ?",
+        [
+            now,
+            workspace_id,
+            item_id,
+            item_id,
+            status,
+            status,
+            platform,
+            platform,
+            kind,
+            kind,
+            account_id,
+            account_id,
+            assignee,
+            assignee,
+            tag,
+            tag,
+            after_at,
+            after_at,
+            after_at,
+            after_id,
+            limit,
+        ],
+    )
+
+
+def update_item(
+    cur: Cursor,
+    workspace_id: str,
+    item_id: str,
+    *,
+    status: str,
+    snoozed_until: datetime | None,
+    tags: list[str],
+    assignee: str | None,
+) -> None:
+    cur.execute(
+        "UPDATE inbox_items SET status = ?, snoozed_until = ?, tags = ?, assignee = ?,"
+        " updated_at = ? WHERE workspace_id = ? AND id = ?",
+        [status, snoozed_until, tags, assignee, utcnow(), workspace_id, item_id],
+    )
+
+
+# -- messages ----------------------------------------------------------------------------------
+
+
+def list_messages(cur: Cursor, workspace_id: str, item_id: str) -> list[Row]:
+    """A conversation's messages, oldest first."""
+    return fetch_all(
+        cur,
+        "SELECT * FROM inbox_messages WHERE workspace_id = ? AND item_id = ?"
+        " ORDER BY created_at, id",
+        [workspace_id, item_id],
+    )
+
+
+def latest_inbound(cur: Cursor, workspace_id: str, item_id: str) -> Row | None:
+    return fetch_one(
+        cur,
+        "SELECT * FROM inbox_messages WHERE workspace_id = ? AND item_id = ?"
+        " AND direction = 'inbound' ORDER BY created_at DESC, id DESC LIMIT 1",
+        [workspace_id, item_id],
+    )
+
+
+def add_outbound(
+    cur: Cursor, workspace_id: str, item_id: str, author_handle: str, text: str, sent_by: str
+) -> str:
+    """Record a reply for the delivery worker (delivery ``pending``); the item is replied."""
+    message_id = new_id("inm")
+    now = utcnow()
+    cur.execute(
+        "INSERT INTO inbox_messages (id, item_id, workspace_id, direction, author_handle, text,"
+        " external_id, delivery, sent_by, created_at)"
+        " VALUES (?, ?, ?, 'outbound', ?, ?, NULL, 'pending', ?, ?)",
+        [message_id, item_id, workspace_id, author_handle, text, sent_by, now],
+    )
+    cur.execute(
+        "UPDATE inbox_items SET status = 'replied', snoozed_until = NULL,"
+        " last_message_at = greatest(last_message_at, ?), updated_at = ?"
+        " WHERE workspace_id = ? AND id = ?",
+        [now, now, workspace_id, item_id],
+    )
+    return message_id
+
+
+def get_message(cur: Cursor, workspace_id: str, message_id: str) -> Row | None:
+    return fetch_one(
+        cur,
+        "SELECT * FROM inbox_messages WHERE workspace_id = ? AND id = ?",
+        [workspace_id, message_id],
+    )
+
+
+def past_exchanges(
+    cur: Cursor, workspace_id: str, *, exclude_message_id: str | None = None, limit: int = 500
+) -> list[Row]:
+    """The workspace's most recent human replies, each with the inbound message it answered.
+
+    A human reply is an outbound message sent with an API key (``sent_by`` ``key_…``), not by an
+    automation, whose delivery has not failed. Rows: ``inbound``, ``reply``, ``item_id``.
+    """
+    return fetch_all(
+        cur,
+        "SELECT * FROM (SELECT o.item_id, o.text AS reply,"
+        " (SELECT i.id FROM inbox_messages i WHERE i.item_id = o.item_id"
+        "  AND i.direction = 'inbound' AND i.created_at <= o.created_at"
+        "  ORDER BY i.created_at DESC, i.id DESC LIMIT 1) AS inbound_id,"
+        " (SELECT i.text FROM inbox_messages i WHERE i.item_id = o.item_id"
+        "  AND i.direction = 'inbound' AND i.created_at <= o.created_at"
+        "  ORDER BY i.created_at DESC, i.id DESC LIMIT 1) AS inbound, o.id AS reply_id"
+        " FROM inbox_messages o WHERE o.workspace_id = ? AND o.direction = 'outbound'"
+        " AND o.delivery <> 'failed' AND starts_with(coalesce(o.sent_by, ''), 'key_')"
+        " ORDER BY o.created_at DESC, o.id DESC LIMIT ?)"
+        " WHERE inbound IS NOT NULL AND (? IS NULL OR inbound_id <> ?)",
+        [workspace_id, limit, exclude_message_id, exclude_message_id],
+    )
+
+
+# -- drafts ------------------------------------------------------------------------------------
+
+
+def insert_draft(
+    cur: Cursor, workspace_id: str, item_id: str, text: str, source: str, confidence: float
+) -> str:
+    draft_id = new_id("ind")
+    cur.execute(
+        "INSERT INTO inbox_drafts (id, item_id, workspace_id, text, source, confidence,"
+        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [draft_id, item_id, workspace_id, text, source, confidence, utcnow()],
+    )
+    return draft_id
+
+
+def get_draft(cur: Cursor, workspace_id: str, draft_id: str) -> Row | None:
+    return fetch_one(
+        cur,
+        "SELECT * FROM inbox_drafts WHERE workspace_id = ? AND id = ?",
+        [workspace_id, draft_id],
+    )
+
+
+def list_drafts(
+    cur: Cursor, workspace_id: str, item_id: str, *, after: str | None = None, limit: int = 100
+) -> list[Row]:
+    """An item's drafts, newest first."""
+    return fetch_all(
+        cur,
+        "SELECT * FROM inbox_drafts WHERE workspace_id = ? AND item_id = ?"
+        " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
+        [workspace_id, item_id, after, after, limit],
+    )
+
+
+# -- automations -------------------------------------------------------------------------------
+
+
+def _automation_row(row: Row | None) -> Row | None:
+    if row is not None:
+        params = row["action_params"]
+        row["action_params"] = json.loads(params) if isinstance(params, str) else dict(params)
+    return row
+
+
+def insert_automation(
+    cur: Cursor,
+    workspace_id: str,
+    *,
+    name: str,
+    enabled: bool,
+    trigger_type: str,
+    phrases: list[str],
+    intent: str | None,
+    action: str,
+    action_params: dict[str, Any],
+) -> str:
+    automation_id = new_id("iau")
+    now = utcnow()
+    cur.execute(
+        "INSERT INTO inbox_automations (id, workspace_id, name, enabled, trigger_type, phrases,"
+        " intent, action, action_params, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            automation_id,
+            workspace_id,
+            name,
+            enabled,
+            trigger_type,
+            phrases,
+            intent,
+            action,
+            json.dumps(action_params),
+            now,
+            now,
+        ],
+    )
+    return automation_id
+
+
+def get_automation(cur: Cursor, workspace_id: str, automation_id: str) -> Row | None:
+    return _automation_row(
+        fetch_one(
+            cur,
+            "SELECT * FROM inbox_automations WHERE workspace_id = ? AND id = ?"
+            " AND deleted_at IS NULL",
+            [workspace_id, automation_id],
+        )
+    )
+
+
+def list_automations(
+    cur: Cursor,
+    workspace_id: str,
+    *,
+    enabled: bool | None = None,
+    after: str | None = None,
+    limit: int = 100,
+) -> list[Row]:
+    rows = fetch_all(
+        cur,
+        "SELECT * FROM inbox_automations WHERE workspace_id = ? AND deleted_at IS NULL"
+        " AND (? IS NULL OR enabled = ?) AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
+        [workspace_id, enabled, enabled, after, after, limit],
+    )
+    return [r for r in (_automation_row(row) for row in rows) if r is not None]
+
+
+def update_automation(
+    cur: Cursor,
+    workspace_id: str,
+    automation_id: str,
+    *,
+    name: str,
+    enabled: bool,
+    trigger_type: str,
+    phrases: list[str],
+    intent: str | None,
+    action: str,
+    action_params: dict[str, Any],
+) -> None:
+    cur.execute(
+        "UPDATE inbox_automations SET name = ?, enabled = ?, trigger_type = ?, phrases = ?,"
+        " intent = ?, action = ?, action_params = ?, updated_at = ?"
+        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
+        [
+            name,
+            enabled,
+            trigger_type,
+            phrases,
+            intent,
+            action,
+            json.dumps(action_params),
+            utcnow(),
+            workspace_id,
+            automation_id,
+        ],
+    )
+
+
+def delete_automation(cur: Cursor, workspace_id: str, automation_id: str) -> bool:
+    now = utcnow()
+    cur.execute(
+        "UPDATE inbox_automations SET deleted_at = ?, updated_at = ?"
+        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL RETURNING id",
+        [now, now, workspace_id, automation_id],
+    )
+    return cur.fetchone() is not None

@@ -1,0 +1,250 @@
+"""Posts, their destinations and uploaded media."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from warehouse.ids import new_id, utcnow
+from warehouse.rows import Cursor, Row, fetch_all, fetch_one
+
+# -- posts -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NewPost:
+    workspace_id: str
+    text: str
+    status: str
+    scheduled_at: datetime | None
+    approval_required: bool
+    tags: list[str]
+    media_ids: list[str]
+    platform_options: dict[str, Any]
+    created_by: str
+
+
+def insert_post(cur: Cursor, post: NewPost) -> str:
+    post_id = new_id("post")
+    now = utcnow()
+    cur.execute(
+        "INSERT INTO posts (id, workspace_id, text, status, scheduled_at, approval_required, tags,"
+        " media_ids, platform_options, source, created_by, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'api', ?, ?, ?)",
+        [
+            post_id,
+            post.workspace_id,
+            post.text,
+            post.status,
+            post.scheduled_at,
+            post.approval_required,
+            post.tags,
+            post.media_ids,
+            json.dumps(post.platform_options),
+            post.created_by,
+            now,
+            now,
+        ],
+    )
+    return post_id
+
+
+def update_post(
+    cur: Cursor,
+    post_id: str,
+    *,
+    text: str,
+    status: str,
+    scheduled_at: datetime | None,
+    tags: list[str],
+    media_ids: list[str],
+    platform_options: dict[str, Any],
+    canceled_at: datetime | None = None,
+) -> None:
+    cur.execute(
+        "UPDATE posts SET text = ?, status = ?, scheduled_at = ?, tags = ?, media_ids = ?,"
+        " platform_options = ?, canceled_at = ?, updated_at = ? WHERE id = ?",
+        [
+            text,
+            status,
+            scheduled_at,
+            tags,
+            media_ids,
+            json.dumps(platform_options),
+            canceled_at,
+            utcnow(),
+            post_id,
+        ],
+    )
+
+
+def set_status(
+    cur: Cursor,
+    post_id: str,
+    status: str,
+    *,
+    scheduled_at: datetime | None = None,
+    canceled_at: datetime | None = None,
+) -> None:
+    """Move a post to ``status``; ``scheduled_at``/``canceled_at`` are set only when given."""
+    cur.execute(
+        "UPDATE posts SET status = ?, scheduled_at = coalesce(?, scheduled_at),"
+        " canceled_at = coalesce(?, canceled_at), updated_at = ? WHERE id = ?",
+        [status, scheduled_at, canceled_at, utcnow(), post_id],
+    )
+
+
+def get_post(cur: Cursor, workspace_id: str, post_id: str) -> Row | None:
+    return fetch_one(
+        cur, "SELECT * FROM posts WHERE workspace_id = ? AND id = ?", [workspace_id, post_id]
+    )
+
+
+@dataclass(frozen=True)
+class PostFilter:
+    status: str | None = None
+    platform: str | None = None
+    account_id: str | None = None
+    tag: str | None = None
+    created_from: datetime | None = None
+    created_to: datetime | None = None
+    scheduled_from: datetime | None = None
+    scheduled_to: datetime | None = None
+
+
+def list_posts(
+    cur: Cursor, workspace_id: str, where: PostFilter, after: str | None, limit: int
+) -> list[Row]:
+    """Posts of a workspace, newest first, after the keyset cursor ``after``."""
+    by_destination = where.platform is not None or where.account_id is not None
+    return fetch_all(
+        cur,
+        "SELECT p.* FROM posts p WHERE p.workspace_id = ?"
+        " AND (? IS NULL OR p.status = ?)"
+        " AND (? IS NULL OR list_contains(p.tags, ?))"
+        " AND (? IS NULL OR p.created_at >= ?) AND (? IS NULL OR p.created_at < ?)"
+        " AND (? IS NULL OR p.scheduled_at >= ?) AND (? IS NULL OR p.scheduled_at < ?)"
+        " AND (NOT ? OR EXISTS (SELECT 1 FROM post_destinations d WHERE d.post_id = p.id"
+        "   AND (? IS NULL OR d.platform = ?) AND (? IS NULL OR d.account_id = ?)))"
+        " AND (? IS NULL OR p.id < ?)"
+        " ORDER BY p.id DESC LIMIT ?",
+        [
+            workspace_id,
+            where.status,
+            where.status,
+            where.tag,
+            where.tag,
+            where.created_from,
+            where.created_from,
+            where.created_to,
+            where.created_to,
+            where.scheduled_from,
+            where.scheduled_from,
+            where.scheduled_to,
+            where.scheduled_to,
+            by_destination,
+            where.platform,
+            where.platform,
+            where.account_id,
+            where.account_id,
+            after,
+            after,
+            limit,
+        ],
+    )
+
+
+# -- destinations ------------------------------------------------------------------------------
+
+
+def replace_destinations(
+    cur: Cursor, post_id: str, workspace_id: str, accounts: list[tuple[str, str]]
+) -> None:
+    """Set a post's destinations to ``accounts`` (account id, platform), each ``pending``."""
+    cur.execute("DELETE FROM post_destinations WHERE post_id = ?", [post_id])
+    now = utcnow()
+    for account_id, platform in accounts:
+        cur.execute(
+            "INSERT INTO post_destinations (id, post_id, workspace_id, account_id, platform,"
+            " status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
+            [new_id("dst"), post_id, workspace_id, account_id, platform, now, now],
+        )
+
+
+def destinations_of(cur: Cursor, post_ids: list[str]) -> dict[str, list[Row]]:
+    """Each post's destinations, in the order they were given."""
+    found: dict[str, list[Row]] = {post_id: [] for post_id in post_ids}
+    if not post_ids:
+        return found
+    for row in fetch_all(
+        cur,
+        "SELECT * FROM post_destinations WHERE list_contains(?, post_id) ORDER BY id",
+        [post_ids],
+    ):
+        found[row["post_id"]].append(row)
+    return found
+
+
+# -- media -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NewMedia:
+    id: str
+    workspace_id: str
+    kind: str
+    content_type: str
+    size_bytes: int
+    sha256: str
+    filename: str | None
+    storage_key: str
+    alt_text: str | None
+
+
+def insert_media(cur: Cursor, media: NewMedia) -> None:
+    cur.execute(
+        "INSERT INTO media (id, workspace_id, kind, content_type, size_bytes, sha256, filename,"
+        " storage_key, alt_text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            media.id,
+            media.workspace_id,
+            media.kind,
+            media.content_type,
+            media.size_bytes,
+            media.sha256,
+            media.filename,
+            media.storage_key,
+            media.alt_text,
+            utcnow(),
+        ],
+    )
+
+
+def get_media(cur: Cursor, workspace_id: str, media_id: str) -> Row | None:
+    return fetch_one(
+        cur, "SELECT * FROM media WHERE workspace_id = ? AND id = ?", [workspace_id, media_id]
+    )
+
+
+def media_by_ids(cur: Cursor, workspace_id: str, ids: list[str]) -> dict[str, Row]:
+    if not ids:
+        return {}
+    found = fetch_all(
+        cur,
+        "SELECT * FROM media WHERE workspace_id = ? AND list_contains(?, id)",
+        [workspace_id, ids],
+    )
+    return {row["id"]: row for row in found}
+
+
+def list_media(
+    cur: Cursor, workspace_id: str, kind: str | None, after: str | None, limit: int
+) -> list[Row]:
+    return fetch_all(
+        cur,
+        "SELECT * FROM media WHERE workspace_id = ? AND (? IS NULL OR kind = ?)"
+        " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
+        [workspace_id, kind, kind, after, after, limit],
+    )
