@@ -256,7 +256,16 @@ class Store:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """One transaction: committed when the block ends, rolled back if it raises."""
+        """One transaction: committed when the block ends, rolled back if it raises.
+
+        Over Quack (remote mode) each statement commits on its own: a client-side BEGIN
+        does not make the block atomic (DuckDB 1.5.5), so none is sent and the block must
+        be idempotent. Atomic multi-statement work goes through :meth:`execute_script`.
+        """
+        if self.mode == "remote":
+            with self.cursor() as cur:
+                yield cur
+            return
         with self.cursor() as cur:
             cur.execute("BEGIN TRANSACTION")
             try:
@@ -268,7 +277,11 @@ class Store:
             cur.execute("COMMIT")
 
     def run(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
-        """Run ``work`` in a transaction, retrying it when a concurrent writer wins a conflict."""
+        """Run ``work`` in a transaction, retrying it when a concurrent writer wins a conflict.
+
+        In remote mode ``work`` runs statement by statement (see :meth:`transaction`); the
+        callers that can reach a remote store (the CLI's admin commands) are idempotent.
+        """
         for attempt in range(_CONFLICT_RETRIES):
             try:
                 with self.transaction() as cur:

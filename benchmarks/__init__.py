@@ -1,0 +1,1 @@
+"""Load measurements behind the architecture decisions (see docs/adr/)."""
