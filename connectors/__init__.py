@@ -1,0 +1,1 @@
+"""Platform connectors: one httpx client per platform behind one small interface."""

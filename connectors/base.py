@@ -1,0 +1,133 @@
+"""What every platform connector returns, and the errors it raises."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, Protocol
+
+Kind = Literal["own", "competitor", "creator"]
+
+
+@dataclass(frozen=True)
+class AccountRef:
+    """An account to read: ours (with its token) or a public one we track."""
+
+    platform: str
+    external_id: str
+    handle: str
+    kind: Kind = "own"
+    account_id: str | None = None  # our acc_… for a connected account
+    access_token: str | None = None
+
+
+@dataclass(frozen=True)
+class AccountSnapshot:
+    platform: str
+    external_id: str
+    handle: str
+    display_name: str | None
+    followers: int | None
+    following: int | None
+    posts_count: int | None
+    captured_at: datetime  # aware, UTC
+    category: str | None = None
+
+
+@dataclass(frozen=True)
+class PostRecord:
+    platform: str
+    external_id: str
+    account_external_id: str
+    text: str | None
+    published_at: datetime  # aware, UTC
+    hashtags: tuple[str, ...] = ()
+    media_type: str | None = None
+    url: str | None = None
+    category: str | None = None
+    deleted: bool = False
+
+
+@dataclass(frozen=True)
+class EngagementSnapshot:
+    """Cumulative counters of one post; None where the platform does not report a metric."""
+
+    platform: str
+    external_id: str
+    captured_at: datetime  # aware, UTC
+    impressions: int | None = None
+    reach: int | None = None
+    views: int | None = None
+    likes: int | None = None
+    comments: int | None = None
+    shares: int | None = None
+    saves: int | None = None
+    clicks: int | None = None
+
+
+@dataclass
+class FetchReport:
+    """What one account's fetch produced, and what failed without stopping the run."""
+
+    accounts: list[AccountSnapshot] = field(default_factory=list)
+    posts: list[PostRecord] = field(default_factory=list)
+    snapshots: list[EngagementSnapshot] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+
+
+class ConnectorError(Exception):
+    """A platform call failed."""
+
+    def __init__(self, message: str, *, status: int | None = None, code: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+class TransientError(ConnectorError):
+    """Worth retrying: 5xx, timeouts, connection resets."""
+
+
+class RateLimitedError(TransientError):
+    """429: retry after ``retry_after`` seconds."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kw: object) -> None:
+        super().__init__(message, **kw)  # type: ignore[arg-type]
+        self.retry_after = retry_after
+
+
+class PermanentError(ConnectorError):
+    """Retrying will not help: bad request, rejected content, gone."""
+
+
+class AuthExpiredError(PermanentError):
+    """The token is expired or revoked: the account must be reconnected."""
+
+
+class NotFoundError(PermanentError):
+    """The object does not exist (any more) on the platform."""
+
+
+class Connector(Protocol):
+    """Reads one platform. Implementations are httpx clients against the real API's shape."""
+
+    platform: str
+
+    def fetch_account(self, account: AccountRef) -> AccountSnapshot:
+        """The account's profile and follower counts now."""
+        ...
+
+    def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
+        """The account's posts published since ``since`` (all when None), following pages."""
+        ...
+
+    def fetch_metrics(
+        self, account: AccountRef, external_ids: Sequence[str]
+    ) -> Iterator[EngagementSnapshot]:
+        """Current cumulative counters of these posts; missing metrics are None."""
+        ...
+
+    def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
+        """Public creator accounts matching ``query`` (for creator rankings)."""
+        ...
