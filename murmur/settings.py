@@ -24,6 +24,13 @@ class Settings(BaseSettings):
         default=9494,
         description="Where the store host serves DuckDB's Quack protocol; 0 picks one.",
     )
+    platforms_url: str = Field(
+        default="http://127.0.0.1:8600",
+        description="Root URL of the platform APIs: the bundled simulator by default.",
+    )
+    simulator_port: int = Field(default=8600, description="Where `murmur up` runs the simulator.")
+    simulator_seed: int = 42
+    dagster_port: int = Field(default=3000, description="Where `murmur up` runs Dagster's UI.")
     read_rate_limit: int = Field(
         default=6000, description="Default GETs per key per rolling minute."
     )
