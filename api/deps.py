@@ -99,8 +99,10 @@ async def context(
         limit = key.write_rate_limit or settings.write_rate_limit
     else:
         limit = key.read_rate_limit or settings.read_rate_limit
-    budget = limiter.hit(f"{key.id}:{'write' if is_write else 'read'}", limit)
-    request.state.rate_budget = budget
+    budget = getattr(request.state, "rate_budget", None)
+    if budget is None:  # a retried attempt of the same request is not counted twice
+        budget = limiter.hit(f"{key.id}:{'write' if is_write else 'read'}", limit)
+        request.state.rate_budget = budget
     if not budget.allowed:
         raise RateLimited(
             f"Over {limit} {'writes' if is_write else 'reads'} a minute for this key.",
@@ -111,7 +113,8 @@ async def context(
     ctx_workspace = Context(key=key, requested_workspace=x_workspace_id, tx=None)  # type: ignore[arg-type]
     if x_workspace_id is not None:
         _ = ctx_workspace.workspace_id  # refuse a forbidden workspace before any work
-    if is_write and not getattr(request.state, "manual_idempotency", False):
+    already_claimed = getattr(request.state, "idempotency", None) is not None
+    if is_write and not already_claimed and not getattr(request.state, "manual_idempotency", False):
         raw_key = idempotency.validate_key(request.headers.get(idempotency.HEADER))
         record = idem_repo.RecordKey(key.id, request.method, request.url.path, raw_key)
         digest = idempotency.fingerprint(await request.body())

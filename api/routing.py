@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import random
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -22,87 +24,139 @@ log = structlog.get_logger(__name__)
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
 
-def _finish(
+def _settle(
     store: Store,
     tx: duckdb.DuckDBPyConnection | None,
     claim: Claimed | None,
-    response: Response | None,
+    outcome: Response | None,
 ) -> None:
-    """Commit a success with its idempotency record, or roll back and settle the claim."""
-    ok = response is not None and response.status_code < 400
+    """Roll a failed attempt back; keep its outcome under the key, or free the key."""
+    _abort(tx)
+    if claim is None:
+        return
+    if outcome is not None:
+        # A refusal that follows from the resource's state is the request's outcome.
+        body = bytes(outcome.body).decode()
+        store.run(lambda cur: idem_repo.complete(cur, claim.record, outcome.status_code, body))
+    else:
+        store.run(lambda cur: idem_repo.release(cur, claim.record))
+
+
+def _commit(
+    tx: duckdb.DuckDBPyConnection | None, claim: Claimed | None, response: Response
+) -> None:
+    """Record the response with the write it describes, and commit both (closing the cursor)."""
+    if tx is None:
+        return
     try:
-        if tx is not None:
-            if ok:
-                if claim is not None and response is not None:
-                    idem_repo.complete(
-                        tx, claim.record, response.status_code, bytes(response.body).decode()
-                    )
-                tx.execute("COMMIT")
-                return
-            with contextlib.suppress(duckdb.Error):
-                tx.execute("ROLLBACK")
-        if claim is None:
-            return
-        if response is not None:
-            # A refusal that follows from the resource's state is the request's outcome.
-            store.run(
-                lambda cur: idem_repo.complete(
-                    cur, claim.record, response.status_code, bytes(response.body).decode()
-                )
+        if claim is not None and response.status_code < 400:
+            idem_repo.complete(
+                tx, claim.record, response.status_code, bytes(response.body).decode()
             )
-        else:
-            store.run(lambda cur: idem_repo.release(cur, claim.record))
+        tx.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):
+            tx.execute("ROLLBACK")
+        raise
     finally:
-        if tx is not None:
-            tx.close()
+        tx.close()
 
 
-def _release(store: Store, tx: duckdb.DuckDBPyConnection | None, claim: Claimed | None) -> None:
-    _finish(store, tx, claim, None)
+def _abort(tx: duckdb.DuckDBPyConnection | None) -> None:
+    if tx is None:
+        return
+    with contextlib.suppress(duckdb.Error):
+        tx.execute("ROLLBACK")
+    tx.close()
+
+
+def _retryable(exc: BaseException) -> bool:
+    """A concurrent transaction won on the same row or key: running again may succeed."""
+    if is_conflict(exc):
+        return True
+    return isinstance(exc, duckdb.TransactionException | duckdb.ConstraintException) and (
+        "constraint" in str(exc).lower()
+    )
+
+
+_ATTEMPTS = 6
 
 
 class MurmurRoute(APIRoute):
-    """Runs the endpoint, then commits or rolls back the transaction its dependencies opened."""
+    """Runs the endpoint, then commits or rolls back the transaction its dependencies opened.
+
+    A write that loses a conflict to a concurrent transaction (DuckDB is optimistic) runs
+    again, up to six attempts with jittered backoff, under the same idempotency claim;
+    after that the client gets 503 and may retry with the same key.
+    """
 
     def get_route_handler(self) -> Handler:
         original = super().get_route_handler()
 
         async def handler(request: Request) -> Response:
             store: Store = request.app.state.store
-            try:
-                response = await original(request)
-            except IdempotentReplay as replay:
-                await run_in_threadpool(_release, store, getattr(request.state, "tx", None), None)
-                return replay.response()
-            except MurmurError as exc:
-                tx = getattr(request.state, "tx", None)
-                claim = getattr(request.state, "idempotency", None)
-                if isinstance(exc, STORABLE_ERRORS) and claim is not None:
-                    stored = murmur_error_response(exc)
-                    await run_in_threadpool(_finish, store, tx, claim, stored)
-                    return stored
-                await run_in_threadpool(_release, store, tx, claim)
-                raise
-            except BaseException:
-                await run_in_threadpool(
-                    _release,
-                    store,
-                    getattr(request.state, "tx", None),
-                    getattr(request.state, "idempotency", None),
-                )
-                raise
-            tx = getattr(request.state, "tx", None)
-            claim = getattr(request.state, "idempotency", None)
-            try:
-                await run_in_threadpool(_finish, store, tx, claim, response)
-            except duckdb.TransactionException as exc:
-                if not is_conflict(exc):
+            for attempt in range(1, _ATTEMPTS + 1):
+                request.state.tx = None
+                try:
+                    response = await original(request)
+                except IdempotentReplay as replay:
+                    await run_in_threadpool(_settle_released, store, request.state.tx, None)
+                    return replay.response()
+                except MurmurError as exc:
+                    tx = request.state.tx
+                    claim = getattr(request.state, "idempotency", None)
+                    if isinstance(exc, STORABLE_ERRORS) and claim is not None:
+                        stored = murmur_error_response(exc)
+                        await run_in_threadpool(_settle, store, tx, claim, stored)
+                        return stored
+                    await run_in_threadpool(_settle_released, store, tx, claim)
                     raise
-                await run_in_threadpool(_release, store, None, claim)
-                raise ServiceUnavailable(
-                    "A concurrent change to the same resource won; retry with the same key.",
-                    headers={"Retry-After": "1"},
-                ) from exc
-            return response
+                except BaseException as exc:
+                    claim = getattr(request.state, "idempotency", None)
+                    if _retryable(exc) and self._may_retry(request, attempt):
+                        await run_in_threadpool(_abort, request.state.tx)
+                        await _backoff(attempt)
+                        continue
+                    await run_in_threadpool(_settle_released, store, request.state.tx, claim)
+                    if _retryable(exc):
+                        raise _busy() from exc
+                    raise
+                claim = getattr(request.state, "idempotency", None)
+                try:
+                    await run_in_threadpool(_commit, request.state.tx, claim, response)
+                except (duckdb.TransactionException, duckdb.ConstraintException) as exc:
+                    if not _retryable(exc):
+                        await run_in_threadpool(_settle_released, store, None, claim)
+                        raise
+                    if self._may_retry(request, attempt):
+                        await _backoff(attempt)
+                        continue
+                    await run_in_threadpool(_settle_released, store, None, claim)
+                    raise _busy() from exc
+                return response
+            raise AssertionError("unreachable")
 
         return handler
+
+    @staticmethod
+    def _may_retry(request: Request, attempt: int) -> bool:
+        # An upload's body was streamed once and cannot be read again.
+        return attempt < _ATTEMPTS and not getattr(request.state, "manual_idempotency", False)
+
+
+def _settle_released(
+    store: Store, tx: duckdb.DuckDBPyConnection | None, claim: Claimed | None
+) -> None:
+    _settle(store, tx, claim, None)
+
+
+async def _backoff(attempt: int) -> None:
+    # Jitter spreads the losers apart, so that they do not collide again on the same row.
+    await asyncio.sleep(random.uniform(0.002, 0.01) * 2**attempt)
+
+
+def _busy() -> ServiceUnavailable:
+    return ServiceUnavailable(
+        "A concurrent change to the same resource won; retry with the same key.",
+        headers={"Retry-After": "1"},
+    )
