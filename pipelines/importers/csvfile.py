@@ -1,0 +1,270 @@
+"""Reading a user's CSV export: encoding, structure, and problems named by their physical line.
+
+Polars parses the whole file at once (every column as text); checks are vectorised
+expressions. Only when something is wrong do we walk the file with Python's csv module,
+whose ``line_num`` maps a row to the physical line it starts on, counting the header and
+newlines inside quoted fields.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+ROW = "__row"  # 0-based index of the record among the file's data records
+_CHUNK = 8 << 20
+# A byte sequence that is valid multi-byte UTF-8 (RFC 3629). A file holding both these and
+# invalid bytes mixes encodings; one holding none of them is a legacy 8-bit file.
+_UTF8_SEQ = re.compile(
+    rb"[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}"
+    rb"|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}"
+    rb"|\xf4[\x80-\x8f][\x80-\xbf]{2}"
+)
+FALLBACK_ENCODING = "cp1252"
+
+
+class ImportRejectedError(ValueError):
+    """The file cannot be imported as it is; nothing was written."""
+
+    def __init__(self, file: str, line: int | None, problem: str) -> None:
+        where = f"{file}, line {line}" if line is not None else file
+        super().__init__(f"{where}: {problem}")
+        self.file = file
+        self.line = line
+        self.problem = problem
+
+
+@dataclass
+class CsvTable:
+    """A parsed file: every column as text, blank lines dropped, ROW numbering the records."""
+
+    name: str
+    text: bytes  # the file as UTF-8, as parsed
+    frame: pl.DataFrame
+    encoding: str
+    digest: str
+    size: int
+    notes: list[str] = field(default_factory=list)
+
+    def line_of(self, row: int) -> int:
+        """The 1-based physical line on which data record ``row`` starts."""
+        return _line_of_row(self.text.decode("utf-8"), row)
+
+    def reject(self, row: int | None, problem: str) -> ImportRejectedError:
+        """An error naming the line of ``row`` (None: the header, line 1)."""
+        return ImportRejectedError(self.name, 1 if row is None else self.line_of(row), problem)
+
+
+def read_bytes(path: Path, on_progress: Callable[[int], None]) -> tuple[bytes, str]:
+    """The file's bytes and their SHA-256, reporting progress in bytes."""
+    digest = hashlib.sha256()
+    chunks: list[bytes] = []
+    with path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+            chunks.append(chunk)
+            on_progress(len(chunk))
+    return b"".join(chunks), digest.hexdigest()
+
+
+def load(
+    path: Path,
+    required: Sequence[str],
+    *,
+    encoding: str | None,
+    on_progress: Callable[[int], None],
+) -> CsvTable:
+    """Read, decode and parse ``path``; check the header holds ``required`` columns."""
+    raw, digest = read_bytes(path, on_progress)
+    name = path.name
+    notes: list[str] = []
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if encoding is not None and encoding.lower().replace("-", "") not in {"utf8", "ascii"}:
+        try:
+            text = raw.decode(encoding).encode("utf-8")
+        except (LookupError, UnicodeDecodeError) as exc:
+            raise _encoding_error(name, raw, exc, encoding) from exc
+        used = encoding
+    else:
+        text, used = _decode_auto(name, raw, forced=encoding is not None)
+        if used != "utf-8":
+            notes.append(f"not valid UTF-8; read as {used}")
+    if not text.strip():
+        raise ImportRejectedError(name, 1, "the file is empty")
+    frame = _parse(name, text)
+    frame = frame.rename({c: c.strip() for c in frame.columns})
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise ImportRejectedError(
+            name,
+            1,
+            f"missing required column(s) {', '.join(missing)} "
+            f"(the header has: {', '.join(frame.columns)})",
+        )
+    frame = frame.with_row_index(ROW)
+    # A blank line reads as a record of empty fields: skipped (after numbering, so ROW still
+    # maps to the csv module's records). A record with fewer fields than the header reads
+    # as empty trailing fields; the formats' checks reject the empty required ones.
+    columns = [c for c in frame.columns if c != ROW]
+    blank = pl.all_horizontal(pl.col(c) == "" for c in columns)
+    frame = frame.filter(~blank)
+    return CsvTable(name, text, frame, used, digest, len(raw), notes)
+
+
+def _decode_auto(name: str, raw: bytes, *, forced: bool) -> tuple[bytes, str]:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if forced or _UTF8_SEQ.search(raw):
+            # Valid UTF-8 elsewhere: guessing would garble one part or the other.
+            raise _encoding_error(name, raw, exc, "utf-8", mixed=not forced) from exc
+        try:
+            return raw.decode(FALLBACK_ENCODING).encode("utf-8"), FALLBACK_ENCODING
+        except UnicodeDecodeError as exc2:
+            raise _encoding_error(name, raw, exc2, FALLBACK_ENCODING) from exc2
+    return raw, "utf-8"
+
+
+def _encoding_error(
+    name: str, raw: bytes, exc: Exception, encoding: str, *, mixed: bool = False
+) -> ImportRejectedError:
+    if isinstance(exc, LookupError):
+        return ImportRejectedError(name, None, f"unknown encoding {encoding!r}")
+    assert isinstance(exc, UnicodeDecodeError)
+    line = raw.count(b"\n", 0, exc.start) + 1
+    byte = raw[exc.start : exc.start + 1].hex()
+    problem = f"byte 0x{byte} is not valid {encoding}"
+    if mixed:
+        problem += (
+            " while other lines are UTF-8 (the file mixes encodings); save it as UTF-8"
+            " or pass the encoding explicitly"
+        )
+    return ImportRejectedError(name, line, problem)
+
+
+def _parse(name: str, text: bytes) -> pl.DataFrame:
+    try:
+        return pl.read_csv(
+            io.BytesIO(text),
+            infer_schema=False,
+            empty_string_is_null=False,
+            quote_char='"',
+            raise_if_empty=True,
+        )
+    except (pl.exceptions.ComputeError, pl.exceptions.NoDataError) as exc:
+        line, problem = _locate_structure_error(text.decode("utf-8"))
+        if line is None:
+            raise ImportRejectedError(name, None, f"not a readable CSV file: {exc}") from exc
+        raise ImportRejectedError(name, line, problem) from exc
+
+
+def _locate_structure_error(text: str) -> tuple[int | None, str]:
+    """Walk the file with the csv module to find the first malformed record (error path)."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = next(reader)
+    except (StopIteration, csv.Error) as exc:
+        return 1, f"the header cannot be read ({exc})"
+    start = reader.line_num + 1
+    try:
+        for record in reader:
+            if record and len(record) != len(header):
+                return start, f"expected {len(header)} fields, found {len(record)}"
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        return start, f"malformed quoting ({exc})"
+    return None, ""
+
+
+def _line_of_row(text: str, row: int) -> int:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    next(reader)
+    start = reader.line_num + 1
+    for index, _ in enumerate(reader):
+        if index == row:
+            return start
+        start = reader.line_num + 1
+    return start
+
+
+# -- vectorised checks ---------------------------------------------------------------------
+
+
+@dataclass
+class Problems:
+    """Problems found by the checks; the earliest in the file is the one reported."""
+
+    found: list[tuple[int, str]] = field(default_factory=list)
+
+    def check(
+        self, frame: pl.DataFrame, bad: pl.Expr, describe: Callable[[str], str], col: str
+    ) -> None:
+        """Record the first row where ``bad`` holds, described from its raw value of ``col``."""
+        hit = frame.lazy().filter(bad).select(ROW, pl.col(col)).head(1).collect()
+        if hit.height:
+            self.found.append((int(hit[ROW][0]), describe(str(hit[col][0]))))
+
+    def raise_first(self, table: CsvTable) -> None:
+        if self.found:
+            row, problem = min(self.found)
+            raise table.reject(row, problem)
+
+
+def whole_number(frame: pl.DataFrame, col: str, problems: Problems) -> pl.Expr:
+    """``col`` as Int64 (empty → NULL: not reported); non-numbers and negatives are problems."""
+    text = pl.col(col).str.strip_chars()
+    value = text.cast(pl.Int64, strict=False)
+    problems.check(
+        frame,
+        (text != "") & value.is_null(),
+        lambda v: f"column {col!r}: {v!r} is not a whole number",
+        col,
+    )
+    problems.check(frame, value < 0, lambda v: f"column {col!r}: {v!r} is negative", col)
+    return pl.when(text == "").then(None).otherwise(value).alias(col)
+
+
+def required_text(frame: pl.DataFrame, col: str, problems: Problems) -> pl.Expr:
+    """``col`` stripped; an empty value is a problem."""
+    text = pl.col(col).str.strip_chars()
+    problems.check(frame, text == "", lambda _v: f"column {col!r} is empty", col)
+    return text.alias(col)
+
+
+def timestamp(
+    frame: pl.DataFrame,
+    col: str,
+    formats: Sequence[str],
+    problems: Problems,
+    *,
+    required: bool,
+    date_only: bool = False,
+) -> pl.Expr:
+    """``col`` parsed with the first of ``formats`` that fits, as naive UTC Datetime."""
+    text = pl.col(col).str.strip_chars()
+    if date_only:
+        parsed = pl.coalesce(
+            [text.str.strptime(pl.Date, f, strict=False, exact=True) for f in formats]
+        ).cast(pl.Datetime("us"))
+    else:
+        parsed = pl.coalesce(
+            [text.str.strptime(pl.Datetime("us"), f, strict=False, exact=True) for f in formats]
+        )
+    shown = " or ".join(formats)
+    problems.check(
+        frame,
+        (text != "") & parsed.is_null(),
+        lambda v: f"column {col!r}: {v!r} is not a date in the form {shown}",
+        col,
+    )
+    if required:
+        problems.check(frame, text == "", lambda _v: f"column {col!r} is empty", col)
+    return pl.when(text == "").then(None).otherwise(parsed).alias(col)

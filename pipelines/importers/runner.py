@@ -1,0 +1,201 @@
+"""Import one file: read, validate fully, then write it as one ingest batch (all or nothing)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TransferSpeedColumn,
+)
+
+from murmur.settings import Settings
+from pipelines.importers import instagram, tweets, youtube
+from pipelines.importers.common import Context, Parsed
+from pipelines.importers.csvfile import CsvTable, load
+from warehouse import workspaces as ws_repo
+from warehouse.ingest import BatchMeta, naive_utc, write_frames
+from warehouse.rows import Cursor
+from warehouse.store import Secrets, Store
+
+
+@dataclass(frozen=True)
+class Format:
+    """A file format: the columns it needs and how it becomes raw rows."""
+
+    name: str
+    required: tuple[str, ...]
+    parse: Callable[[CsvTable, Context], Parsed]
+    platform: str
+
+
+FORMATS = {
+    f.name: f
+    for f in (
+        Format("youtube-trending", youtube.REQUIRED, youtube.parse, "youtube"),
+        Format("tweets", tweets.REQUIRED, tweets.parse, "x"),
+        Format("instagram-insights", instagram.REQUIRED, instagram.parse, "instagram"),
+    )
+}
+KINDS = ("own", "competitor", "creator")
+
+
+class UnknownWorkspaceError(ValueError):
+    """The workspace given does not exist."""
+
+
+@dataclass
+class ImportResult:
+    """What an import read and wrote."""
+
+    path: str
+    format: str
+    workspace_id: str
+    batch_id: str
+    encoding: str
+    rows_read: int
+    posts: int
+    snapshots: int
+    accounts: int
+    duplicates_dropped: int
+    conflicts_resolved: int
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+
+
+def run_import(
+    path: Path,
+    fmt: str,
+    *,
+    settings: Settings,
+    workspace_id: str | None,
+    kind: str | None = None,
+    account: str | None = None,
+    encoding: str | None = None,
+    progress: bool = True,
+) -> ImportResult:
+    """Import ``path`` as ``fmt`` into the store of ``settings`` (default: the test workspace)."""
+    settings.ensure_dirs()
+    with Store.connect(
+        settings.store_path,
+        host_file=settings.host_file,
+        quack_token=Secrets.load(settings.data_dir).quack_token,
+        lock_timeout=settings.store_lock_timeout_seconds,
+    ) as store:
+        return import_file(
+            store,
+            path,
+            fmt,
+            workspace_id=workspace_id,
+            landing_dir=settings.data_dir / "landing",
+            kind=kind,
+            account=account,
+            encoding=encoding,
+            progress=progress,
+        )
+
+
+def import_file(
+    store: Store,
+    path: Path,
+    fmt: str,
+    *,
+    workspace_id: str | None,
+    landing_dir: Path,
+    kind: str | None = None,
+    account: str | None = None,
+    encoding: str | None = None,
+    progress: bool = True,
+) -> ImportResult:
+    """Import ``path`` into an open store; raises ImportRejectedError having written nothing."""
+    started = time.perf_counter()
+    started_at = datetime.now(UTC)
+    spec = FORMATS.get(fmt)
+    if spec is None:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
+    ws_id, own = store.run(lambda cur: _workspace(cur, workspace_id, spec.platform, account))
+
+    bar = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        disable=not progress,
+        transient=False,
+    )
+    with bar:
+        size = path.stat().st_size
+        task = bar.add_task(f"reading {path.name}", total=size or 1)
+        table = load(
+            path,
+            spec.required,
+            encoding=encoding,
+            on_progress=lambda n: bar.advance(task, n),
+        )
+        bar.update(task, description=f"checking {table.frame.height:,} rows")
+        parsed = spec.parse(table, Context(kind=kind, own_account=own, now=started_at))
+        bar.update(task, description="writing")
+        meta = BatchMeta(
+            id=f"import:{fmt}:{ws_id}:{table.digest[:16]}",
+            workspace_id=ws_id,
+            source=f"import:{fmt}",
+            partition_key=None,
+            started_at=naive_utc(started_at),
+            errors=[{"kind": "note", "message": n} for n in table.notes + parsed.notes],
+        )
+        counts = write_frames(
+            store, meta, parsed.posts, parsed.snapshots, parsed.accounts, landing_dir
+        )
+        bar.update(task, description=f"imported {path.name}", completed=size or 1)
+    return ImportResult(
+        path=str(path),
+        format=fmt,
+        workspace_id=ws_id,
+        batch_id=meta.id,
+        encoding=table.encoding,
+        rows_read=table.frame.height,
+        posts=counts.posts,
+        snapshots=counts.snapshots,
+        accounts=counts.accounts,
+        duplicates_dropped=parsed.duplicates_dropped,
+        conflicts_resolved=parsed.conflicts_resolved,
+        seconds=round(time.perf_counter() - started, 3),
+        notes=table.notes + parsed.notes,
+    )
+
+
+def _workspace(
+    cur: Cursor, workspace_id: str | None, platform: str, account: str | None
+) -> tuple[str, tuple[str, str, str] | None]:
+    from api.workspaces.service import bootstrap_test_workspace
+
+    if workspace_id is None:
+        workspace_id = bootstrap_test_workspace(cur)
+    elif ws_repo.get_workspace(cur, workspace_id) is None:
+        raise UnknownWorkspaceError(f"no workspace {workspace_id!r}")
+    rows = ws_repo.list_accounts(cur, workspace_id, platform=platform)
+    if account is not None:
+        rows = [r for r in rows if account in (r["id"], r["handle"], r["external_id"])]
+        if not rows:
+            raise ValueError(f"workspace {workspace_id} has no {platform} account {account!r}")
+    own = None
+    if len(rows) == 1 or (rows and account is not None):
+        row = rows[0]
+        own = (str(row["id"]), str(row["external_id"]), str(row["handle"]))
+    elif len(rows) > 1 and platform == "instagram":
+        handles = ", ".join(str(r["handle"]) for r in rows)
+        raise ValueError(f"workspace {workspace_id} has several {platform} accounts ({handles})")
+    return workspace_id, own
