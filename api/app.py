@@ -29,6 +29,7 @@ log = structlog.get_logger(__name__)
 
 def api_router() -> APIRouter:
     """Every resource group's router, mounted under the base path."""
+    from api.analytics.router import router as analytics
     from api.approvals.router import router as approvals
     from api.automation.router import router as automation
     from api.inbox.router import router as inbox
@@ -36,7 +37,7 @@ def api_router() -> APIRouter:
     from api.workspaces.router import router as workspaces
 
     root = APIRouter(prefix=BASE_PATH)
-    for router in (posts, workspaces, approvals, inbox, automation):
+    for router in (posts, workspaces, approvals, inbox, automation, analytics):
         # include_router keeps each route's own class, so the group routers must declare
         # MurmurRoute themselves: without it a request's transaction is never committed.
         stray = [getattr(r, "path", r) for r in router.routes if not isinstance(r, MurmurRoute)]
@@ -124,7 +125,7 @@ _ERRORS_READ = {
     "400": "Validation failed (`VALIDATION_ERROR`).",
     "401": "Missing, unknown, revoked or expired key.",
     "403": "The key lacks the scope or the workspace.",
-    "404": "No such resource in this workspace.",
+    "404": "No such resource (in the path, or named by a filter) in this workspace.",
     "429": "Over the key's rate limit (`RATE_LIMITED`, with `Retry-After`).",
     "500": "Unexpected error (`INTERNAL_ERROR`).",
     "503": "The store is unavailable (`SERVICE_UNAVAILABLE`, with `Retry-After`).",
@@ -171,8 +172,6 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
             for status, text in (_ERRORS_WRITE if is_write else _ERRORS_READ).items():
-                if status == "404" and "{" not in path and not is_write:
-                    continue
                 responses[status] = {
                     "description": text,
                     "headers": _RATE_HEADERS,

@@ -1,0 +1,1 @@
+"""Analytics & intelligence: reads over the marts, and tracked competitors."""

@@ -1,0 +1,139 @@
+"""Analytics & intelligence: unified metrics, viral trends, insights, creators, competitors."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query
+
+from api.analytics import service
+from api.analytics.schemas import (
+    BestTimes,
+    Competitor,
+    CompetitorCreate,
+    Competitors,
+    Creators,
+    EntityType,
+    Granularity,
+    InsightKind,
+    Insights,
+    PostAnalytics,
+    TrendStatus,
+    UnifiedAnalytics,
+    ViralTrends,
+)
+from api.deps import AnalyticsRead, WorkspacesWrite
+from api.pagination import PageParams
+from api.routing import MurmurRoute
+from api.schemas import Deleted, Envelope, UtcDatetime, ok
+from api.workspaces.schemas import Platform
+from warehouse.analytics import TrendFilter
+
+router = APIRouter(tags=["Analytics & intelligence"], route_class=MurmurRoute)
+
+Id = Annotated[str, Path(max_length=64)]
+PlatformFilter = Annotated[Platform | None, Query(description="Only this platform.")]
+AccountFilter = Annotated[
+    str | None, Query(max_length=64, description="Only this connected account (`acc_…`).")
+]
+
+
+@router.get("/analytics/unified", response_model=Envelope[UnifiedAnalytics])
+def unified_analytics(
+    ctx: AnalyticsRead,
+    page: PageParams,
+    from_: Annotated[
+        UtcDatetime | None,
+        Query(
+            alias="from", description="Inclusive start, with offset; default `to` minus 28 days."
+        ),
+    ] = None,
+    to: Annotated[
+        UtcDatetime | None, Query(description="Exclusive end, with offset; default now.")
+    ] = None,
+    platform: PlatformFilter = None,
+    account_id: AccountFilter = None,
+    granularity: Annotated[
+        Granularity, Query(description="`day`, or `hour` for ranges of 14 days at most.")
+    ] = "day",
+) -> Envelope[UnifiedAnalytics]:
+    """Own accounts' metrics over a range: totals, per platform, and a paged series."""
+    return ok(
+        service.unified(
+            ctx.tx, ctx.workspace_id, from_, to, granularity, platform, account_id, page
+        )
+    )
+
+
+@router.get("/viral-trends", response_model=Envelope[ViralTrends])
+def list_viral_trends(
+    ctx: AnalyticsRead,
+    page: PageParams,
+    entity_type: Annotated[EntityType | None, Query(description="post, hashtag or topic.")] = None,
+    status: Annotated[TrendStatus | None, Query(description="Only this status.")] = None,
+    platform: PlatformFilter = None,
+    min_score: Annotated[float | None, Query(description="Only scores at least this.")] = None,
+) -> Envelope[ViralTrends]:
+    """Posts, hashtags and topics trending against their own baseline, highest score first."""
+    where = TrendFilter(
+        entity_type=entity_type, status=status, platform=platform, min_score=min_score
+    )
+    return ok(service.viral_trends(ctx.tx, ctx.workspace_id, where, page))
+
+
+@router.get("/insights", response_model=Envelope[Insights])
+def list_insights(
+    ctx: AnalyticsRead,
+    page: PageParams,
+    kind: Annotated[InsightKind | None, Query(description="Only this kind.")] = None,
+    platform: PlatformFilter = None,
+    account_id: AccountFilter = None,
+) -> Envelope[Insights]:
+    """Best times, top content, anomalies, benchmarks and recommendations, highest score first."""
+    return ok(service.insights(ctx.tx, ctx.workspace_id, kind, platform, account_id, page))
+
+
+@router.get("/insights/best-times", response_model=Envelope[BestTimes])
+def best_times(
+    ctx: AnalyticsRead,
+    account_id: Annotated[str, Query(max_length=64, description="A connected account (`acc_…`).")],
+) -> Envelope[BestTimes]:
+    """One account's weekday x hour grid of engagement indices, shrunk for small samples."""
+    return ok(service.best_times(ctx.tx, ctx.workspace_id, account_id))
+
+
+@router.get("/creators", response_model=Envelope[Creators])
+def list_creators(
+    ctx: AnalyticsRead,
+    page: PageParams,
+    platform: PlatformFilter = None,
+    category: Annotated[
+        str | None, Query(max_length=100, description="Only this category (any case).")
+    ] = None,
+) -> Envelope[Creators]:
+    """Creators ranked by the composite score, with its parts."""
+    return ok(service.creators(ctx.tx, ctx.workspace_id, platform, category, page))
+
+
+@router.get("/competitors", response_model=Envelope[Competitors])
+def list_competitors(ctx: AnalyticsRead, page: PageParams) -> Envelope[Competitors]:
+    """Tracked competitors, newest first, with their latest ranking and a benchmark against us."""
+    return ok(service.competitors(ctx.tx, ctx.workspace_id, page))
+
+
+@router.post("/competitors", status_code=201, response_model=Envelope[Competitor])
+def track_competitor(ctx: WorkspacesWrite, body: CompetitorCreate) -> Envelope[Competitor]:
+    """Track a competitor's account; the next pipeline run ingests and ranks it."""
+    return ok(service.track_competitor(ctx.tx, ctx.workspace_id, body))
+
+
+@router.delete("/competitors/{competitor_id}", response_model=Envelope[Deleted])
+def untrack_competitor(ctx: WorkspacesWrite, competitor_id: Id) -> Envelope[Deleted]:
+    """Stop tracking a competitor (kept, marked deleted, for the audit trail)."""
+    return ok(service.untrack_competitor(ctx.tx, ctx.workspace_id, competitor_id))
+
+
+@router.get("/posts/{post_id}/analytics", response_model=Envelope[PostAnalytics])
+def post_analytics(ctx: AnalyticsRead, post_id: Id) -> Envelope[PostAnalytics]:
+    """One of our posts' daily metrics per destination, with totals."""
+    return ok(service.post_analytics(ctx.tx, ctx.workspace_id, post_id))

@@ -1,0 +1,106 @@
+"""What every notebook starts with: open the Murmur store read-only, query it, show charts.
+
+The store is opened exactly as ``murmur attach --data-dir D`` prints: over Quack when the
+API is running (it owns the file), else the file itself; read-only either way, so a
+notebook never blocks the service or a pipeline run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import matplotlib
+
+matplotlib.use("Agg")  # headless: charts are written as PNGs and displayed from the file
+
+from matplotlib.figure import Figure
+
+from warehouse.store import load_extension
+
+
+def data_dir() -> Path:
+    """The data directory: $MURMUR_DATA_DIR, default ./data (relative to the repository)."""
+    return Path(os.environ.get("MURMUR_DATA_DIR", "data")).resolve()
+
+
+def attach_sql(directory: Path) -> str:
+    """The SQL `murmur attach` prints for this data directory."""
+    done = subprocess.run(
+        [sys.executable, "-m", "murmur.cli", "attach", "--data-dir", str(directory)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+def connect(directory: Path | None = None) -> duckdb.DuckDBPyConnection:
+    """A DuckDB session on the store, read-only, through `murmur attach`'s SQL."""
+    directory = directory or data_dir()
+    if not (directory / "murmur.duckdb").exists():
+        raise FileNotFoundError(f"No Murmur store in {directory}: run `murmur init` first.")
+    sql = attach_sql(directory)
+    con = duckdb.connect()
+    # INSTALL may need the network; the extensions ship as wheels, so load those instead.
+    for name in ("httpfs", "quack"):
+        load_extension(con, name)
+    sql = re.sub(r"INSTALL \w+;\s*LOAD \w+;", "", sql)
+    con.execute(sql)
+    return con
+
+
+def mode(con: duckdb.DuckDBPyConnection) -> str:
+    """How the session reached the store: 'quack' (API running) or 'file'."""
+    found = con.execute(
+        "SELECT path FROM duckdb_databases() WHERE database_name = 'murmur'"
+    ).fetchone()
+    return "quack" if found and str(found[0]).startswith("quack:") else "file"
+
+
+def rows(
+    con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None
+) -> list[dict[str, Any]]:
+    """A query's rows as dicts."""
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description or []]
+    return [dict(zip(names, values, strict=True)) for values in cur.fetchall()]
+
+
+def local(
+    con: duckdb.DuckDBPyConnection, name: str, sql: str, params: list[Any] | None = None
+) -> int:
+    """Copy one table's slice into a session-local temp table ``temp.main.<name>``.
+
+    Over Quack (DuckDB 1.5.5) a query may stream from one remote table only: a join of two
+    store tables fails with "Multiple streaming scans". Copy each side (filtered, aggregated:
+    one remote table per copy) and join the copies locally. ``quack_query`` would run the
+    join on the host but bypasses the read-only attach, so the notebooks do not use it.
+    """
+    if not name.isidentifier():
+        raise ValueError(f"not a table name: {name!r}")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}", params or [])
+    found = con.execute(f"SELECT count(*) FROM temp.main.{name}").fetchone()  # noqa: S608
+    return int(found[0]) if found else 0
+
+
+def output_dir() -> Path:
+    """Where charts are saved: $MURMUR_NOTEBOOK_OUTPUT, default <data dir>/notebook-output."""
+    path = Path(os.environ.get("MURMUR_NOTEBOOK_OUTPUT", data_dir() / "notebook-output"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def show(fig: Figure, name: str) -> Path:
+    """Save a chart as PNG and display it in the notebook."""
+    from IPython.display import Image, display
+
+    path = output_dir() / f"{name}.png"
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    display(Image(filename=str(path)))  # type: ignore[no-untyped-call]
+    return path

@@ -1,0 +1,328 @@
+"""Mart rows written straight into the real store, as the Dagster mart assets would write them."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from tests.support import LiveServer, Tenant
+
+COUNTERS = (
+    "impressions",
+    "reach",
+    "views",
+    "likes",
+    "comments",
+    "shares",
+    "saves",
+    "clicks",
+)
+# Seeded platforms: YouTube reports views but no impressions (the rate falls back to views).
+PLATFORMS = ("x", "instagram", "youtube")
+
+
+def today() -> date:
+    return datetime.now(UTC).date()
+
+
+def _counters(platform: str, post: int, offset: int) -> dict[str, int]:
+    """Deterministic, distinct counters per platform, post and day."""
+    base = 100 + 7 * offset + 13 * post + 31 * PLATFORMS.index(platform)
+    values = {
+        "impressions": 0 if platform == "youtube" else base * 10,
+        "reach": base * 6,
+        "views": base * 4,
+        "likes": base // 2,
+        "comments": base // 10,
+        "shares": base // 20,
+        "saves": base // 25,
+        "clicks": base // 5,
+    }
+    return values
+
+
+@dataclass
+class Seeded:
+    days: list[date]
+    post_ids: dict[str, list[str]]  # platform -> external post ids
+
+
+def seed_unified(
+    server: LiveServer, tenant: Tenant, *, days: int = 40, hourly_days: int = 3
+) -> Seeded:
+    """Daily and hourly post rows, account rows (own and a competitor's) and their snapshots."""
+    end = today()
+    span = [end - timedelta(days=i) for i in range(days - 1, -1, -1)]
+    ws = tenant.workspace_id
+    daily: list[list[Any]] = []
+    hourly: list[list[Any]] = []
+    accounts: list[list[Any]] = []
+    posts: dict[str, list[str]] = {}
+    for platform in PLATFORMS:
+        acc = tenant.accounts[platform]
+        ext_acc = f"ext-{platform}"
+        posts[platform] = [f"{platform}-post-{i}-{ws[-6:]}" for i in range(2)]
+        for offset, day in enumerate(span):
+            for i, ext in enumerate(posts[platform]):
+                c = _counters(platform, i, offset)
+                eng = c["likes"] + c["comments"] + c["shares"] + c["saves"] + c["clicks"]
+                daily.append([ws, day, platform, ext_acc, acc, ext, None, "own", *c.values(), eng])
+            if offset >= days - hourly_days:
+                for hour in range(0, 24, 3):
+                    c = _counters(platform, hour, offset)
+                    eng = c["likes"] + c["comments"] + c["shares"] + c["saves"] + c["clicks"]
+                    at = datetime(day.year, day.month, day.day, hour)
+                    hourly.append(
+                        [
+                            ws,
+                            day,
+                            at,
+                            platform,
+                            ext_acc,
+                            acc,
+                            posts[platform][0],
+                            None,
+                            "own",
+                            *c.values(),
+                            eng,
+                        ]
+                    )
+            followers = 1000 * (1 + PLATFORMS.index(platform)) + 10 * offset
+            accounts.append(
+                [
+                    ws,
+                    day,
+                    platform,
+                    ext_acc,
+                    acc,
+                    "own",
+                    f"{platform}_handle",
+                    followers,
+                    10,
+                    int(offset % 3 == 0),
+                    1000,
+                    50,
+                    0.05,
+                ]
+            )
+        # A competitor's post in the same marts: never part of our unified totals.
+        for day in span:
+            c = _counters(platform, 9, 0)
+            daily.append(
+                [
+                    ws,
+                    day,
+                    platform,
+                    "rival",
+                    None,
+                    f"rival-{platform}",
+                    None,
+                    "competitor",
+                    *c.values(),
+                    999,
+                ]
+            )
+
+    def work(cur: Any) -> None:
+        cur.executemany(
+            "INSERT INTO mart_post_daily (workspace_id, day, platform, account_external_id,"
+            " account_id, external_id, post_id, kind, impressions, reach, views, likes, comments,"
+            " shares, saves, clicks, engagements, engagement_rate)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+            daily,
+        )
+        cur.executemany(
+            "INSERT INTO mart_post_hourly (workspace_id, day, hour, platform,"
+            " account_external_id, account_id, external_id, post_id, kind, impressions, reach,"
+            " views, likes, comments, shares, saves, clicks, engagements)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            hourly,
+        )
+        cur.executemany(
+            "INSERT INTO mart_account_daily (workspace_id, day, platform, account_external_id,"
+            " account_id, kind, handle, followers, follower_growth, posts_published,"
+            " impressions, engagements, engagement_rate)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            accounts,
+        )
+
+    server.store.run(work)
+    seed_snapshots(server, ["mart_post_daily", "mart_post_hourly", "mart_account_daily"], span)
+    return Seeded(days=span, post_ids=posts)
+
+
+def seed_snapshots(server: LiveServer, marts: list[str], days: list[date] | None = None) -> None:
+    """One snapshot per mart partition (days, else 'all'), data through an hour ago."""
+    now = datetime.now(UTC).replace(tzinfo=None)
+    keys = [d.isoformat() for d in days] if days else ["all"]
+    rows = [[m, k, now, 1, now - timedelta(hours=1), "run-test"] for m in marts for k in keys]
+
+    def work(cur: Any) -> None:
+        cur.executemany(
+            "INSERT OR REPLACE INTO mart_snapshots (mart, partition_key, computed_at, rows,"
+            " data_through, run_id) VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+
+    server.store.run(work)
+
+
+def direct_sums(
+    server: LiveServer, workspace_id: str, first: date, last: date, table: str = "mart_post_daily"
+) -> dict[str, int]:
+    """The reference: a plain SQL sum over the seeded own-post rows of the days [first, last]."""
+    assert table in {"mart_post_daily", "mart_post_hourly"}
+    cols = ", ".join(f"sum({c})::BIGINT" for c in (*COUNTERS, "engagements"))
+
+    def work(cur: Any) -> dict[str, int]:
+        cur.execute(
+            f"SELECT {cols} FROM {table} WHERE workspace_id = ? AND kind = 'own'"  # noqa: S608
+            " AND day BETWEEN ? AND ?",
+            [workspace_id, first, last],
+        )
+        row = cur.fetchone()
+        return dict(zip((*COUNTERS, "engagements"), row, strict=True))
+
+    result: dict[str, int] = server.store.run(work)
+    return result
+
+
+def seed_trends(server: LiveServer, tenant: Tenant) -> None:
+    """Six trends (two tied on score) and an older window of one of them."""
+    now = datetime.now(UTC).replace(tzinfo=None)
+    ws = tenant.workspace_id
+    rows: list[list[Any]] = [
+        [ws, "hashtag", "#launch", "x", 9.5, "peaking", 120.0, 10.0, 0],
+        [ws, "hashtag", "#alpha", "x", 7.0, "emerging", 70.0, 10.0, 0],
+        [ws, "hashtag", "#beta", "instagram", 7.0, "emerging", 60.0, 9.0, 0],
+        [ws, "topic", "product launch", None, 5.5, "peaking", 50.0, 8.0, 0],
+        [ws, "post", "x-post-0", "x", 3.2, "declining", 30.0, 9.0, 0],
+        [ws, "post", "ig-post-9", "instagram", 2.0, "emerging", 20.0, 10.0, 0],
+        # An older window of #launch: superseded by the newer one above.
+        [ws, "hashtag", "#launch", "x", 1.0, "emerging", 12.0, 10.0, 6],
+    ]
+
+    def work(cur: Any) -> None:
+        cur.executemany(
+            "INSERT INTO mart_viral_trends (workspace_id, entity_type, entity, platform, score,"
+            " status, velocity, baseline, evidence, window_end, computed_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                [
+                    *r[:8],
+                    json.dumps({"robust_z": r[4], "window_hours": 6}),
+                    now - timedelta(hours=r[8]),
+                    now,
+                ]
+                for r in rows
+            ],
+        )
+
+    server.store.run(work)
+    seed_snapshots(server, ["mart_viral_trends"])
+
+
+def seed_insights(server: LiveServer, tenant: Tenant) -> None:
+    """Insights of every kind and a best-times grid for the tenant's X account."""
+    now = datetime.now(UTC).replace(tzinfo=None)
+    ws = tenant.workspace_id
+    insights: list[list[Any]] = [
+        [ws, "best_time", "x", "ext-x", "Post on Tuesdays at 09:00", "…", 0.9],
+        [ws, "top_content", "instagram", "ext-instagram", "Carousels win", "…", 0.8],
+        [ws, "anomaly", "x", "ext-x", "Impressions spiked", "…", 0.7],
+        [ws, "recommendation", None, None, "Post more video", "…", 0.6],
+        [ws, "benchmark", "x", "ext-x", "Rival engages 2x", "…", 0.6],
+    ]
+    cells: list[list[Any]] = [
+        # weekday, hour, posts, raw, shrunk, ci_low, ci_high, confidence
+        [1, 9, 12, 1.8, 1.6, 1.2, 2.0, "high"],
+        [3, 18, 6, 1.5, 1.3, 0.9, 1.7, "medium"],
+        [5, 2, 1, 3.0, 1.1, 0.2, 2.4, "low"],
+        [0, 12, 8, 0.7, 0.8, 0.6, 1.0, "medium"],
+    ]
+
+    def work(cur: Any) -> None:
+        cur.executemany(
+            "INSERT INTO mart_insights (workspace_id, kind, platform, account_external_id,"
+            " title, body, score, evidence, computed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [[*r, json.dumps({"source": r[1]}), now] for r in insights],
+        )
+        cur.executemany(
+            "INSERT INTO mart_best_times (workspace_id, platform, account_external_id, weekday,"
+            " hour, posts, raw_index, shrunk_index, ci_low, ci_high, confidence, computed_at)"
+            " VALUES (?, 'x', 'ext-x', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [[ws, *c, now] for c in cells],
+        )
+
+    server.store.run(work)
+    seed_snapshots(server, ["mart_insights", "mart_best_times", "mart_anomalies"])
+
+
+def seed_rankings(server: LiveServer, tenant: Tenant) -> None:
+    """Five creators (ranks 1 to 5) and a competitor 'RivalCo' on X and Instagram."""
+    now = datetime.now(UTC).replace(tzinfo=None)
+    ws = tenant.workspace_id
+    rows: list[list[Any]] = [
+        ["creator", "x", "c1", "alice", "tech", 5000, 40, 0.06, 0.055, 0.1, 900.0, 0.91, 1],
+        ["creator", "instagram", "c2", "bob", "food", 8000, 30, 0.05, 0.048, 0.2, 1200.0, 0.85, 2],
+        ["creator", "x", "c3", "carol", "Tech", 3000, 10, 0.09, 0.06, 0.05, 500.0, 0.70, 3],
+        ["creator", "youtube", "c4", "dan", "music", 90000, 5, None, 0.02, 0.0, 4000.0, 0.6, 4],
+        ["creator", "x", "c5", "erin", None, 100, 2, 0.2, 0.04, 0.3, 50.0, 0.5, 5],
+        ["competitor", "x", "r1", "RivalCo", None, 20000, 50, 0.04, 0.039, 0.02, 3000.0, 0.8, 1],
+    ]
+
+    def work(cur: Any) -> None:
+        cur.executemany(
+            "INSERT INTO mart_creator_rankings (workspace_id, kind, platform,"
+            " account_external_id, handle, category, followers, posts, engagement_rate,"
+            " engagement_rate_shrunk, growth_rate, avg_reach, score, rank, parts, computed_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                [ws, *r, json.dumps({"engagement": r[8], "growth": r[9], "reach": r[10]}), now]
+                for r in rows
+            ],
+        )
+
+    server.store.run(work)
+    seed_snapshots(server, ["mart_creator_rankings"])
+
+
+def seed_post_rows(
+    server: LiveServer, tenant: Tenant, post_id: str, platform: str, days: list[date]
+) -> list[dict[str, int]]:
+    """Daily rows of one of our posts on one platform; returns each day's counters."""
+    ws = tenant.workspace_id
+    out = []
+    rows = []
+    for offset, day in enumerate(days):
+        c = _counters(platform, 5, offset)
+        eng = c["likes"] + c["comments"] + c["shares"] + c["saves"] + c["clicks"]
+        out.append({**c, "engagements": eng})
+        rows.append(
+            [
+                ws,
+                day,
+                platform,
+                f"ext-{platform}",
+                tenant.accounts[platform],
+                f"{platform}-{post_id}",
+                post_id,
+                "own",
+                *c.values(),
+                eng,
+            ]
+        )
+
+    def work(cur: Any) -> None:
+        cur.executemany(
+            "INSERT INTO mart_post_daily (workspace_id, day, platform, account_external_id,"
+            " account_id, external_id, post_id, kind, impressions, reach, views, likes, comments,"
+            " shares, saves, clicks, engagements, engagement_rate)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+            rows,
+        )
+
+    server.store.run(work)
+    return out

@@ -1,0 +1,280 @@
+"""Viral trends, insights, best times, creators, competitors and a post's analytics."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from tests.analytics.seed import (
+    seed_insights,
+    seed_post_rows,
+    seed_rankings,
+    seed_trends,
+    seed_unified,
+    today,
+)
+from tests.support import Api, LiveServer, Tenant, assert_error
+
+READS = [
+    "/analytics/unified",
+    "/viral-trends",
+    "/insights",
+    "/creators",
+    "/competitors",
+]
+
+
+def test_viral_trends_order_filters_and_pages(server: LiveServer, tenant: Tenant) -> None:
+    seed_trends(server, tenant)
+    api = tenant.api
+    data = api.ok(api.get("/viral-trends"))
+    entities = [(t["score"], t["entity"]) for t in data["items"]]
+    # Score descending, ties by entity; #launch's older window is superseded.
+    assert entities == [
+        (9.5, "#launch"),
+        (7.0, "#alpha"),
+        (7.0, "#beta"),
+        (5.5, "product launch"),
+        (3.2, "x-post-0"),
+        (2.0, "ig-post-9"),
+    ]
+    assert data["items"][0]["evidence"] == {"robust_z": 9.5, "window_hours": 6}
+    assert data["snapshot"]["computed_at"] is not None
+
+    paged: list[str] = []
+    cursor = None
+    while True:
+        params: dict[str, object] = {"limit": 2}
+        if cursor:
+            params["cursor"] = cursor
+        page = api.ok(api.get("/viral-trends", params=params))
+        paged += [t["entity"] for t in page["items"]]
+        cursor = page["pagination"]["next_cursor"]
+        if not cursor:
+            break
+    assert paged == [e for _, e in entities]
+
+    hashtags = api.ok(api.get("/viral-trends", params={"entity_type": "hashtag"}))
+    assert [t["entity"] for t in hashtags["items"]] == ["#launch", "#alpha", "#beta"]
+    emerging = api.ok(api.get("/viral-trends", params={"status": "emerging", "platform": "x"}))
+    assert [t["entity"] for t in emerging["items"]] == ["#alpha"]
+    strong = api.ok(api.get("/viral-trends", params={"min_score": 6}))
+    assert len(strong["items"]) == 3
+    bad = assert_error(api.get("/viral-trends", params={"status": "hot"}), 400, "VALIDATION_ERROR")
+    assert bad["details"][0]["field"] == "status"
+
+
+def test_insights_and_best_times(server: LiveServer, tenant: Tenant, other_tenant: Tenant) -> None:
+    seed_insights(server, tenant)
+    api = tenant.api
+    data = api.ok(api.get("/insights"))
+    assert [i["score"] for i in data["items"]] == [0.9, 0.8, 0.7, 0.6, 0.6]
+    assert len({i["id"] for i in data["items"]}) == 5
+    assert data["snapshot"]["partitions"] >= 1
+    pages = [i["id"] for p in _pages(api, "/insights", 2) for i in p["items"]]
+    assert pages == [i["id"] for i in data["items"]]
+
+    anomalies = api.ok(api.get("/insights", params={"kind": "anomaly"}))
+    assert [i["title"] for i in anomalies["items"]] == ["Impressions spiked"]
+    mine = api.ok(api.get("/insights", params={"account_id": tenant.accounts["x"]}))
+    assert {i["kind"] for i in mine["items"]} == {"best_time", "anomaly", "benchmark"}
+    assert_error(
+        api.get("/insights", params={"account_id": other_tenant.accounts["x"]}), 404, "NOT_FOUND"
+    )
+
+    grid = api.ok(api.get("/insights/best-times", params={"account_id": tenant.accounts["x"]}))
+    assert grid["platform"] == "x"
+    assert len(grid["grid"]) == 168
+    tuesday_nine = grid["grid"][1 * 24 + 9]
+    assert tuesday_nine == {
+        "weekday": 1,
+        "hour": 9,
+        "label": "Tue 09:00 UTC",
+        "posts": 12,
+        "raw_index": 1.8,
+        "shrunk_index": 1.6,
+        "ci_low": 1.2,
+        "ci_high": 2.0,
+        "confidence": "high",
+    }
+    assert grid["grid"][0]["confidence"] == "none"
+    assert grid["grid"][0]["posts"] == 0
+    # Low confidence never leads, however high its raw index.
+    assert [(c["weekday"], c["hour"]) for c in grid["best"]] == [(1, 9), (3, 18), (0, 12)]
+    assert_error(api.get("/insights/best-times"), 400, "VALIDATION_ERROR")
+    assert_error(
+        api.get("/insights/best-times", params={"account_id": other_tenant.accounts["x"]}),
+        404,
+        "NOT_FOUND",
+    )
+
+
+def test_creators_ranked_with_parts(server: LiveServer, tenant: Tenant) -> None:
+    seed_rankings(server, tenant)
+    api = tenant.api
+    data = api.ok(api.get("/creators"))
+    assert [c["handle"] for c in data["items"]] == ["alice", "bob", "carol", "dan", "erin"]
+    assert data["items"][0]["parts"] == {"engagement": 0.055, "growth": 0.1, "reach": 900.0}
+    assert data["items"][3]["engagement_rate"] is None
+    assert all(c["kind"] == "creator" for c in data["items"])
+    paged = [c["handle"] for p in _pages(api, "/creators", 2) for c in p["items"]]
+    assert paged == ["alice", "bob", "carol", "dan", "erin"]
+    x = api.ok(api.get("/creators", params={"platform": "x"}))
+    assert [c["rank"] for c in x["items"]] == [1, 3, 5]
+    tech = api.ok(api.get("/creators", params={"category": "tech"}))
+    assert [c["handle"] for c in tech["items"]] == ["alice", "carol"]
+
+
+def test_competitors_track_list_benchmark_untrack(server: LiveServer, tenant: Tenant) -> None:
+    seed_unified(server, tenant)
+    seed_rankings(server, tenant)
+    api = tenant.api
+    created = api.ok(api.post("/competitors", json={"platform": "x", "handle": "@RivalCo"}), 201)
+    assert created["id"].startswith("cmp_")
+    assert created["handle"] == "RivalCo"
+    assert created["ranking"]["rank"] == 1
+    assert created["ranking"]["kind"] == "competitor"
+
+    dup = assert_error(
+        api.post("/competitors", json={"platform": "x", "handle": "rivalco"}), 409, "INVALID_STATE"
+    )
+    assert created["id"] in dup["message"]
+    # The same handle on another platform is another account.
+    other = api.ok(api.post("/competitors", json={"platform": "tiktok", "handle": "rivalco"}), 201)
+    assert other["ranking"] is None
+
+    # The same Idempotency-Key replays the first outcome instead of tracking twice.
+    key = "track-nobody-once"
+    first = api.post(
+        "/competitors", json={"platform": "x", "handle": "nobody"}, idempotency_key=key
+    )
+    again = api.post(
+        "/competitors", json={"platform": "x", "handle": "nobody"}, idempotency_key=key
+    )
+    assert first.status_code == again.status_code == 201
+    assert first.json()["data"] == again.json()["data"]
+
+    listed = api.ok(api.get("/competitors"))
+    assert [c["handle"] for c in listed["items"]] == ["nobody", "rivalco", "RivalCo"]
+    rival = listed["items"][2]
+    bench = rival["benchmark"]
+    # Ours: X's own rows of the last 28 days, engagements / impressions, by hand.
+    ours = _own_rate(server, tenant.workspace_id, "x")
+    assert bench["our_engagement_rate"] == pytest.approx(ours)
+    assert bench["their_engagement_rate"] == 0.04
+    assert bench["ratio"] == pytest.approx(0.04 / ours)
+    assert bench["their_followers"] == 20000
+    assert bench["our_followers"] is not None
+
+    removed = api.ok(api.delete(f"/competitors/{created['id']}"))
+    assert removed == {"id": created["id"], "deleted": True}
+    assert_error(api.delete(f"/competitors/{created['id']}"), 404, "NOT_FOUND")
+    listed = api.ok(api.get("/competitors"))
+    assert [c["handle"] for c in listed["items"]] == ["nobody", "rivalco"]
+    # Untracked, it may be tracked again.
+    api.ok(api.post("/competitors", json={"platform": "x", "handle": "RivalCo"}), 201)
+
+    bad = assert_error(
+        api.post("/competitors", json={"platform": "myspace", "handle": "x"}),
+        400,
+        "VALIDATION_ERROR",
+    )
+    assert bad["details"][0]["field"] == "platform"
+    empty = assert_error(
+        api.post("/competitors", json={"platform": "x", "handle": "@"}), 400, "VALIDATION_ERROR"
+    )
+    assert empty["details"][0]["field"] == "handle"
+
+
+def test_post_analytics(server: LiveServer, tenant: Tenant, other_tenant: Tenant) -> None:
+    api = tenant.api
+    post = api.ok(
+        api.post("/posts", json={"text": "Hello", "platforms": ["x", "linkedin"], "draft": True}),
+        201,
+    )
+    post_id = post["post_id"]
+    days = [today() - timedelta(days=i) for i in (2, 1, 0)]
+    x_days = seed_post_rows(server, tenant, post_id, "x", days)
+
+    data = api.ok(api.get(f"/posts/{post_id}/analytics"))
+    assert data["post_id"] == post_id
+    by_platform = {d["platform"]: d for d in data["destinations"]}
+    assert set(by_platform) == {"x", "linkedin"}
+    x = by_platform["x"]
+    assert x["account_id"] == tenant.accounts["x"]
+    assert [p["impressions"] for p in x["series"]] == [d["impressions"] for d in x_days]
+    assert x["totals"]["engagements"] == sum(d["engagements"] for d in x_days)
+    assert x["totals"]["engagement_rate"] == sum(d["engagements"] for d in x_days) / sum(
+        d["impressions"] for d in x_days
+    )
+    assert by_platform["linkedin"]["series"] == []
+    assert by_platform["linkedin"]["totals"]["engagement_rate"] is None
+    assert data["totals"] == x["totals"]
+    assert set(data["snapshot"]) == {
+        "computed_at",
+        "data_through",
+        "freshness_seconds",
+        "partitions",
+        "marts",
+    }
+
+    assert_error(other_tenant.api.get(f"/posts/{post_id}/analytics"), 404, "NOT_FOUND")
+    assert_error(api.get("/posts/post_nope/analytics"), 404, "NOT_FOUND")
+
+
+def test_auth_and_scopes(server: LiveServer, tenant: Tenant) -> None:
+    anonymous = Api(server.base_url, None)
+    wrong = tenant.key_with(server, scopes=["posts:read"])
+    reader = tenant.key_with(server, scopes=["analytics:read"])
+    try:
+        paths = [*READS, "/posts/post_x/analytics"]
+        best = f"/insights/best-times?account_id={tenant.accounts['x']}"
+        for path in [*paths, best]:
+            assert_error(anonymous.get(path), 401, "AUTH_REQUIRED")
+            assert_error(wrong.get(path), 403, "SCOPE_FORBIDDEN")
+        for path in READS:
+            reader.ok(reader.get(path))
+        body = {"platform": "x", "handle": "someone"}
+        assert_error(anonymous.post("/competitors", json=body), 401, "AUTH_REQUIRED")
+        # Tracking changes the workspace's configuration: it takes workspaces:write.
+        assert_error(reader.post("/competitors", json=body), 403, "SCOPE_FORBIDDEN")
+        assert_error(reader.delete("/competitors/cmp_x"), 403, "SCOPE_FORBIDDEN")
+        assert_error(
+            tenant.api.post("/competitors", json=body, headers={"Idempotency-Key": ""}),
+            400,
+            "IDEMPOTENCY_KEY_REQUIRED",
+        )
+    finally:
+        for client in (anonymous, wrong, reader):
+            client.close()
+
+
+def _pages(api: Api, path: str, limit: int) -> list[dict[str, Any]]:
+    out = []
+    cursor = None
+    while True:
+        params: dict[str, object] = {"limit": limit}
+        if cursor:
+            params["cursor"] = cursor
+        page = api.ok(api.get(path, params=params))
+        out.append(page)
+        cursor = page["pagination"]["next_cursor"]
+        if not cursor:
+            return out
+
+
+def _own_rate(server: LiveServer, workspace_id: str, platform: str) -> float:
+    since = today() - timedelta(days=28)
+
+    def work(cur: object) -> float:
+        cur.execute(  # type: ignore[attr-defined]
+            "SELECT sum(engagements) / sum(impressions) FROM mart_post_daily"
+            " WHERE workspace_id = ? AND platform = ? AND kind = 'own' AND day >= ?",
+            [workspace_id, platform, since],
+        )
+        return float(cur.fetchone()[0])  # type: ignore[attr-defined]
+
+    result: float = server.store.run(work)
+    return result
