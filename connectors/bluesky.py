@@ -1,0 +1,174 @@
+"""Bluesky over AT Protocol XRPC: profiles, author feeds, post views, actor search."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from connectors.base import (
+    AccountRef,
+    AccountSnapshot,
+    AuthExpiredError,
+    ConnectorError,
+    EngagementSnapshot,
+    NotFoundError,
+    PostRecord,
+    RateLimitedError,
+)
+from connectors.http import (
+    HttpConnector,
+    as_int,
+    chunks,
+    error_for_status,
+    hashtags_in,
+    json_body,
+    parse_time,
+)
+
+BATCH = 25  # getPosts takes at most 25 uris
+AUTH_ERRORS = ("ExpiredToken", "InvalidToken", "AuthenticationRequired", "AuthMissing")
+NOT_FOUND_ERRORS = ("NotFound", "ActorNotFound", "RecordNotFound")
+EMBEDS = {
+    "app.bsky.embed.images": "image",
+    "app.bsky.embed.video": "video",
+    "app.bsky.embed.external": "link",
+}
+
+
+class BlueskyConnector(HttpConnector):
+    """Reads public Bluesky accounts from an AppView (a session token is optional)."""
+
+    platform = "bluesky"
+
+    def classify(self, response: httpx.Response) -> ConnectorError | None:
+        """Map XRPC's {error, message}: ExpiredToken and friends, rate limits, not found."""
+        status = response.status_code
+        if status < 400:
+            return None
+        body = json_body(response)
+        body = body if isinstance(body, dict) else {}
+        name = str(body.get("error") or "") or None
+        message = str(body.get("message") or name or f"HTTP {status}")
+        if name in AUTH_ERRORS or status == 401:
+            return AuthExpiredError(message, status=status, code=name)
+        if status == 429:
+            retry = self.http.retry_after(response)
+            reset = response.headers.get("ratelimit-reset")
+            if retry is None and reset and reset.isdigit():
+                retry = max(0.0, int(reset) - self.http.clock().timestamp())
+            return RateLimitedError(message, retry_after=retry, status=status, code=name)
+        if name in NOT_FOUND_ERRORS or "not found" in message.lower():
+            return NotFoundError(message, status=status, code=name)
+        return error_for_status(response, message, name)
+
+    def _headers(self, account: AccountRef | None) -> dict[str, str]:
+        token = self.token_for(account)
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def _get(self, method: str, account: AccountRef | None, params: Any) -> Any:
+        return self.get(f"/xrpc/{method}", self.classify, params, self._headers(account))
+
+    @staticmethod
+    def _actor(account: AccountRef) -> str:
+        return account.external_id if account.external_id.startswith("did:") else account.handle
+
+    def fetch_account(self, account: AccountRef) -> AccountSnapshot:
+        """app.bsky.actor.getProfile?actor=…"""
+        body = self._get("app.bsky.actor.getProfile", account, {"actor": self._actor(account)})
+        return AccountSnapshot(
+            platform=self.platform,
+            external_id=body["did"],
+            handle=body.get("handle") or account.handle,
+            display_name=body.get("displayName"),
+            followers=as_int(body.get("followersCount")),
+            following=as_int(body.get("followsCount")),
+            posts_count=as_int(body.get("postsCount")),
+            captured_at=self.server_time,
+        )
+
+    def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
+        """app.bsky.feed.getAuthorFeed (limit 100, cursor), skipping reposts of others' posts."""
+        actor = self._actor(account)
+        cursor: str | None = None
+        while True:
+            params: dict[str, Any] = {"actor": actor, "limit": 100, "filter": "posts_no_replies"}
+            if cursor:
+                params["cursor"] = cursor
+            body = self._get("app.bsky.feed.getAuthorFeed", account, params)
+            for item in body.get("feed") or []:
+                post = item.get("post") or {}
+                author = post.get("author") or {}
+                if item.get("reason") or actor not in (author.get("did"), author.get("handle")):
+                    continue  # a repost, or someone else's post in a thread
+                record = post.get("record") or {}
+                published = parse_time(record.get("createdAt") or post["indexedAt"])
+                if since is not None and published < since:
+                    return
+                tags = tuple(
+                    dict.fromkeys(
+                        str(f["tag"]).lower()
+                        for facet in record.get("facets") or []
+                        for f in facet.get("features") or []
+                        if f.get("$type") == "app.bsky.richtext.facet#tag"
+                    )
+                )
+                embed = str((post.get("embed") or {}).get("$type") or "").removesuffix("#view")
+                rkey = post["uri"].rsplit("/", 1)[-1]
+                handle = post.get("author", {}).get("handle") or account.handle
+                yield PostRecord(
+                    platform=self.platform,
+                    external_id=post["uri"],
+                    account_external_id=account.external_id,
+                    text=record.get("text"),
+                    published_at=published,
+                    hashtags=tags or hashtags_in(record.get("text")),
+                    media_type=EMBEDS.get(embed, "text"),
+                    url=f"https://bsky.app/profile/{handle}/post/{rkey}",
+                )
+            cursor = body.get("cursor")
+            if not cursor or not body.get("feed"):
+                return
+
+    def fetch_metrics(
+        self, account: AccountRef, external_ids: Sequence[str]
+    ) -> Iterator[EngagementSnapshot]:
+        """app.bsky.feed.getPosts?uris=…&uris=… (25 a call); absent posts were deleted."""
+        for batch in chunks(external_ids, BATCH):
+            body = self._get("app.bsky.feed.getPosts", account, [("uris", u) for u in batch])
+            seen = set()
+            for post in body.get("posts") or []:
+                seen.add(post["uri"])
+                reposts, quotes = as_int(post.get("repostCount")), as_int(post.get("quoteCount"))
+                shares = (
+                    None if reposts is None and quotes is None else ((reposts or 0) + (quotes or 0))
+                )
+                yield EngagementSnapshot(
+                    platform=self.platform,
+                    external_id=post["uri"],
+                    captured_at=self.server_time,
+                    likes=as_int(post.get("likeCount")),
+                    comments=as_int(post.get("replyCount")),
+                    shares=shares,
+                )
+            for missing in batch:
+                if missing not in seen:
+                    self.note(missing, "post not returned: deleted", "not_found")
+
+    def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
+        """app.bsky.actor.searchActors?q=…, following the cursor up to ``limit``."""
+        cursor: str | None = None
+        found = 0
+        while found < limit:
+            params: dict[str, Any] = {"q": query, "limit": min(100, limit - found)}
+            if cursor:
+                params["cursor"] = cursor
+            body = self._get("app.bsky.actor.searchActors", None, params)
+            for actor in body.get("actors") or []:
+                yield AccountRef(self.platform, actor["did"], actor["handle"], kind="creator")
+                found += 1
+            cursor = body.get("cursor")
+            if not cursor or not body.get("actors"):
+                return

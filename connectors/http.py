@@ -1,0 +1,313 @@
+"""The httpx layer every connector shares: error mapping, Retry-After, backoff with full jitter."""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+
+from connectors.base import (
+    AccountRef,
+    AccountSnapshot,
+    AuthExpiredError,
+    ConnectorError,
+    EngagementSnapshot,
+    NotFoundError,
+    PermanentError,
+    PostRecord,
+    RateLimitedError,
+    TransientError,
+)
+
+# A platform's own reading of an error response: returns the error, or None when the
+# response is a success (TikTok answers some failures with HTTP 200 and an error body).
+Classifier = Callable[[httpx.Response], ConnectorError | None]
+
+HASHTAG = re.compile(r"(?<![\w&])#(\w{1,100})")
+
+
+def hashtags_in(text: str | None) -> tuple[str, ...]:
+    """The #hashtags of a text, lower-cased, in order, without duplicates."""
+    seen: dict[str, None] = {}
+    for tag in HASHTAG.findall(text or ""):
+        seen.setdefault(tag.lower(), None)
+    return tuple(seen)
+
+
+def parse_retry_after(value: str | None, now: datetime) -> float | None:
+    """Seconds to wait from a Retry-After value: delay-seconds or an HTTP-date (RFC 9110 10.2.3)."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(int(value))
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT; the parser leaves "-0000" naive
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - now).total_seconds())
+
+
+def backoff_ceiling(attempt: int, base_delay: float, max_delay: float) -> float:
+    """The cap on the wait after failed attempt ``attempt`` (1-based): base·2^(n-1), capped."""
+    return float(min(max_delay, base_delay * (2 ** (attempt - 1))))
+
+
+def json_body(response: httpx.Response) -> Any:
+    """The response's JSON, or None when it is not JSON (proxies answer 502 with HTML)."""
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def error_for_status(
+    response: httpx.Response,
+    message: str | None = None,
+    code: str | None = None,
+    *,
+    retry_after: float | None = None,
+) -> ConnectorError | None:
+    """The generic mapping of an HTTP status onto the error hierarchy; None for 2xx/3xx."""
+    status = response.status_code
+    if status < 400:
+        return None
+    text = message or response.reason_phrase or f"HTTP {status}"
+    if status == 429:
+        return RateLimitedError(text, retry_after=retry_after, status=status, code=code)
+    if status >= 500 or status == 408:
+        return TransientError(text, status=status, code=code)
+    if status == 401:
+        return AuthExpiredError(text, status=status, code=code)
+    if status in (404, 410):
+        return NotFoundError(text, status=status, code=code)
+    return PermanentError(text, status=status, code=code)
+
+
+class PlatformHttp:
+    """An httpx client with timeouts that maps platform errors and retries the transient ones."""
+
+    def __init__(
+        self,
+        *,
+        client: httpx.Client | None = None,
+        timeout: float = 15.0,
+        max_attempts: int = 5,
+        base_delay: float = 0.5,
+        max_delay: float = 30.0,
+        max_retry_after: float = 300.0,
+        sleep: Callable[[float], None] = time.sleep,
+        jitter: Callable[[float], float] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.client = client or httpx.Client(timeout=httpx.Timeout(timeout, connect=5.0))
+        self.max_attempts = max_attempts
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        # Waiting longer than this (a daily quota, a 15-minute window) is the caller's call:
+        # the error is raised so the run can move on to the next account.
+        self.max_retry_after = max_retry_after
+        self.sleep = sleep
+        rng = random.Random()
+        self.jitter = jitter or (lambda ceiling: rng.uniform(0.0, ceiling))
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.attempts = 0  # every HTTP attempt made, for logs and tests
+
+    def close(self) -> None:
+        self.client.close()
+
+    def delay_for(self, error: TransientError, attempt: int) -> float:
+        """The wait after ``attempt`` failed with ``error``: Retry-After, else full jitter."""
+        if isinstance(error, RateLimitedError) and error.retry_after is not None:
+            return error.retry_after
+        return self.jitter(backoff_ceiling(attempt, self.base_delay, self.max_delay))
+
+    def retry_after(self, response: httpx.Response) -> float | None:
+        """The Retry-After header of a response, in seconds from now."""
+        return parse_retry_after(response.headers.get("Retry-After"), self.clock())
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        classify: Classifier,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
+        """Send one logical request, retrying transient failures; raise the mapped error."""
+        attempt = 0
+        while True:
+            attempt += 1
+            self.attempts += 1
+            try:
+                response = self.client.request(
+                    method, url, params=params, json=json, headers=headers
+                )
+                error = classify(response)
+            except httpx.TimeoutException as exc:
+                error = TransientError(f"timeout: {exc}", code="timeout")
+            except httpx.TransportError as exc:
+                error = TransientError(f"connection error: {exc}", code="connection")
+            if error is None:
+                return response
+            if not isinstance(error, TransientError) or attempt >= self.max_attempts:
+                raise error
+            delay = self.delay_for(error, attempt)
+            if delay > self.max_retry_after:
+                raise error
+            self.sleep(delay)
+
+
+def parse_time(value: str | int | float) -> datetime:
+    """An aware UTC datetime from ISO 8601 (Z, +00:00 or +0000) or Unix seconds."""
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC)
+    text = value.strip().replace("Z", "+00:00")
+    if re.search(r"[+-]\d{4}$", text):  # Graph API writes +0000
+        text = f"{text[:-2]}:{text[-2:]}"
+    parsed = datetime.fromisoformat(text)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def chunks(items: Sequence[str], size: int) -> Iterator[list[str]]:
+    """``items`` in consecutive batches of at most ``size``."""
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
+
+
+def as_int(value: object) -> int | None:
+    """An integer counter from a JSON value; None when absent (not reported is not zero)."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float | str):
+        try:
+            return int(float(value))
+        except ValueError:
+            return None
+    return None
+
+
+class HttpConnector:
+    """What the platform connectors share: base URL, token, the HTTP layer, non-fatal errors."""
+
+    platform = ""
+
+    def __init__(
+        self, *, base_url: str, http: PlatformHttp | None = None, token: str | None = None
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.http = http or PlatformHttp()
+        self.token = token
+        # Per-item failures that did not stop a call (a deleted post in a metrics batch, a
+        # metric the platform refused): the pipeline drains them into the batch's errors.
+        self.errors: list[dict[str, str]] = []
+        # The server's clock (its Date header) at the last response: snapshots are stamped with
+        # it, so counters and their capture time come from the same source.
+        self.server_time: datetime = self.http.clock()
+
+    # The Connector protocol, implemented by each platform's subclass.
+
+    def fetch_account(self, account: AccountRef) -> AccountSnapshot:
+        """The account's profile and follower counts now."""
+        raise NotImplementedError
+
+    def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
+        """The account's posts published since ``since`` (all when None), following pages."""
+        raise NotImplementedError
+
+    def fetch_metrics(
+        self, account: AccountRef, external_ids: Sequence[str]
+    ) -> Iterator[EngagementSnapshot]:
+        """Current cumulative counters of these posts; missing metrics are None."""
+        raise NotImplementedError
+
+    def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
+        """Public creator accounts matching ``query`` (for creator rankings)."""
+        raise NotImplementedError
+
+    def token_for(self, account: AccountRef | None) -> str | None:
+        """The account's own token when it has one, else the connector's."""
+        if account is not None and account.access_token:
+            return account.access_token
+        return self.token
+
+    def note(self, external_id: str, error: ConnectorError | str, code: str | None = None) -> None:
+        """Record a failure that cost one item, not the call."""
+        message = str(error)
+        if isinstance(error, NotFoundError):
+            code = code or "not_found"
+        elif isinstance(error, ConnectorError):
+            code = code or error.code or type(error).__name__
+        self.errors.append(
+            {
+                "platform": self.platform,
+                "external_id": external_id,
+                "code": code or "error",
+                "message": message,
+            }
+        )
+
+    def take_errors(self) -> list[dict[str, str]]:
+        """The recorded per-item failures, emptying the list."""
+        taken, self.errors = self.errors, []
+        return taken
+
+    def get(
+        self,
+        path: str,
+        classify: Classifier,
+        params: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Any:
+        """GET ``path`` under the base URL and return its JSON body."""
+        response = self.http.request(
+            "GET", self.base_url + path, classify=classify, params=params, headers=headers
+        )
+        self._stamp(response)
+        return json_body(response)
+
+    def post(
+        self,
+        path: str,
+        classify: Classifier,
+        body: Any,
+        params: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Any:
+        """POST JSON to ``path`` under the base URL and return its JSON body."""
+        response = self.http.request(
+            "POST",
+            self.base_url + path,
+            classify=classify,
+            params=params,
+            json=body,
+            headers=headers,
+        )
+        self._stamp(response)
+        return json_body(response)
+
+    def _stamp(self, response: httpx.Response) -> None:
+        self.server_time = self.http.clock()
+        date = response.headers.get("date")
+        if date:
+            try:
+                parsed = parsedate_to_datetime(date)
+            except (TypeError, ValueError, IndexError):
+                return
+            self.server_time = (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(
+                UTC
+            )

@@ -1,0 +1,232 @@
+"""Instagram Graph API: the IG user node, its media edge, per-media insights, hashtag search."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from connectors.base import (
+    AccountRef,
+    AccountSnapshot,
+    AuthExpiredError,
+    ConnectorError,
+    EngagementSnapshot,
+    NotFoundError,
+    PermanentError,
+    PostRecord,
+    RateLimitedError,
+    TransientError,
+)
+from connectors.http import (
+    HttpConnector,
+    as_int,
+    error_for_status,
+    hashtags_in,
+    json_body,
+    parse_time,
+)
+
+METRICS = ("impressions", "reach", "likes", "comments", "shares", "saved", "total_interactions")
+RATE_LIMIT_CODES = (4, 17, 32, 613)
+TOKEN_EXPIRED = 190
+MEDIA_TYPES = {"IMAGE": "image", "VIDEO": "video", "CAROUSEL_ALBUM": "carousel"}
+USAGE_HEADERS = ("X-Business-Use-Case-Usage", "X-App-Usage", "X-Ad-Account-Usage")
+
+
+def _regain_seconds(response: httpx.Response) -> float | None:
+    """Graph's usage headers say when access returns, in minutes; None when they do not."""
+    for name in USAGE_HEADERS:
+        raw = response.headers.get(name)
+        if not raw:
+            continue
+        try:
+            usage = json.loads(raw)
+        except ValueError:
+            continue
+        entries = [e for v in usage.values() for e in v] if isinstance(usage, dict) else []
+        minutes = [
+            int(e.get("estimated_time_to_regain_access") or 0)
+            for e in entries
+            if isinstance(e, dict)
+        ]
+        if minutes and max(minutes) > 0:
+            return float(max(minutes) * 60)
+    return None
+
+
+class InstagramConnector(HttpConnector):
+    """Reads an Instagram professional account through the Graph API (access_token in the query)."""
+
+    platform = "instagram"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.user_id: str | None = None  # our IG user id, which hashtag search must name
+
+    def classify(self, response: httpx.Response) -> ConnectorError | None:
+        """Map Graph's error object by code: 190 token, 4/17/32/613 rate, 100/33 missing."""
+        status = response.status_code
+        if status < 400:
+            return None
+        body = json_body(response)
+        error = body.get("error") if isinstance(body, dict) else None
+        if not isinstance(error, dict):
+            return error_for_status(response)
+        message = str(error.get("message") or f"HTTP {status}")
+        code, subcode = as_int(error.get("code")), as_int(error.get("error_subcode"))
+        tag = str(code) if code is not None else None
+        if code == TOKEN_EXPIRED:
+            return AuthExpiredError(message, status=status, code=tag)
+        if code in RATE_LIMIT_CODES:
+            retry = _regain_seconds(response)
+            return RateLimitedError(message, retry_after=retry, status=status, code=tag)
+        if code == 100 and subcode == 33:
+            return NotFoundError(message, status=status, code=tag)
+        if error.get("is_transient") or code in (1, 2) or status >= 500:
+            return TransientError(message, status=status, code=tag)
+        if status == 401:
+            return AuthExpiredError(message, status=status, code=tag)
+        return PermanentError(message, status=status, code=tag)
+
+    def _get(self, path: str, account: AccountRef | None, params: dict[str, Any]) -> Any:
+        token = self.token_for(account)
+        query = {**params, "access_token": token} if token else params
+        return self.get(path, self.classify, query)
+
+    def fetch_account(self, account: AccountRef) -> AccountSnapshot:
+        """GET /{ig-user-id}?fields=username,name,followers_count,follows_count,media_count."""
+        body = self._get(
+            f"/{account.external_id}",
+            account,
+            {"fields": "username,name,followers_count,follows_count,media_count"},
+        )
+        if account.kind == "own":
+            self.user_id = str(body["id"])
+        return AccountSnapshot(
+            platform=self.platform,
+            external_id=str(body["id"]),
+            handle=body.get("username") or account.handle,
+            display_name=body.get("name"),
+            followers=as_int(body.get("followers_count")),
+            following=as_int(body.get("follows_count")),
+            posts_count=as_int(body.get("media_count")),
+            captured_at=self.server_time,
+        )
+
+    def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
+        """GET /{ig-user-id}/media, following paging.cursors.after while paging.next exists."""
+        after: str | None = None
+        while True:
+            params: dict[str, Any] = {
+                "fields": "id,caption,media_type,media_product_type,permalink,timestamp",
+                "limit": 50,
+            }
+            if after:
+                params["after"] = after
+            body = self._get(f"/{account.external_id}/media", account, params)
+            for media in body.get("data") or []:
+                published = parse_time(media["timestamp"])
+                if since is not None and published < since:
+                    return  # the edge is newest first
+                caption = media.get("caption")
+                yield PostRecord(
+                    platform=self.platform,
+                    external_id=str(media["id"]),
+                    account_external_id=account.external_id,
+                    text=caption,
+                    published_at=published,
+                    hashtags=hashtags_in(caption),
+                    media_type=MEDIA_TYPES.get(media.get("media_type", "")),
+                    url=media.get("permalink"),
+                )
+            paging = body.get("paging") or {}
+            after = (paging.get("cursors") or {}).get("after")
+            if not paging.get("next") or not after:
+                return
+
+    def _insights(self, account: AccountRef, media_id: str, metrics: list[str]) -> dict[str, int]:
+        body = self._get(f"/{media_id}/insights", account, {"metric": ",".join(metrics)})
+        values: dict[str, int] = {}
+        for entry in body.get("data") or []:
+            points = entry.get("values") or []
+            value = (
+                points[-1].get("value") if points else (entry.get("total_value") or {}).get("value")
+            )
+            number = as_int(value)
+            if number is not None:
+                values[entry["name"]] = number
+        return values
+
+    def _metrics_of(self, account: AccountRef, media_id: str) -> dict[str, int]:
+        """All the metrics this media reports: a refused metric is dropped, not the media."""
+        wanted = list(METRICS)
+        while wanted:
+            try:
+                return self._insights(account, media_id, wanted)
+            except NotFoundError:
+                raise
+            except PermanentError as exc:
+                if isinstance(exc, AuthExpiredError) or exc.code != "100":
+                    raise
+                named = [m for m in wanted if m in str(exc)]
+                if not named:
+                    break  # the message does not say which: ask one metric at a time
+                self.note(media_id, exc, f"metric_unavailable:{named[0]}")
+                wanted.remove(named[0])
+        values: dict[str, int] = {}
+        for metric in wanted:
+            try:
+                values.update(self._insights(account, media_id, [metric]))
+            except PermanentError as exc:
+                if isinstance(exc, AuthExpiredError | NotFoundError) or exc.code != "100":
+                    raise
+                self.note(media_id, exc, f"metric_unavailable:{metric}")
+        return values
+
+    def fetch_metrics(
+        self, account: AccountRef, external_ids: Sequence[str]
+    ) -> Iterator[EngagementSnapshot]:
+        """GET /{media-id}/insights per media (the API has no batch); gone media are recorded."""
+        for media_id in external_ids:
+            try:
+                values = self._metrics_of(account, media_id)
+            except NotFoundError as exc:
+                self.note(media_id, exc, "not_found")
+                continue
+            yield EngagementSnapshot(
+                platform=self.platform,
+                external_id=media_id,
+                captured_at=self.server_time,
+                impressions=values.get("impressions"),
+                reach=values.get("reach"),
+                likes=values.get("likes"),
+                comments=values.get("comments"),
+                shares=values.get("shares"),
+                saves=values.get("saved"),
+            )
+
+    def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
+        """ig_hashtag_search for the query as a hashtag, then the owners of its top media."""
+        tag = query.lower().lstrip("#").replace(" ", "")
+        params = {"user_id": self.user_id or "", "q": tag}
+        found = self._get("/ig_hashtag_search", None, params).get("data") or []
+        if not found:
+            return
+        body = self._get(
+            f"/{found[0]['id']}/top_media",
+            None,
+            {"user_id": self.user_id or "", "fields": "id,username,owner,timestamp", "limit": 50},
+        )
+        seen: set[str] = set()
+        for media in body.get("data") or []:
+            owner = str((media.get("owner") or {}).get("id") or "")
+            if not owner or owner in seen:
+                continue
+            seen.add(owner)
+            yield AccountRef(self.platform, owner, media.get("username") or owner, kind="creator")
+            if len(seen) >= limit:
+                return

@@ -1,0 +1,63 @@
+"""Which platforms have connectors, how to build one, and where the simulator serves each."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from connectors.base import Connector
+from connectors.bluesky import BlueskyConnector
+from connectors.http import PlatformHttp
+from connectors.instagram import InstagramConnector
+from connectors.linkedin import LinkedInConnector
+from connectors.tiktok import TikTokConnector
+from connectors.x import XConnector
+from connectors.youtube import YouTubeConnector
+
+SUPPORTED = ("youtube", "x", "instagram", "linkedin", "tiktok", "bluesky")
+
+CONNECTORS: dict[str, Callable[..., Connector]] = {
+    "youtube": YouTubeConnector,
+    "x": XConnector,
+    "instagram": InstagramConnector,
+    "linkedin": LinkedInConnector,
+    "tiktok": TikTokConnector,
+    "bluesky": BlueskyConnector,
+}
+
+# The real APIs' base URLs, for when an account is connected to the real platform.
+REAL_BASE_URLS = {
+    "youtube": "https://www.googleapis.com",
+    "x": "https://api.x.com",
+    "instagram": "https://graph.facebook.com/v21.0",
+    "linkedin": "https://api.linkedin.com",
+    "tiktok": "https://open.tiktokapis.com",
+    "bluesky": "https://public.api.bsky.app",
+}
+
+
+def build_connector(
+    platform: str, *, base_url: str, token: str | None = None, http: PlatformHttp | None = None
+) -> Connector:
+    """A connector for ``platform`` talking to ``base_url`` (a real API or the simulator)."""
+    try:
+        cls = CONNECTORS[platform]
+    except KeyError:
+        raise ValueError(
+            f"no connector for platform {platform!r}; supported: {', '.join(SUPPORTED)}"
+        ) from None
+    connector: Connector = cls(base_url=base_url, http=http, token=token)
+    return connector
+
+
+def simulator_base_url(sim_root: str, platform: str) -> str:
+    """Where the bundled simulator serves ``platform``: its root plus /<platform>."""
+    if platform not in SUPPORTED:
+        raise ValueError(f"the simulator does not serve {platform!r}")
+    return f"{sim_root.rstrip('/')}/{platform}"
+
+
+def simulator_token(platform: str, external_id: str) -> str:
+    """An access token the simulator accepts for an account (TikTok's names the account)."""
+    if platform == "tiktok":
+        return f"act.{external_id}"
+    return f"sim-token-{platform}"

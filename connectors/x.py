@@ -1,0 +1,184 @@
+"""X API v2: users by username, user timelines, tweet lookup with public metrics, user search."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from connectors.base import (
+    AccountRef,
+    AccountSnapshot,
+    ConnectorError,
+    EngagementSnapshot,
+    NotFoundError,
+    PostRecord,
+    RateLimitedError,
+)
+from connectors.http import (
+    HttpConnector,
+    as_int,
+    chunks,
+    error_for_status,
+    hashtags_in,
+    json_body,
+    parse_time,
+)
+
+BATCH = 100  # GET /2/tweets takes at most 100 ids
+TWEET_FIELDS = "created_at,public_metrics,entities,attachments"
+USER_FIELDS = "public_metrics,description"
+NOT_FOUND = "https://api.twitter.com/2/problems/resource-not-found"
+
+
+def _message(body: Any) -> str | None:
+    if not isinstance(body, dict):
+        return None
+    if body.get("detail") or body.get("title"):
+        return str(body.get("detail") or body.get("title"))
+    problems = body.get("errors") or []
+    if problems and isinstance(problems[0], dict):
+        first = problems[0]
+        return str(first.get("detail") or first.get("message") or first)
+    return None
+
+
+class XConnector(HttpConnector):
+    """Reads users and tweets through X API v2 with a Bearer token."""
+
+    platform = "x"
+
+    def classify(self, response: httpx.Response) -> ConnectorError | None:
+        """Map X's problem bodies; 429 waits for Retry-After or x-rate-limit-reset."""
+        status = response.status_code
+        if status < 400:
+            return None
+        body = json_body(response)
+        message = _message(body)
+        code = body.get("type") if isinstance(body, dict) else None
+        if status == 429:
+            retry = self.http.retry_after(response)
+            reset = response.headers.get("x-rate-limit-reset")
+            if retry is None and reset and reset.isdigit():
+                retry = max(0.0, int(reset) - self.http.clock().timestamp())
+            return RateLimitedError(
+                message or "Too Many Requests", retry_after=retry, status=status, code=code
+            )
+        return error_for_status(response, message, code)
+
+    def _headers(self, account: AccountRef | None) -> dict[str, str]:
+        token = self.token_for(account)
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def _get(self, path: str, account: AccountRef | None, params: dict[str, Any]) -> Any:
+        return self.get(path, self.classify, params, self._headers(account))
+
+    def fetch_account(self, account: AccountRef) -> AccountSnapshot:
+        """GET /2/users/by/username/:username (by id when there is no handle)."""
+        if account.handle:
+            path = f"/2/users/by/username/{account.handle.lstrip('@')}"
+        else:
+            path = f"/2/users/{account.external_id}"
+        body = self._get(path, account, {"user.fields": USER_FIELDS})
+        user = body.get("data")
+        if not user:
+            # X answers a missing user with HTTP 200 and only an errors list.
+            raise NotFoundError(_message(body) or "user not found", status=200, code=NOT_FOUND)
+        metrics = user.get("public_metrics") or {}
+        return AccountSnapshot(
+            platform=self.platform,
+            external_id=user["id"],
+            handle=user.get("username") or account.handle,
+            display_name=user.get("name"),
+            followers=as_int(metrics.get("followers_count")),
+            following=as_int(metrics.get("following_count")),
+            posts_count=as_int(metrics.get("tweet_count")),
+            captured_at=self.server_time,
+        )
+
+    def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
+        """GET /2/users/:id/tweets, start_time=since, following meta.next_token."""
+        token: str | None = None
+        while True:
+            params: dict[str, Any] = {"max_results": 100, "tweet.fields": TWEET_FIELDS}
+            if since is not None:
+                params["start_time"] = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            if token:
+                params["pagination_token"] = token
+            body = self._get(f"/2/users/{account.external_id}/tweets", account, params)
+            if "data" not in body and body.get("errors"):
+                raise NotFoundError(_message(body) or "user not found", status=200)
+            for tweet in body.get("data") or []:
+                tags = tuple(
+                    dict.fromkeys(
+                        h["tag"].lower()
+                        for h in (tweet.get("entities") or {}).get("hashtags") or []
+                    )
+                ) or hashtags_in(tweet.get("text"))
+                media = "image" if (tweet.get("attachments") or {}).get("media_keys") else "text"
+                yield PostRecord(
+                    platform=self.platform,
+                    external_id=tweet["id"],
+                    account_external_id=account.external_id,
+                    text=tweet.get("text"),
+                    published_at=parse_time(tweet["created_at"]),
+                    hashtags=tags,
+                    media_type=media,
+                    url=f"https://x.com/i/web/status/{tweet['id']}",
+                )
+            token = (body.get("meta") or {}).get("next_token")
+            if not token:
+                return
+
+    def fetch_metrics(
+        self, account: AccountRef, external_ids: Sequence[str]
+    ) -> Iterator[EngagementSnapshot]:
+        """GET /2/tweets?ids=… (100 a call); ids X reports as not found are recorded."""
+        for batch in chunks(external_ids, BATCH):
+            body = self._get(
+                "/2/tweets", account, {"ids": ",".join(batch), "tweet.fields": "public_metrics"}
+            )
+            for tweet in body.get("data") or []:
+                m = tweet.get("public_metrics") or {}
+                retweets, quotes = as_int(m.get("retweet_count")), as_int(m.get("quote_count"))
+                shares = (
+                    None
+                    if retweets is None and quotes is None
+                    else ((retweets or 0) + (quotes or 0))
+                )
+                yield EngagementSnapshot(
+                    platform=self.platform,
+                    external_id=tweet["id"],
+                    captured_at=self.server_time,
+                    impressions=as_int(m.get("impression_count")),
+                    likes=as_int(m.get("like_count")),
+                    comments=as_int(m.get("reply_count")),
+                    shares=shares,
+                    saves=as_int(m.get("bookmark_count")),
+                )
+            for problem in body.get("errors") or []:
+                value = str(problem.get("value") or problem.get("resource_id") or "")
+                code = "not_found" if problem.get("type") == NOT_FOUND else "error"
+                self.note(value, str(problem.get("detail") or problem.get("title")), code)
+
+    def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
+        """GET /2/users/search?query=…, following next_token up to ``limit``."""
+        token: str | None = None
+        found = 0
+        while found < limit:
+            params: dict[str, Any] = {
+                "query": query,
+                "max_results": min(1000, max(1, limit - found)),
+                "user.fields": USER_FIELDS,
+            }
+            if token:
+                params["next_token"] = token
+            body = self._get("/2/users/search", None, params)
+            for user in body.get("data") or []:
+                yield AccountRef(self.platform, user["id"], user["username"], kind="creator")
+                found += 1
+            token = (body.get("meta") or {}).get("next_token")
+            if not token or not body.get("data"):
+                return

@@ -1,0 +1,203 @@
+"""YouTube Data API v3: channels, the uploads playlist, video statistics, channel search."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import httpx
+
+from connectors.base import (
+    AccountRef,
+    AccountSnapshot,
+    AuthExpiredError,
+    ConnectorError,
+    EngagementSnapshot,
+    NotFoundError,
+    PostRecord,
+    RateLimitedError,
+    TransientError,
+)
+from connectors.http import (
+    HttpConnector,
+    as_int,
+    chunks,
+    error_for_status,
+    hashtags_in,
+    json_body,
+    parse_time,
+)
+
+BATCH = 50  # videos.list takes at most 50 ids
+QUOTA_REASONS = ("quotaExceeded", "dailyLimitExceeded")
+RATE_REASONS = ("rateLimitExceeded", "userRateLimitExceeded")
+PACIFIC = ZoneInfo("America/Los_Angeles")
+
+
+class YouTubeConnector(HttpConnector):
+    """Reads channels and videos through the YouTube Data API v3."""
+
+    platform = "youtube"
+
+    def _auth(self, account: AccountRef | None) -> tuple[dict[str, str], dict[str, str]]:
+        token = self.token_for(account)
+        if not token:
+            return {}, {}
+        if token.startswith("AIza"):  # a Google API key goes in the query, OAuth in the header
+            return {"key": token}, {}
+        return {}, {"Authorization": f"Bearer {token}"}
+
+    def classify(self, response: httpx.Response) -> ConnectorError | None:
+        """Map Google's error body: quota and rate reasons, auth, not found, backend errors."""
+        if response.status_code < 400:
+            return None
+        body = json_body(response)
+        error = body.get("error") if isinstance(body, dict) else None
+        message, reason = None, None
+        if isinstance(error, dict):
+            message = error.get("message")
+            reasons = [e.get("reason") for e in error.get("errors") or [] if isinstance(e, dict)]
+            reason = reasons[0] if reasons else None
+        status = response.status_code
+        text = message or f"HTTP {status}"
+        if reason in QUOTA_REASONS:
+            # The daily quota resets at midnight Pacific time: waiting in-process is pointless.
+            now = self.http.clock().astimezone(PACIFIC)
+            midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+            wait = (midnight - now).total_seconds()
+            return RateLimitedError(text, retry_after=wait, status=status, code=reason)
+        if status == 429 or reason in RATE_REASONS:
+            retry = self.http.retry_after(response)
+            return RateLimitedError(text, retry_after=retry, status=status, code=reason)
+        if status == 401 or reason == "authError":
+            return AuthExpiredError(text, status=status, code=reason)
+        if status == 404 or (reason or "").endswith("NotFound"):
+            return NotFoundError(text, status=status, code=reason)
+        if reason in ("backendError", "internalError"):
+            return TransientError(text, status=status, code=reason)
+        return error_for_status(response, text, reason)
+
+    def _get(self, path: str, account: AccountRef | None, params: dict[str, Any]) -> Any:
+        query, headers = self._auth(account)
+        return self.get(path, self.classify, {**params, **query}, headers)
+
+    def fetch_account(self, account: AccountRef) -> AccountSnapshot:
+        """channels.list(part=snippet,statistics,topicDetails) for the channel id."""
+        body = self._get(
+            "/youtube/v3/channels",
+            account,
+            {"part": "snippet,statistics,topicDetails", "id": account.external_id},
+        )
+        items = body.get("items") or []
+        if not items:
+            raise NotFoundError(f"channel {account.external_id} not found", status=200)
+        item = items[0]
+        snippet, stats = item.get("snippet") or {}, item.get("statistics") or {}
+        topics = (item.get("topicDetails") or {}).get("topicCategories") or []
+        category = topics[0].rsplit("/", 1)[-1].replace("_", " ").lower() if topics else None
+        return AccountSnapshot(
+            platform=self.platform,
+            external_id=item["id"],
+            handle=snippet.get("customUrl") or account.handle,
+            display_name=snippet.get("title"),
+            followers=None
+            if stats.get("hiddenSubscriberCount")
+            else as_int(stats.get("subscriberCount")),
+            following=None,  # channels do not follow in the API's sense
+            posts_count=as_int(stats.get("videoCount")),
+            captured_at=self.server_time,
+            category=category,
+        )
+
+    def _uploads(self, account: AccountRef) -> str:
+        body = self._get(
+            "/youtube/v3/channels", account, {"part": "contentDetails", "id": account.external_id}
+        )
+        items = body.get("items") or []
+        if not items:
+            raise NotFoundError(f"channel {account.external_id} not found", status=200)
+        uploads: str = items[0]["contentDetails"]["relatedPlaylists"]["uploads"]
+        return uploads
+
+    def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
+        """The uploads playlist (1 quota unit a page, unlike search's 100), newest first."""
+        playlist = self._uploads(account)
+        token: str | None = None
+        while True:
+            params = {"part": "snippet,contentDetails", "playlistId": playlist, "maxResults": 50}
+            if token:
+                params["pageToken"] = token
+            body = self._get("/youtube/v3/playlistItems", account, params)
+            for item in body.get("items") or []:
+                details, snippet = item.get("contentDetails") or {}, item.get("snippet") or {}
+                video_id = details.get("videoId") or snippet["resourceId"]["videoId"]
+                published = parse_time(details.get("videoPublishedAt") or snippet["publishedAt"])
+                if since is not None and published < since:
+                    return  # the playlist is newest first: everything after is older
+                text = "\n".join(filter(None, [snippet.get("title"), snippet.get("description")]))
+                yield PostRecord(
+                    platform=self.platform,
+                    external_id=video_id,
+                    account_external_id=account.external_id,
+                    text=text or None,
+                    published_at=published,
+                    hashtags=hashtags_in(text),
+                    media_type="video",
+                    url=f"https://www.youtube.com/watch?v={video_id}",
+                )
+            token = body.get("nextPageToken")
+            if not token:
+                return
+
+    def fetch_metrics(
+        self, account: AccountRef, external_ids: Sequence[str]
+    ) -> Iterator[EngagementSnapshot]:
+        """videos.list(part=statistics) in batches of 50; absent videos are recorded as gone."""
+        for batch in chunks(external_ids, BATCH):
+            body = self._get(
+                "/youtube/v3/videos", account, {"part": "statistics", "id": ",".join(batch)}
+            )
+            seen = set()
+            for item in body.get("items") or []:
+                stats = item.get("statistics") or {}
+                seen.add(item["id"])
+                yield EngagementSnapshot(
+                    platform=self.platform,
+                    external_id=item["id"],
+                    captured_at=self.server_time,
+                    views=as_int(stats.get("viewCount")),
+                    likes=as_int(stats.get("likeCount")),
+                    comments=as_int(stats.get("commentCount")),
+                )
+            for missing in batch:
+                if missing not in seen:
+                    self.note(missing, NotFoundError("video not returned: deleted or private"))
+
+    def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
+        """search.list(type=channel, q=query), following pages up to ``limit``."""
+        token: str | None = None
+        found = 0
+        while found < limit:
+            params: dict[str, Any] = {
+                "part": "snippet",
+                "type": "channel",
+                "q": query,
+                "maxResults": min(50, limit - found),
+            }
+            if token:
+                params["pageToken"] = token
+            body = self._get("/youtube/v3/search", None, params)
+            for item in body.get("items") or []:
+                snippet = item.get("snippet") or {}
+                yield AccountRef(
+                    platform=self.platform,
+                    external_id=item["id"]["channelId"],
+                    handle=snippet.get("channelTitle") or item["id"]["channelId"],
+                    kind="creator",
+                )
+                found += 1
+            token = body.get("nextPageToken")
+            if not token or not body.get("items"):
+                return

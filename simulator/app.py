@@ -1,0 +1,191 @@
+"""The simulator's ASGI app: platform routes, the clock and fault admin endpoints, and serve()."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from email.utils import format_datetime
+from typing import Any
+from urllib.parse import parse_qs
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from simulator.platforms import routes
+from simulator.state import FAULT_KINDS, Fault, Sim, parse_iso
+from simulator.world import PLATFORMS, World
+
+DEFAULT_SEED = 7
+
+
+def _problem(message: str, status: int = 400) -> JSONResponse:
+    return JSONResponse({"error": message}, status)
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _sim(request: Request) -> Sim:
+    sim: Sim = request.app.state.sim
+    return sim
+
+
+async def clock(request: Request) -> Response:
+    """GET: the world's time. POST {"now": iso} | {"advance_seconds": n} | {"real": true}."""
+    sim = _sim(request)
+    if request.method == "POST":
+        body = await _body(request)
+        if body.get("real"):
+            sim.reset_clock()
+        else:
+            try:
+                now = parse_iso(str(body["now"])) if body.get("now") else None
+                advance = float(body.get("advance_seconds") or 0)
+            except ValueError as exc:
+                return _problem(f"bad clock request: {exc}")
+            sim.set_clock(now, advance)
+    fixed = sim.fixed_now is not None
+    return JSONResponse({"now": sim.now().isoformat(), "fixed": fixed})
+
+
+async def faults(request: Request) -> Response:
+    """POST {platform, kind, count, retry_after, post_id, factor, metric}; DELETE clears all."""
+    sim = _sim(request)
+    if request.method == "DELETE":
+        sim.clear()
+        return JSONResponse({"cleared": True})
+    body = await _body(request)
+    platform, kind = body.get("platform"), str(body.get("kind", ""))
+    if platform not in PLATFORMS:
+        return _problem(f"platform must be one of {', '.join(PLATFORMS)}")
+    if kind not in FAULT_KINDS:
+        return _problem(f"kind must be one of {', '.join(FAULT_KINDS)}")
+    if kind == "deleted" and not body.get("post_id"):
+        return _problem("a deleted fault needs post_id")
+    if kind == "metric_error" and not body.get("metric"):
+        return _problem("a metric_error fault needs metric")
+    try:
+        count = int(body.get("count", 1))
+        fault = Fault(
+            kind=kind,
+            retry_after=int(body.get("retry_after", 2)),
+            post_id=body.get("post_id"),
+            factor=float(body.get("factor", 0.9)),
+            metric=body.get("metric"),
+        )
+    except (TypeError, ValueError) as exc:
+        return _problem(f"bad fault: {exc}")
+    sim.inject(str(platform), fault, count)
+    return JSONResponse({"injected": kind, "platform": platform, "count": count}, 201)
+
+
+async def accounts(request: Request) -> Response:
+    """GET: the accounts. POST {platform, external_id, handle, kind?, category?} registers one."""
+    sim = _sim(request)
+    if request.method == "POST":
+        body = await _body(request)
+        platform = body.get("platform")
+        if platform not in PLATFORMS or not body.get("external_id") or not body.get("handle"):
+            return _problem("platform, external_id and handle are required")
+        account = sim.world.register(
+            str(platform),
+            str(body["external_id"]),
+            str(body["handle"]),
+            kind=str(body.get("kind", "own")),
+            category=body.get("category"),
+            display_name=body.get("display_name"),
+        )
+        return JSONResponse(_account_out(account), 201)
+    wanted = request.query_params.get("platform")
+    return JSONResponse(
+        {
+            "accounts": [
+                _account_out(a)
+                for p in PLATFORMS
+                if wanted in (None, p)
+                for a in sim.world.accounts(p)
+            ]
+        }
+    )
+
+
+def _account_out(account: Any) -> dict[str, Any]:
+    return {
+        "platform": account.platform,
+        "external_id": account.external_id,
+        "handle": account.handle,
+        "display_name": account.display_name,
+        "kind": account.kind,
+        "category": account.category,
+    }
+
+
+async def health(request: Request) -> Response:
+    """Liveness, the seed and the world's time."""
+    sim = _sim(request)
+    return JSONResponse({"ok": True, "seed": sim.world.seed, "now": sim.now().isoformat()})
+
+
+class WorldDate:
+    """Stamp every response's Date header with the world's time, so clients see its clock."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        sim: Sim | None = scope["app"].state.sim if "app" in scope else None
+        at = parse_qs(scope.get("query_string", b"").decode()).get("at", [None])[0]
+
+        async def stamped(message: Message) -> None:
+            if message["type"] == "http.response.start" and sim is not None:
+                try:
+                    now = sim.now(at)
+                except ValueError:
+                    now = sim.now()
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"date"]
+                headers.append((b"date", format_datetime(now, usegmt=True).encode()))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, stamped)
+
+
+def create_app(
+    seed: int = DEFAULT_SEED, *, fault_rate: float = 0.0, now: datetime | None = None
+) -> Starlette:
+    """The simulator app over a fresh world; ``now`` fixes the clock (else the real one)."""
+    app = Starlette(
+        routes=[
+            Route("/_sim/health", health, methods=["GET"]),
+            Route("/_sim/clock", clock, methods=["GET", "POST"]),
+            Route("/_sim/faults", faults, methods=["POST", "DELETE"]),
+            Route("/_sim/accounts", accounts, methods=["GET", "POST"]),
+            *routes(),
+        ]
+    )
+    app.state.sim = Sim(world=World(seed), fault_rate=fault_rate, fixed_now=now)
+    app.add_middleware(WorldDate)
+    return app
+
+
+def serve(host: str, port: int, seed: int, fault_rate: float = 0.0) -> None:
+    """Run the simulator in the foreground (``murmur simulator``)."""
+    # date_header=False: the app writes Date itself, from the world's clock.
+    uvicorn.run(
+        create_app(seed, fault_rate=fault_rate),
+        host=host,
+        port=port,
+        log_level="warning",
+        date_header=False,
+    )

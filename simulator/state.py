@@ -1,0 +1,136 @@
+"""The simulator's mutable side: the clock override, registered accounts, and injected faults."""
+
+from __future__ import annotations
+
+import base64
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from simulator.world import PLATFORMS, World, _rng
+
+FAULT_KINDS = ("429", "500", "503", "expired_token", "deleted", "counter_drop", "metric_error")
+RANDOM_KINDS = ("429", "500", "503")
+
+
+@dataclass
+class Fault:
+    """One injected failure: consumed by the next matching call (``deleted`` is permanent)."""
+
+    kind: str
+    retry_after: int = 2
+    post_id: str | None = None
+    factor: float = 0.9
+    metric: str | None = None
+
+
+@dataclass
+class Sim:
+    """Everything the handlers share; one lock guards the clock, faults and call counters."""
+
+    world: World
+    fault_rate: float = 0.0
+    fixed_now: datetime | None = None
+    queues: dict[str, deque[Fault]] = field(default_factory=lambda: {p: deque() for p in PLATFORMS})
+    drops: dict[str, list[Fault]] = field(default_factory=lambda: {p: [] for p in PLATFORMS})
+    metric_errors: dict[str, list[Fault]] = field(
+        default_factory=lambda: {p: [] for p in PLATFORMS}
+    )
+    deleted: dict[str, dict[str, datetime]] = field(
+        default_factory=lambda: {p: {} for p in PLATFORMS}
+    )
+    calls: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PLATFORMS, 0))
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def now(self, at: str | None = None) -> datetime:
+        """The world's time: ``?at=`` when given, else the admin override, else the real clock."""
+        if at:
+            return parse_iso(at)
+        with self.lock:
+            return self.fixed_now or datetime.now(UTC)
+
+    def set_clock(self, now: datetime | None, advance_seconds: float | None) -> datetime:
+        with self.lock:
+            base = now or self.fixed_now or datetime.now(UTC)
+            if advance_seconds:
+                base = base + timedelta(seconds=advance_seconds)
+            self.fixed_now = base
+            return base
+
+    def reset_clock(self) -> None:
+        with self.lock:
+            self.fixed_now = None
+
+    def inject(self, platform: str, fault: Fault, count: int) -> None:
+        with self.lock:
+            if fault.kind == "deleted" and fault.post_id:
+                self.deleted[platform][fault.post_id] = self.fixed_now or datetime.now(UTC)
+            elif fault.kind == "counter_drop":
+                self.drops[platform].extend(fault for _ in range(count))
+            elif fault.kind == "metric_error":
+                self.metric_errors[platform].extend(fault for _ in range(count))
+            else:
+                self.queues[platform].extend(fault for _ in range(count))
+
+    def clear(self) -> None:
+        with self.lock:
+            for platform in PLATFORMS:
+                self.queues[platform].clear()
+                self.drops[platform].clear()
+                self.metric_errors[platform].clear()
+                self.deleted[platform].clear()
+
+    def next_fault(self, platform: str) -> Fault | None:
+        """The fault this call must answer with: queued ones first, then the random rate."""
+        with self.lock:
+            self.calls[platform] += 1
+            if self.queues[platform]:
+                return self.queues[platform].popleft()
+            call = self.calls[platform]
+        if self.fault_rate > 0:
+            r = _rng(self.world.seed, "fault", platform, call)
+            if r.random() < self.fault_rate:
+                return Fault(kind=r.choice(RANDOM_KINDS), retry_after=1)
+        return None
+
+    def take_drop(self, platform: str, post_id: str) -> float:
+        """The factor to scale this post's counters by (1.0 unless a counter drop is due)."""
+        with self.lock:
+            for i, fault in enumerate(self.drops[platform]):
+                if fault.post_id in (None, post_id):
+                    del self.drops[platform][i]
+                    return fault.factor
+        return 1.0
+
+    def take_metric_error(self, platform: str, metrics: list[str]) -> str | None:
+        """A requested metric the platform should refuse this time, if one is due."""
+        with self.lock:
+            for i, fault in enumerate(self.metric_errors[platform]):
+                if fault.metric in metrics:
+                    del self.metric_errors[platform][i]
+                    return fault.metric
+        return None
+
+    def is_deleted(self, platform: str, post_id: str, now: datetime) -> bool:
+        with self.lock:
+            when = self.deleted[platform].get(post_id)
+        return when is not None
+
+
+def parse_iso(text: str) -> datetime:
+    parsed = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace(" ", "+"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def encode_cursor(*parts: object) -> str:
+    raw = ":".join(str(p) for p in parts).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> list[str] | None:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        return base64.urlsafe_b64decode(padded.encode()).decode().split(":")
+    except (ValueError, UnicodeDecodeError):
+        return None
