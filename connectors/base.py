@@ -131,3 +131,76 @@ class Connector(Protocol):
     def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
         """Public creator accounts matching ``query`` (for creator rankings)."""
         ...
+
+
+# -- publishing and engagement (the worker's side) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class MediaFile:
+    """A media item to publish: our stored file and what its bytes are."""
+
+    path: str
+    kind: Literal["image", "video", "document"]
+    content_type: str
+    alt_text: str | None = None
+
+
+@dataclass(frozen=True)
+class PublishRequest:
+    """One destination of one post, as the worker hands it to the platform."""
+
+    account: AccountRef
+    text: str
+    client_ref: str  # our destination id (dst_…): how a retry finds an earlier attempt
+    media: tuple[MediaFile, ...] = ()
+    options: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Published:
+    external_id: str
+    url: str | None
+    published_at: datetime  # aware, UTC
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A comment thread, mention or DM thread with its newest inbound messages."""
+
+    platform: str
+    external_id: str
+    kind: Literal["comment", "mention", "dm"]
+    author_handle: str
+    author_name: str | None
+    text: str
+    message_external_id: str
+    received_at: datetime  # aware, UTC
+    post_external_id: str | None = None
+
+
+class Publisher(Protocol):
+    """Writes to one platform: posts, and replies in conversations."""
+
+    platform: str
+
+    def publish(self, request: PublishRequest) -> Published:
+        """Create the post; raises TransientError, PermanentError or AuthExpiredError."""
+        ...
+
+    def find_published(self, request: PublishRequest, since: datetime) -> Published | None:
+        """An earlier attempt of this request that reached the platform, if any (checked
+        before re-posting after a timeout or a crash, so that a retry never posts twice)."""
+        ...
+
+    def list_conversations(
+        self, account: AccountRef, since: datetime | None
+    ) -> Iterator[Conversation]:
+        """Comments, mentions and DMs received since ``since``."""
+        ...
+
+    def reply(
+        self, account: AccountRef, conversation: str, text: str, client_ref: str
+    ) -> Published:
+        """Answer in a conversation (a comment reply or a DM)."""
+        ...
