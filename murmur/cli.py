@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated
@@ -156,18 +161,146 @@ def up(
     data_dir: DataDir = None,
     host: Annotated[str | None, typer.Option(help="Interface to listen on.")] = None,
     port: Annotated[int | None, typer.Option(help="Port to listen on.")] = None,
+    simulator: Annotated[bool, typer.Option(help="Run the platform simulator.")] = True,
+    pipeline: Annotated[bool, typer.Option(help="Run the pipeline once at start.")] = True,
+    dagster: Annotated[bool, typer.Option(help="Run Dagster's webserver and daemon.")] = True,
 ) -> None:
-    """Everything on the embedded default: store, test workspace, a test key, and the API."""
+    """Everything on the embedded default: store, test key, API, simulator, pipeline, Dagster."""
+    import uvicorn
+
+    from api.app import create_app
+
     settings = _settings(data_dir, host=host, port=port)
     with _open(settings) as store:
         ws_id, key_id, key = _mint(store, None, "quickstart", "test", None)
-    base = f"http://{settings.host}:{settings.port}/api/public/v1"
-    console.print(f"[bold green]Murmur is starting[/] on {base}")
-    console.print(f"Test workspace: {ws_id}")
-    console.print(f"Test API key ({key_id}), shown once: [bold]{key}[/]")
-    console.print(f"Try: curl -H 'Authorization: Bearer {key}' {base}/accounts")
-    console.print(f"Docs: {base}/docs   Analysts: murmur attach --data-dir {settings.data_dir}")
-    serve(data_dir=settings.data_dir, host=settings.host, port=settings.port, quack_port=None)
+    children: list[subprocess.Popen[bytes]] = []
+    env = {**os.environ, "MURMUR_DATA_DIR": str(settings.data_dir.resolve())}
+    try:
+        if simulator:
+            children.append(_spawn(["simulator", "--port", str(settings.simulator_port)], env))
+        server = uvicorn.Server(
+            uvicorn.Config(
+                create_app(settings),
+                host=settings.host,
+                port=settings.port,
+                log_config=None,
+                access_log=False,
+            )
+        )
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        while not server.started:
+            if not thread.is_alive():
+                raise typer.Exit(1)
+            time.sleep(0.05)
+        if pipeline:
+            console.print("Running the pipeline once (platforms → raw → marts)…")
+            subprocess.run([*_murmur(), "pipeline", "run"], env=env, check=False)
+        if dagster:
+            dagster_home = settings.data_dir.resolve() / "dagster"
+            dagster_home.mkdir(parents=True, exist_ok=True)
+            children.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "dagster",
+                        "dev",
+                        "-m",
+                        "pipelines.definitions",
+                        "-h",
+                        settings.host,
+                        "-p",
+                        str(settings.dagster_port),
+                    ],
+                    env={**env, "DAGSTER_HOME": str(dagster_home)},
+                )
+            )
+        base = f"http://{settings.host}:{settings.port}/api/public/v1"
+        console.print(f"[bold green]Murmur is up[/] on {base}")
+        console.print(f"Test workspace: {ws_id}")
+        console.print(f"Test API key ({key_id}), shown once: [bold]{key}[/]")
+        console.print(f"Try: curl -H 'Authorization: Bearer {key}' {base}/analytics/unified")
+        console.print(f"API docs: {base}/docs")
+        if dagster:
+            console.print(f"Dagster: http://{settings.host}:{settings.dagster_port}")
+        if simulator:
+            console.print(f"Simulated platforms: {settings.platforms_url}")
+        console.print(f"Analysts: murmur attach --data-dir {settings.data_dir}")
+        thread.join()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for child in children:
+            child.terminate()
+        for child in children:
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+
+def _murmur() -> list[str]:
+    return [sys.executable, "-m", "murmur"]
+
+
+def _spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([*_murmur(), *args], env=env)
+
+
+pipeline_app = typer.Typer(help="Run the analytics pipeline.", no_args_is_help=True)
+app.add_typer(pipeline_app, name="pipeline")
+
+
+@pipeline_app.command("run")
+def pipeline_run(data_dir: DataDir = None) -> None:
+    """Materialize every asset once, in-process, for the partitions that are due."""
+    from pipelines.run import run_all
+
+    summary = run_all(_settings(data_dir))
+    console.print(summary)
+
+
+@app.command("import")
+def import_file(
+    path: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="The export file.")],
+    format: Annotated[
+        str, typer.Option("--format", help="youtube-trending, tweets or instagram-insights.")
+    ],
+    workspace: Annotated[
+        str | None, typer.Option(help="Workspace id (default: the test one).")
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Import a platform export into the store; a malformed file imports nothing."""
+    from pipelines.importers import ImportRejectedError, UnknownWorkspaceError, run_import
+
+    try:
+        result = run_import(path, format, settings=_settings(data_dir), workspace_id=workspace)
+    except (ImportRejectedError, UnknownWorkspaceError, ValueError) as exc:
+        err.print(f"[bold red]Import refused:[/] {exc}")
+        raise typer.Exit(1) from exc
+    console.print(
+        f"Imported {result.path} ({result.format}, {result.encoding}) into {result.workspace_id}"
+        f" in {result.seconds:.2f} s: {result.rows_read:,} rows read, {result.posts:,} posts,"
+        f" {result.snapshots:,} engagement snapshots, {result.accounts:,} account snapshots,"
+        f" {result.duplicates_dropped:,} duplicates dropped,"
+        f" {result.conflicts_resolved:,} conflicts resolved."
+    )
+    for note in result.notes:
+        console.print(f"  note: {note}")
+
+
+@app.command()
+def simulator(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8600,
+    seed: Annotated[int, typer.Option(help="Seed of the simulated world.")] = 42,
+) -> None:
+    """Serve the simulated platform APIs (YouTube, X, Instagram, LinkedIn, TikTok, Bluesky)."""
+    from simulator.app import serve as serve_simulator
+
+    serve_simulator(host, port, seed)
 
 
 @app.command()
@@ -179,11 +312,14 @@ def attach(data_dir: DataDir = None) -> None:
         typer.echo(f"ATTACH '{settings.store_path.resolve()}' AS murmur (READ_ONLY);\nUSE murmur;")
         return
     token = Secrets.load(settings.data_dir).quack_token
+    # Printed for the analyst to paste, never executed here.
     typer.echo(
-        "INSTALL quack; LOAD quack;\n"
+        "INSTALL quack; LOAD quack;\n"  # noqa: S608
         f"CREATE OR REPLACE SECRET murmur_quack (TYPE quack, TOKEN '{token}');\n"
         f"ATTACH '{info.uri}' AS murmur (READ_ONLY);\n"
-        "USE murmur;"
+        "USE murmur;\n"
+        "-- A query over Quack may scan one store table; run joins on the store itself:\n"
+        "-- SELECT * FROM murmur.query('SELECT … FROM posts JOIN post_destinations …');"
     )
 
 

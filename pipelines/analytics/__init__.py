@@ -1,0 +1,1 @@
+"""Staging, marts and insights: the assets, their checks and the algorithms behind them."""

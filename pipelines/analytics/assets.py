@@ -1,0 +1,620 @@
+"""Staging and mart assets, with their checks beside them.
+
+Daily assets rebuild their UTC days (one day, or a range in a single run) with one
+server-side transaction each; the insight assets recompute from bounded recent windows.
+"""
+
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime, timedelta
+from functools import partial
+from typing import Any
+
+import polars as pl
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetDep,
+    AssetExecutionContext,
+    AssetKey,
+    AssetsDefinition,
+    MaterializeResult,
+    asset,
+)
+
+from pipelines.analytics import insights
+from pipelines.ingest.assets import INGEST_ASSETS
+from pipelines.partitions import DAILY, HOURS_OF_DAY
+from pipelines.resources import StoreResource
+from warehouse import marts
+from warehouse.marts import METRICS
+from warehouse.store import Store
+
+FRESHNESS_HOURS = 26  # newest raw capture older than this: the freshness check warns
+
+Result = MaterializeResult[Any] | AssetCheckResult
+ScriptFn = Callable[..., str]
+
+
+def _now(context: AssetExecutionContext) -> datetime:
+    """The run's clock: the ``murmur/now`` tag when run_all sets one, else now (naive UTC)."""
+    tag = context.run.tags.get("murmur/now")
+    moment = datetime.fromisoformat(tag) if tag else datetime.now(UTC)
+    return moment.astimezone(UTC).replace(tzinfo=None)
+
+
+def _days(context: AssetExecutionContext) -> tuple[date, date]:
+    window = context.partition_time_window
+    return window.start.date(), window.end.date()
+
+
+def _key(*names: str) -> AssetKey:
+    return AssetKey(["analytics", *names])
+
+
+def _check(name: str, table_key: AssetKey, description: str) -> AssetCheckSpec:
+    return AssetCheckSpec(name=name, asset=table_key, description=description)
+
+
+def _unique(
+    s: Store, name: str, table: str, keys: tuple[str, ...], span: tuple[str, Any, Any] | None
+) -> AssetCheckResult:
+    dupes = s.run(lambda cur: marts.count_duplicate_keys(cur, table, keys, span))
+    return AssetCheckResult(
+        check_name=name, passed=dupes == 0, metadata={"duplicate_keys": dupes, "key": str(keys)}
+    )
+
+
+def _non_negative(
+    s: Store, name: str, table: str, cols: tuple[str, ...], span: tuple[str, Any, Any] | None
+) -> AssetCheckResult:
+    bad = s.run(lambda cur: marts.count_negative(cur, table, cols, span))
+    return AssetCheckResult(check_name=name, passed=bad == 0, metadata={"negative_rows": bad})
+
+
+def _partition_meta(s: Store, mart: str, start: date, end: date) -> dict[str, Any]:
+    rows = s.run(
+        lambda cur: cur.execute(
+            "SELECT coalesce(sum(rows), 0), max(data_through) FROM mart_snapshots"
+            " WHERE mart = ? AND partition_key >= ? AND partition_key < ?",
+            [mart, start.isoformat(), end.isoformat()],
+        ).fetchone()
+    )
+    return {
+        "rows": int(rows[0]) if rows else 0,
+        "days": (end - start).days,
+        "data_through": str(rows[1]) if rows and rows[1] else "",
+    }
+
+
+# -- staging ------------------------------------------------------------------------------------
+
+STG = _key("stg_engagement_deltas")
+
+
+@asset(
+    key=STG,
+    group_name="staging",
+    partitions_def=DAILY,
+    deps=[AssetDep(a.key, partition_mapping=HOURS_OF_DAY) for a in INGEST_ASSETS],
+    description="Per post and snapshot, the counters' increase since the previous snapshot.",
+    kinds={"duckdb"},
+    check_specs=[
+        _check(
+            "raw_snapshot_keys_unique",
+            STG,
+            "One raw_engagement_snapshots row per (workspace, platform, post, captured_at).",
+        ),
+        _check("raw_counters_non_negative", STG, "No raw counter below zero."),
+        _check(
+            "raw_account_keys_unique",
+            STG,
+            "One raw_account_snapshots row per (workspace, platform, account, captured_at).",
+        ),
+        _check(
+            "counter_drops_reported",
+            STG,
+            "Cumulative counters that went down (clamped to 0); warns with the count.",
+        ),
+        _check("raw_fresh", STG, f"The newest raw capture is under {FRESHNESS_HOURS} h old."),
+        _check("stg_keys_unique", STG, "One delta per (workspace, platform, post, captured_at)."),
+    ],
+)
+def stg_engagement_deltas(context: AssetExecutionContext, store: StoreResource) -> Iterator[Result]:
+    """Rebuild the days' engagement deltas (and upsert the post and account dimensions)."""
+    start, end = _days(context)
+    now = _now(context)
+    span = (
+        "captured_at",
+        datetime.combine(start, datetime.min.time()),
+        datetime.combine(end, datetime.min.time()),
+    )
+    with store.open() as s:
+        s.execute_script(marts.staging_script(start, end, run_id=context.run_id, computed_at=now))
+        meta = _partition_meta(s, "stg_engagement_deltas", start, end)
+        snaps, drops = s.run(lambda cur: marts.counter_drops(cur, start, end))
+        yield MaterializeResult(
+            metadata={**meta, "counter_drops": drops, "snapshots_with_drops": snaps}
+        )
+        yield _unique(
+            s,
+            "raw_snapshot_keys_unique",
+            "raw_engagement_snapshots",
+            ("workspace_id", "platform", "external_id", "captured_at"),
+            span,
+        )
+        yield _non_negative(
+            s, "raw_counters_non_negative", "raw_engagement_snapshots", METRICS, span
+        )
+        yield _unique(
+            s,
+            "raw_account_keys_unique",
+            "raw_account_snapshots",
+            ("workspace_id", "platform", "external_id", "captured_at"),
+            span,
+        )
+        yield AssetCheckResult(
+            check_name="counter_drops_reported",
+            passed=drops == 0,
+            severity=AssetCheckSeverity.WARN,
+            metadata={"counter_drops": drops, "snapshots_with_drops": snaps},
+            description=f"{drops} counters went down in {snaps} snapshots (clamped to 0).",
+        )
+        newest = s.run(lambda cur: marts.newest_capture(cur, "raw_engagement_snapshots"))
+        age_h = (now - newest).total_seconds() / 3600 if newest else None
+        yield AssetCheckResult(
+            check_name="raw_fresh",
+            passed=age_h is not None and age_h <= FRESHNESS_HOURS,
+            severity=AssetCheckSeverity.WARN,
+            metadata={"newest_capture": str(newest), "age_hours": age_h if age_h else -1.0},
+        )
+        yield _unique(
+            s,
+            "stg_keys_unique",
+            "stg_engagement_deltas",
+            ("workspace_id", "platform", "external_id", "captured_at"),
+            span,
+        )
+
+
+# -- unified marts ------------------------------------------------------------------------------
+
+
+def _daily_mart(
+    name: str,
+    script: ScriptFn,
+    upstream: AssetKey,
+    description: str,
+    keys: tuple[str, ...],
+    counters: tuple[str, ...],
+) -> AssetsDefinition:
+    key = _key(name)
+
+    @asset(
+        key=key,
+        group_name="marts",
+        partitions_def=DAILY,
+        deps=[upstream],
+        description=description,
+        kinds={"duckdb"},
+        check_specs=[
+            _check(f"{name}_keys_unique", key, f"One row per {', '.join(keys)}."),
+            _check(f"{name}_non_negative", key, "Counters are never negative."),
+            _check(
+                f"{name}_totals_match",
+                key,
+                "Engagements equal the staged deltas' sum over the same days.",
+            ),
+        ],
+    )
+    def _mart(context: AssetExecutionContext, store: StoreResource) -> Iterator[Result]:
+        start, end = _days(context)
+        with store.open() as s:
+            s.execute_script(script(start, end, run_id=context.run_id, computed_at=_now(context)))
+            yield MaterializeResult(metadata=_partition_meta(s, name, start, end))
+            span = ("day", start, end)
+            yield _unique(s, f"{name}_keys_unique", name, keys, span)
+            yield _non_negative(s, f"{name}_non_negative", name, counters, span)
+            totals = s.run(lambda cur: marts.totals_match(cur, start, end))
+            own = totals["daily"] if name != "mart_post_hourly" else totals["hourly"]
+            if name == "mart_account_daily":
+                own = s.run(
+                    lambda cur: int(
+                        cur.execute(
+                            "SELECT coalesce(sum(engagements), 0) FROM mart_account_daily"
+                            " WHERE day >= ? AND day < ?",
+                            [start, end],
+                        ).fetchone()[0]  # type: ignore[index]
+                    )
+                )
+            yield AssetCheckResult(
+                check_name=f"{name}_totals_match",
+                passed=own == totals["staging"],
+                metadata={"mart": own, "staging": totals["staging"]},
+            )
+
+    return _mart
+
+
+mart_post_hourly = _daily_mart(
+    "mart_post_hourly",
+    marts.post_hourly_script,
+    STG,
+    "Unified analytics per post and UTC hour: the counters' increase in that hour.",
+    ("workspace_id", "platform", "external_id", "hour"),
+    (*METRICS, "engagements"),
+)
+mart_post_daily = _daily_mart(
+    "mart_post_daily",
+    marts.post_daily_script,
+    mart_post_hourly.key,
+    "Unified analytics per post and UTC day, with engagement rate (engagements / impressions,"
+    " else / views).",
+    ("workspace_id", "platform", "external_id", "day"),
+    (*METRICS, "engagements"),
+)
+mart_account_daily = _daily_mart(
+    "mart_account_daily",
+    marts.account_daily_script,
+    mart_post_daily.key,
+    "Per account and UTC day: followers (last snapshot), growth, posts published, engagement.",
+    ("workspace_id", "platform", "account_external_id", "day"),
+    ("impressions", "engagements", "posts_published"),
+)
+
+
+# -- insights (non-partitioned, bounded windows) --------------------------------------------------
+
+_SCHEMAS: dict[str, dict[str, Any]] = {
+    "mart_best_times": {
+        "workspace_id": pl.String,
+        "platform": pl.String,
+        "account_external_id": pl.String,
+        "weekday": pl.Int32,
+        "hour": pl.Int32,
+        "posts": pl.Int64,
+        "raw_index": pl.Float64,
+        "shrunk_index": pl.Float64,
+        "ci_low": pl.Float64,
+        "ci_high": pl.Float64,
+        "confidence": pl.String,
+        "computed_at": pl.Datetime("us"),
+    },
+    "mart_anomalies": {
+        "workspace_id": pl.String,
+        "day": pl.Date,
+        "platform": pl.String,
+        "account_external_id": pl.String,
+        "metric": pl.String,
+        "value": pl.Float64,
+        "baseline_median": pl.Float64,
+        "baseline_mad": pl.Float64,
+        "robust_z": pl.Float64,
+        "direction": pl.String,
+        "computed_at": pl.Datetime("us"),
+    },
+    "mart_insights": {
+        "workspace_id": pl.String,
+        "kind": pl.String,
+        "platform": pl.String,
+        "account_external_id": pl.String,
+        "title": pl.String,
+        "body": pl.String,
+        "score": pl.Float64,
+        "evidence": pl.String,
+        "computed_at": pl.Datetime("us"),
+    },
+    "mart_viral_trends": {
+        "workspace_id": pl.String,
+        "entity_type": pl.String,
+        "entity": pl.String,
+        "platform": pl.String,
+        "score": pl.Float64,
+        "status": pl.String,
+        "velocity": pl.Float64,
+        "baseline": pl.Float64,
+        "evidence": pl.String,
+        "window_end": pl.Datetime("us"),
+        "computed_at": pl.Datetime("us"),
+    },
+    "mart_creator_rankings": {
+        "workspace_id": pl.String,
+        "kind": pl.String,
+        "platform": pl.String,
+        "account_external_id": pl.String,
+        "handle": pl.String,
+        "category": pl.String,
+        "followers": pl.Int64,
+        "posts": pl.Int64,
+        "engagement_rate": pl.Float64,
+        "engagement_rate_shrunk": pl.Float64,
+        "growth_rate": pl.Float64,
+        "avg_reach": pl.Float64,
+        "score": pl.Float64,
+        "rank": pl.Int32,
+        "parts": pl.String,
+        "computed_at": pl.Datetime("us"),
+    },
+}
+
+
+def write_mart(
+    store: StoreResource,
+    s: Store,
+    table: str,
+    rows: list[dict[str, Any]],
+    *,
+    run_id: str,
+    computed_at: datetime,
+    workspace_ids: list[str],
+) -> int:
+    """Swap a non-partitioned mart's rows for these workspaces in one server-side transaction."""
+    frame = (
+        pl.DataFrame(rows, schema=_SCHEMAS[table], orient="row")
+        if rows
+        else pl.DataFrame(schema=_SCHEMAS[table])
+    )
+    path = store.landing_dir / f"{table}-{uuid.uuid4().hex}.parquet"
+    frame.write_parquet(path)
+    try:
+        s.execute_script(
+            marts.replace_from_parquet_script(
+                table,
+                path.resolve(),
+                run_id=run_id,
+                computed_at=computed_at,
+                workspace_ids=workspace_ids,
+            )
+        )
+    finally:
+        path.unlink(missing_ok=True)
+    return frame.height
+
+
+def _windows(s: Store, now: datetime, days: int) -> list[marts.Window]:
+    ends = s.run(marts.workspace_data_ends)
+    return [
+        marts.Window(ws, min(end, now) - timedelta(days=days), min(end, now))
+        for ws, end in sorted(ends.items())
+    ]
+
+
+def _insight_asset(
+    name: str,
+    description: str,
+    deps: list[AssetKey],
+    checks: list[AssetCheckSpec],
+    compute: Callable[[Store, datetime], tuple[list[dict[str, Any]], list[str], dict[str, Any]]],
+    check_fn: Callable[[Store], Iterator[AssetCheckResult]],
+) -> AssetsDefinition:
+    key = _key(name)
+
+    @asset(
+        key=key,
+        group_name="insights",
+        deps=deps,
+        description=description,
+        kinds={"python", "duckdb"},
+        check_specs=checks,
+    )
+    def _insight(context: AssetExecutionContext, store: StoreResource) -> Iterator[Result]:
+        now = _now(context)
+        with store.open() as s:
+            rows, workspaces, extra = compute(s, now)
+            n = write_mart(
+                store,
+                s,
+                name,
+                rows,
+                run_id=context.run_id,
+                computed_at=now,
+                workspace_ids=workspaces,
+            )
+            yield MaterializeResult(metadata={"rows": n, "workspaces": len(workspaces), **extra})
+            yield from check_fn(s)
+
+    return _insight
+
+
+def _best_times(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    wins = _windows(s, now, insights.BEST_TIMES_DAYS)
+    for w in wins:
+        posts = marts.post_rates(s, w, ["own"])
+        rows += insights.best_times(w.workspace_id, posts, now)
+    return rows, [w.workspace_id for w in wins], {"window_days": insights.BEST_TIMES_DAYS}
+
+
+def _best_times_checks(s: Store) -> Iterator[AssetCheckResult]:
+    yield _unique(
+        s,
+        "mart_best_times_keys_unique",
+        "mart_best_times",
+        ("workspace_id", "platform", "account_external_id", "weekday", "hour"),
+        None,
+    )
+    bad = s.run(
+        lambda cur: int(
+            cur.execute(
+                "SELECT count(*) FROM mart_best_times WHERE NOT (shrunk_index BETWEEN"
+                " least(raw_index, 1.0) - 1e-9 AND greatest(raw_index, 1.0) + 1e-9)"
+                " OR ci_low > shrunk_index OR ci_high < shrunk_index OR posts <= 0"
+            ).fetchone()[0]  # type: ignore[index]
+        )
+    )
+    yield AssetCheckResult(
+        check_name="mart_best_times_shrunk_between", passed=bad == 0, metadata={"bad_rows": bad}
+    )
+
+
+def _anomalies(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    wins = _windows(s, now, insights.ANOMALY_BASELINE_DAYS + 1)
+    for w in wins:
+        days = s.run(partial(marts.account_days, w=w))
+        last_day = (w.end - timedelta(microseconds=1)).date()
+        rows += insights.anomalies(w.workspace_id, days, last_day, now)
+    return rows, [w.workspace_id for w in wins], {"baseline_days": insights.ANOMALY_BASELINE_DAYS}
+
+
+def _anomaly_checks(s: Store) -> Iterator[AssetCheckResult]:
+    bad = s.run(
+        lambda cur: int(
+            cur.execute(
+                "SELECT count(*) FROM mart_anomalies WHERE abs(robust_z) < 3.5"
+                " OR (direction = 'spike') <> (robust_z > 0) OR isnan(robust_z)"
+            ).fetchone()[0]  # type: ignore[index]
+        )
+    )
+    yield AssetCheckResult(
+        check_name="mart_anomalies_flagged_consistently",
+        passed=bad == 0,
+        metadata={"bad_rows": bad},
+    )
+
+
+def _trends(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    wins = _windows(s, now, insights.TREND_LOOKBACK_DAYS)
+    for w in wins:
+        hourly = marts.hourly_engagements(s, w)
+        rows += insights.viral_trends(w.workspace_id, hourly, w.end, now)
+    return rows, [w.workspace_id for w in wins], {"window_hours": insights.TREND_WINDOW_HOURS}
+
+
+def _trend_checks(s: Store) -> Iterator[AssetCheckResult]:
+    yield _unique(
+        s,
+        "mart_viral_trends_keys_unique",
+        "mart_viral_trends",
+        ("workspace_id", "entity_type", "entity", "platform"),
+        None,
+    )
+
+
+def _rankings(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    wins = _windows(s, now, insights.RANKING_DAYS)
+    for w in wins:
+        accounts = s.run(partial(marts.ranked_accounts, w=w))
+        posts = marts.post_rates(s, w, ["creator", "competitor"])
+        rows += insights.creator_rankings(w.workspace_id, accounts, posts, now)
+    return rows, [w.workspace_id for w in wins], {"window_days": insights.RANKING_DAYS}
+
+
+def _ranking_checks(s: Store) -> Iterator[AssetCheckResult]:
+    yield _unique(
+        s,
+        "mart_creator_rankings_keys_unique",
+        "mart_creator_rankings",
+        ("workspace_id", "kind", "platform", "account_external_id"),
+        None,
+    )
+
+
+def _insights(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    handles = s.run(marts.workspace_handles)
+    wins = _windows(s, now, insights.TOP_CONTENT_DAYS)
+    for w in wins:
+        ws = w.workspace_id
+        own = marts.post_rates(s, w, ["own"])
+        saved = {
+            t: s.run(partial(marts.mart_rows, table=t, workspace_id=ws))
+            for t in ("mart_best_times", "mart_anomalies", "mart_creator_rankings")
+        }
+        rows += insights.best_time_insights(ws, saved["mart_best_times"], handles, now)
+        rows += insights.top_content(ws, own, now)
+        rows += insights.anomaly_insights(ws, saved["mart_anomalies"], handles, now)
+        rows += insights.benchmarks(ws, saved["mart_creator_rankings"], own, now)
+    return rows, [w.workspace_id for w in wins], {"window_days": insights.TOP_CONTENT_DAYS}
+
+
+def _insight_checks(s: Store) -> Iterator[AssetCheckResult]:
+    bad = s.run(
+        lambda cur: int(
+            cur.execute(
+                "SELECT count(*) FROM mart_insights WHERE kind NOT IN"
+                " ('best_time', 'top_content', 'anomaly', 'recommendation', 'benchmark')"
+                " OR body = '' OR isnan(score)"
+            ).fetchone()[0]  # type: ignore[index]
+        )
+    )
+    yield AssetCheckResult(
+        check_name="mart_insights_well_formed", passed=bad == 0, metadata={"bad_rows": bad}
+    )
+
+
+def _spec(name: str, check: str, description: str) -> AssetCheckSpec:
+    return _check(check, _key(name), description)
+
+
+mart_best_times = _insight_asset(
+    "mart_best_times",
+    "Best times to post: weekday x hour per own account, normalised, shrunk, with confidence.",
+    [mart_post_daily.key],
+    [
+        _spec("mart_best_times", "mart_best_times_keys_unique", "One row per account bucket."),
+        _spec(
+            "mart_best_times",
+            "mart_best_times_shrunk_between",
+            "Shrunk index lies between the raw index and 1.0, inside its interval.",
+        ),
+    ],
+    _best_times,
+    _best_times_checks,
+)
+mart_anomalies = _insight_asset(
+    "mart_anomalies",
+    "Each account's latest day vs the median and MAD of the 28 days before (|robust z| ≥ 3.5).",
+    [mart_account_daily.key],
+    [
+        _spec(
+            "mart_anomalies",
+            "mart_anomalies_flagged_consistently",
+            "Only |z| ≥ 3.5, with the direction matching the sign.",
+        )
+    ],
+    _anomalies,
+    _anomaly_checks,
+)
+mart_viral_trends = _insight_asset(
+    "mart_viral_trends",
+    "Posts, hashtags and topics whose 6-hour engagement velocity is abnormal for their baseline.",
+    [mart_post_hourly.key],
+    [_spec("mart_viral_trends", "mart_viral_trends_keys_unique", "One row per entity.")],
+    _trends,
+    _trend_checks,
+)
+mart_creator_rankings = _insight_asset(
+    "mart_creator_rankings",
+    "Creators and competitors ranked by shrunk engagement rate, growth and reach (28 days).",
+    [mart_post_daily.key, mart_account_daily.key],
+    [
+        _spec(
+            "mart_creator_rankings",
+            "mart_creator_rankings_keys_unique",
+            "One row per ranked account.",
+        )
+    ],
+    _rankings,
+    _ranking_checks,
+)
+mart_insights = _insight_asset(
+    "mart_insights",
+    "Plain-words insights: best times, top content, anomalies, benchmarks, recommendations.",
+    [mart_best_times.key, mart_anomalies.key, mart_creator_rankings.key, mart_post_daily.key],
+    [_spec("mart_insights", "mart_insights_well_formed", "Known kinds, non-empty text.")],
+    _insights,
+    _insight_checks,
+)
+
+DAILY_ASSETS = [stg_engagement_deltas, mart_post_hourly, mart_post_daily, mart_account_daily]
+INSIGHT_ASSETS = [
+    mart_best_times,
+    mart_anomalies,
+    mart_viral_trends,
+    mart_creator_rankings,
+    mart_insights,
+]

@@ -1,0 +1,572 @@
+"""The non-partitioned marts computed from bounded windows of the partitioned ones.
+
+Each function takes the rows read by warehouse.marts for one workspace and returns the
+mart's rows; the assets write them with one server-side transaction per mart.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from pipelines.analytics import algorithms as alg
+from warehouse.rows import Row
+
+# Windows (all end at the workspace's newest staged hour, see warehouse.marts.Window).
+BEST_TIMES_DAYS = 90  # posts published in the last 90 days
+TOP_CONTENT_DAYS = 28
+TOP_CONTENT_MIN_IMPRESSIONS = 100  # floor: a 3-view post with 2 likes is not "top"
+TOP_CONTENT_COUNT = 5
+ANOMALY_BASELINE_DAYS = 28
+ANOMALY_MIN_BASELINE = 7  # days of baseline needed before a day is judged
+ANOMALY_METRICS = ("impressions", "engagements", "engagement_rate", "follower_growth")
+TREND_WINDOW_HOURS = 6
+TREND_BASELINE_WINDOWS = 4  # the 4 windows before the previous one (12 h to 36 h ago)
+TREND_LOOKBACK_DAYS = 7  # hourly history read for trends
+TREND_MIN_VELOCITY = 1.0  # engagements per hour, now or just before, to be considered
+TREND_TOP = 50  # rows kept per entity type and workspace
+RANKING_DAYS = 28
+WEEKDAYS = ("Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays")
+
+
+def _rate(r: Row) -> float | None:
+    return alg.engagement_rate(
+        float(r["engagements"] or 0), float(r["impressions"] or 0), float(r["views"] or 0)
+    )
+
+
+def best_times(workspace_id: str, posts: list[Row], computed_at: datetime) -> list[Row]:
+    """Weekday x hour buckets per own account, each post's rate over the account's mean."""
+    by_account: dict[tuple[str, str], list[tuple[datetime, float]]] = defaultdict(list)
+    for p in posts:
+        rate = _rate(p)
+        if rate is not None:
+            by_account[(p["platform"], p["account_external_id"])].append((p["published_at"], rate))
+    out: list[Row] = []
+    for (platform, account), rated in by_account.items():
+        mean = statistics.fmean(r for _, r in rated)
+        if mean <= 0 or len(rated) < 2:
+            continue
+        indices = [(ts, r / mean) for ts, r in rated]
+        pooled_sd = statistics.stdev(i for _, i in indices)
+        buckets: dict[tuple[int, int], list[float]] = defaultdict(list)
+        for ts, index in indices:
+            buckets[(ts.weekday(), ts.hour)].append(index)
+        for (weekday, hour), values in sorted(buckets.items()):
+            n = len(values)
+            raw = statistics.fmean(values)
+            shrunk = alg.shrink(raw, n, 1.0, alg.BEST_TIME_PRIOR_POSTS)
+            low, high = alg.best_time_interval(shrunk, n, pooled_sd)
+            out.append(
+                {
+                    "workspace_id": workspace_id,
+                    "platform": platform,
+                    "account_external_id": account,
+                    "weekday": weekday,
+                    "hour": hour,
+                    "posts": n,
+                    "raw_index": raw,
+                    "shrunk_index": shrunk,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "confidence": alg.confidence_label(n, low, high),
+                    "computed_at": computed_at,
+                }
+            )
+    return out
+
+
+def best_time_insights(
+    workspace_id: str,
+    buckets: list[Row],
+    handles: dict[tuple[str, str, str], str],
+    computed_at: datetime,
+) -> list[Row]:
+    """Per account, the best bucket (shrunk index > 1, ≥ 3 posts) as a plain recommendation."""
+    best: dict[tuple[str, str], Row] = {}
+    for b in buckets:
+        if b["posts"] < 3 or b["shrunk_index"] <= 1.0:
+            continue
+        k = (b["platform"], b["account_external_id"])
+        if k not in best or b["shrunk_index"] > best[k]["shrunk_index"]:
+            best[k] = b
+    out = []
+    for (platform, account), b in sorted(best.items()):
+        handle = handles.get((workspace_id, platform, account), account)
+        body = (
+            f"Post on {WEEKDAYS[b['weekday']]} at {b['hour']:02d}:00 UTC: "
+            f"{b['shrunk_index']:.1f}x your average engagement rate, {b['posts']} posts, "
+            f"{b['confidence']} confidence"
+        )
+        evidence = {
+            k: b[k]
+            for k in (
+                "weekday",
+                "hour",
+                "posts",
+                "raw_index",
+                "shrunk_index",
+                "ci_low",
+                "ci_high",
+                "confidence",
+            )
+        }
+        for kind in ("best_time", "recommendation"):
+            out.append(
+                _insight(
+                    workspace_id,
+                    kind,
+                    platform,
+                    account,
+                    f"Best time to post on {platform} as {handle}",
+                    body,
+                    b["shrunk_index"],
+                    evidence,
+                    computed_at,
+                )
+            )
+    return out
+
+
+def top_content(workspace_id: str, posts: list[Row], computed_at: datetime) -> list[Row]:
+    """The workspace's best own posts by engagement rate, above an impressions floor."""
+    eligible = []
+    for p in posts:
+        reach = float(p["impressions"] or 0) or float(p["views"] or 0)
+        rate = _rate(p)
+        if rate is not None and reach >= TOP_CONTENT_MIN_IMPRESSIONS:
+            eligible.append((rate, p))
+    eligible.sort(key=lambda t: (-t[0], t[1]["external_id"]))
+    out = []
+    for rate, p in eligible[:TOP_CONTENT_COUNT]:
+        text = (p["text"] or "").strip().replace("\n", " ")
+        snippet = text[:80] + ("…" if len(text) > 80 else "")
+        body = (
+            f"“{snippet}” on {p['platform']}: {rate:.1%} engagement rate "
+            f"({int(p['engagements'] or 0)} engagements)"
+        )
+        evidence = {
+            "external_id": p["external_id"],
+            "post_id": p["post_id"],
+            "url": p["url"],
+            "engagements": int(p["engagements"] or 0),
+            "impressions": int(p["impressions"] or 0),
+            "views": int(p["views"] or 0),
+            "engagement_rate": rate,
+            "published_at": p["published_at"].isoformat(),
+            "media_type": p["media_type"],
+        }
+        out.append(
+            _insight(
+                workspace_id,
+                "top_content",
+                p["platform"],
+                p["account_external_id"],
+                f"Top post on {p['platform']}",
+                body,
+                rate,
+                evidence,
+                computed_at,
+            )
+        )
+    return out
+
+
+def anomalies(
+    workspace_id: str, days: list[Row], as_of_day: Any, computed_at: datetime
+) -> list[Row]:
+    """Each account's metrics on its latest day vs the median and MAD of the 28 days before."""
+    series: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for d in days:
+        series[(d["platform"], d["account_external_id"])].append(d)
+    out = []
+    for (platform, account), rows in series.items():
+        rows.sort(key=lambda r: r["day"])
+        today = rows[-1]
+        if today["day"] != as_of_day:
+            continue
+        history = [r for r in rows[:-1] if (today["day"] - r["day"]).days <= ANOMALY_BASELINE_DAYS]
+        for metric in ANOMALY_METRICS:
+            value = today[metric]
+            baseline = [float(r[metric]) for r in history if r[metric] is not None]
+            if value is None or len(baseline) < ANOMALY_MIN_BASELINE:
+                continue
+            judged = alg.robust_z(float(value), baseline)
+            if judged is None:
+                continue
+            z, med, mad = judged
+            direction = alg.anomaly_direction(z)
+            if direction is None:
+                continue
+            out.append(
+                {
+                    "workspace_id": workspace_id,
+                    "day": today["day"],
+                    "platform": platform,
+                    "account_external_id": account,
+                    "metric": metric,
+                    "value": float(value),
+                    "baseline_median": med,
+                    "baseline_mad": mad,
+                    "robust_z": z,
+                    "direction": direction,
+                    "computed_at": computed_at,
+                }
+            )
+    return out
+
+
+def anomaly_insights(
+    workspace_id: str,
+    found: list[Row],
+    handles: dict[tuple[str, str, str], str],
+    computed_at: datetime,
+) -> list[Row]:
+    """One 'anomaly' insight per flagged metric, and a recommendation for each drop."""
+    out = []
+    for a in found:
+        handle = handles.get(
+            (workspace_id, a["platform"], a["account_external_id"]), a["account_external_id"]
+        )
+        metric = a["metric"].replace("_", " ")
+        verb = "spiked" if a["direction"] == "spike" else "dropped"
+        body = (
+            f"{metric.capitalize()} of {handle} on {a['platform']} {verb} on {a['day']}: "
+            f"{_num(a['value'])} vs a typical {_num(a['baseline_median'])} "
+            f"(robust z {a['robust_z']:.1f})"
+        )
+        evidence = {
+            k: (str(v) if k == "day" else v)
+            for k, v in a.items()
+            if k not in ("workspace_id", "computed_at")
+        }
+        out.append(
+            _insight(
+                workspace_id,
+                "anomaly",
+                a["platform"],
+                a["account_external_id"],
+                f"{metric.capitalize()} {verb}",
+                body,
+                abs(a["robust_z"]),
+                evidence,
+                computed_at,
+            )
+        )
+        if a["direction"] == "drop":
+            advice = (
+                f"{metric.capitalize()} of {handle} on {a['platform']} fell well below "
+                f"its usual level on {a['day']}: check the account's connection and "
+                f"recent posts."
+            )
+            out.append(
+                _insight(
+                    workspace_id,
+                    "recommendation",
+                    a["platform"],
+                    a["account_external_id"],
+                    f"Look into {handle}",
+                    advice,
+                    abs(a["robust_z"]),
+                    evidence,
+                    computed_at,
+                )
+            )
+    return out
+
+
+def viral_trends(
+    workspace_id: str, hourly: list[Row], window_end: datetime, computed_at: datetime
+) -> list[Row]:
+    """Posts, hashtags and topics whose velocity is abnormal against their own baseline.
+
+    Windows of 6 h end at ``window_end``: W0 the latest, W1 the one before, W2…W5 the
+    baseline. An entity's baseline is the median velocity of its baseline windows (those
+    after a post's publication); a post younger than that is compared with the median
+    velocity of its account's other posts at the same age (window index since publication).
+    """
+    width = timedelta(hours=TREND_WINDOW_HOURS)
+    n_windows = 2 + TREND_BASELINE_WINDOWS
+
+    def window_of(hour: datetime) -> int | None:
+        # the bucket [hour, hour + 1 h) lies in the window that contains its end
+        idx = int((window_end - hour - timedelta(hours=1)) // width)
+        return idx if 0 <= idx < n_windows else None
+
+    # entity → per-window engagements; post metadata for age-based baselines
+    sums: dict[tuple[str, str, str | None], list[float]] = defaultdict(lambda: [0.0] * n_windows)
+    post_meta: dict[str, Row] = {}
+    age_velocity: dict[tuple[str, str, int], list[float]] = defaultdict(list)
+    per_post_age: dict[tuple[str, int], float] = defaultdict(float)
+    # A post's first measurement carries everything it gathered before we first saw it;
+    # when that is more than one window after publication, when it accrued is unknown, so
+    # it is left out rather than read as a burst (the first row read stands in for the
+    # first ever: a post measured for more than the look-back loses one honest hour).
+    first_hour: dict[str, datetime] = {}
+    for r in hourly:
+        if r["external_id"] not in first_hour or r["hour"] < first_hour[r["external_id"]]:
+            first_hour[r["external_id"]] = r["hour"]
+    hourly = [
+        r
+        for r in hourly
+        if not (
+            r["hour"] == first_hour[r["external_id"]]
+            and r["published_at"] is not None
+            and r["hour"] - r["published_at"] > width
+        )
+    ]
+    for r in hourly:
+        eng = float(r["engagements"] or 0)
+        post_meta[r["external_id"]] = r
+        if r["published_at"] is not None:
+            age = int((r["hour"] - r["published_at"]) // width)
+            if age >= 0:
+                per_post_age[(r["external_id"], age)] += eng
+        w = window_of(r["hour"])
+        if w is None:
+            continue
+        keys: list[tuple[str, str, str | None]] = [("post", r["external_id"], r["platform"])]
+        tags = {t.lower().lstrip("#") for t in (r["hashtags"] or []) if t}
+        keys += [("hashtag", t, None) for t in tags]
+        topics = {alg.hashtag_family(t) for t in tags}
+        if r["category"]:
+            topics.add(str(r["category"]).lower())
+        keys += [("topic", t, None) for t in topics if t]
+        for k in keys:
+            sums[k][w] += eng
+    for (ext, age), eng in per_post_age.items():
+        meta = post_meta[ext]
+        age_velocity[(meta["platform"], meta["account_external_id"], age)].append(
+            eng / TREND_WINDOW_HOURS
+        )
+
+    found: list[Row] = []
+    for (etype, entity, platform), per_window in sums.items():
+        vel = [v / TREND_WINDOW_HOURS for v in per_window]
+        if max(vel[0], vel[1]) < TREND_MIN_VELOCITY:
+            continue
+        source = "own"
+        base_windows = vel[2:]
+        if etype == "post":
+            meta = post_meta[entity]
+            pub = meta["published_at"]
+            if pub is not None:
+                # only windows that start after publication are the post's own history
+                base_windows = [
+                    v for i, v in enumerate(vel[2:], start=2) if window_end - (i + 1) * width >= pub
+                ]
+            if len(base_windows) < 2 and pub is not None:
+                age = int((window_end - width - pub) // width)
+                peers = age_velocity.get((meta["platform"], meta["account_external_id"], age), [])
+                others = [v for v in peers if v != vel[0]] or peers
+                if len(others) < 3:
+                    continue
+                base_windows, source = others, "account_same_age"
+        if not base_windows:
+            continue
+        baseline = statistics.median(base_windows)
+        score_now = alg.velocity_score(vel[0], baseline)
+        score_prev = alg.velocity_score(vel[1], baseline)
+        status = alg.trend_status(score_now, score_prev, vel[0], vel[1])
+        if status is None:
+            continue
+        evidence = {
+            "window_hours": TREND_WINDOW_HOURS,
+            "velocity": vel[0],
+            "previous_velocity": vel[1],
+            "baseline": baseline,
+            "baseline_source": source,
+            "baseline_velocities": base_windows,
+            "score_previous": score_prev,
+        }
+        if etype == "post":
+            evidence["account_external_id"] = post_meta[entity]["account_external_id"]
+        found.append(
+            {
+                "workspace_id": workspace_id,
+                "entity_type": etype,
+                "entity": entity,
+                "platform": platform,
+                "score": score_now,
+                "status": status,
+                "velocity": vel[0],
+                "baseline": float(baseline),
+                "evidence": json.dumps(evidence),
+                "window_end": window_end,
+                "computed_at": computed_at,
+            }
+        )
+    out: list[Row] = []
+    for etype in ("post", "hashtag", "topic"):
+        kept = sorted(
+            (f for f in found if f["entity_type"] == etype),
+            key=lambda f: (-f["score"], f["entity"]),
+        )
+        out += kept[:TREND_TOP]
+    return out
+
+
+def creator_rankings(
+    workspace_id: str, accounts: list[Row], posts: list[Row], computed_at: datetime
+) -> list[Row]:
+    """Creators and competitors ranked per kind by a weighted composite of standardised parts.
+
+    Parts: the engagement rate shrunk toward the population mean with a prior of m posts,
+    the follower growth rate over the window, and log(1 + average reach per post).
+    """
+    per_account: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for p in posts:
+        per_account[(p["platform"], p["account_external_id"])].append(p)
+    out: list[Row] = []
+    for kind in ("creator", "competitor"):
+        members = [a for a in accounts if a["kind"] == kind]
+        if not members:
+            continue
+        stats = []
+        for a in members:
+            own = per_account.get((a["platform"], a["account_external_id"]), [])
+            eng = sum(float(p["engagements"] or 0) for p in own)
+            imp = sum(float(p["impressions"] or 0) for p in own)
+            views = sum(float(p["views"] or 0) for p in own)
+            rate = alg.engagement_rate(eng, imp, views)
+            reached = [
+                float(p["reach"] or 0) or float(p["impressions"] or 0) or float(p["views"] or 0)
+                for p in own
+            ]
+            first, last = a["followers_first"], a["followers_last"]
+            growth = (last - first) / first if first and last is not None else 0.0
+            stats.append((a, len(own), rate, growth, statistics.fmean(reached) if reached else 0.0))
+        rated = [s[2] for s in stats if s[2] is not None]
+        prior = statistics.fmean(rated) if rated else 0.0
+        shrunk = [
+            alg.shrink(s[2] if s[2] is not None else prior, s[1], prior, alg.RANKING_PRIOR_POSTS)
+            for s in stats
+        ]
+        z_rate = alg.zscores(shrunk)
+        z_growth = alg.zscores([s[3] for s in stats])
+        z_reach = alg.zscores([math.log1p(s[4]) for s in stats])
+        scored = []
+        for i, (a, n, rate, growth, reach) in enumerate(stats):
+            zs = {"engagement_rate": z_rate[i], "growth_rate": z_growth[i], "reach": z_reach[i]}
+            score = alg.composite(zs)
+            values = {"engagement_rate": shrunk[i], "growth_rate": growth, "reach": reach}
+            parts = {
+                name: {
+                    "value": values[name],
+                    "z": zs[name],
+                    "weight": w,
+                    "contribution": w * zs[name],
+                }
+                for name, w in alg.RANKING_WEIGHTS.items()
+            }
+            parts["engagement_rate"].update(
+                {"raw": rate, "posts": n, "prior": prior, "prior_posts": alg.RANKING_PRIOR_POSTS}
+            )
+            scored.append((score, a, n, rate, shrunk[i], growth, reach, parts))
+        scored.sort(key=lambda t: (-t[0], t[1]["account_external_id"]))
+        for rank, (score, a, n, rate, sh, growth, reach, parts) in enumerate(scored, start=1):
+            out.append(
+                {
+                    "workspace_id": workspace_id,
+                    "kind": kind,
+                    "platform": a["platform"],
+                    "account_external_id": a["account_external_id"],
+                    "handle": a["handle"] or a["account_external_id"],
+                    "category": a["category"],
+                    "followers": a["followers_last"],
+                    "posts": n,
+                    "engagement_rate": rate,
+                    "engagement_rate_shrunk": sh,
+                    "growth_rate": growth,
+                    "avg_reach": reach,
+                    "score": score,
+                    "rank": rank,
+                    "parts": json.dumps(parts),
+                    "computed_at": computed_at,
+                }
+            )
+    return out
+
+
+def benchmarks(
+    workspace_id: str, rankings: list[Row], own_posts: list[Row], computed_at: datetime
+) -> list[Row]:
+    """Each competitor's shrunk engagement rate against the workspace's own on that platform."""
+    ours: dict[str, tuple[float, float, float]] = defaultdict(lambda: (0.0, 0.0, 0.0))
+    for p in own_posts:
+        e, i, v = ours[p["platform"]]
+        ours[p["platform"]] = (
+            e + float(p["engagements"] or 0),
+            i + float(p["impressions"] or 0),
+            v + float(p["views"] or 0),
+        )
+    out = []
+    for r in rankings:
+        if r["kind"] != "competitor" or r["platform"] not in ours:
+            continue
+        ours_rate = alg.engagement_rate(*ours[r["platform"]])
+        if not ours_rate:
+            continue
+        ratio = r["engagement_rate_shrunk"] / ours_rate
+        body = (
+            f"{r['handle']} on {r['platform']}: {r['engagement_rate_shrunk']:.2%} engagement "
+            f"rate vs your {ours_rate:.2%} ({ratio:.1f}x), over the last {RANKING_DAYS} days"
+        )
+        evidence = {
+            "competitor_rate": r["engagement_rate_shrunk"],
+            "your_rate": ours_rate,
+            "ratio": ratio,
+            "competitor_posts": r["posts"],
+            "days": RANKING_DAYS,
+        }
+        out.append(
+            _insight(
+                workspace_id,
+                "benchmark",
+                r["platform"],
+                r["account_external_id"],
+                f"Benchmark: {r['handle']}",
+                body,
+                ratio,
+                evidence,
+                computed_at,
+            )
+        )
+    return out
+
+
+def _insight(
+    workspace_id: str,
+    kind: str,
+    platform: str | None,
+    account: str | None,
+    title: str,
+    body: str,
+    score: float,
+    evidence: dict[str, Any],
+    computed_at: datetime,
+) -> Row:
+    return {
+        "workspace_id": workspace_id,
+        "kind": kind,
+        "platform": platform,
+        "account_external_id": account,
+        "title": title,
+        "body": body,
+        "score": float(score),
+        "evidence": json.dumps(evidence, default=str),
+        "computed_at": computed_at,
+    }
+
+
+def _num(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 10 else f"{value:.3g}"
+
+
+def flatten(groups: Iterable[list[Row]]) -> list[Row]:
+    return [row for group in groups for row in group]

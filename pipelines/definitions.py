@@ -1,0 +1,40 @@
+"""The Dagster definitions: ``dagster dev -m pipelines.definitions`` loads ``defs``."""
+
+from __future__ import annotations
+
+import os
+
+from dagster import Definitions, in_process_executor
+
+from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
+from pipelines.ingest.assets import INGEST_ASSETS
+from pipelines.resources import DEFAULT_SIMULATOR_URL, PlatformsResource, StoreResource
+from pipelines.schedules import JOBS, SCHEDULES
+from pipelines.sensors import SENSORS
+
+ASSETS = [*INGEST_ASSETS, *DAILY_ASSETS, *INSIGHT_ASSETS]
+
+
+def resources(
+    data_dir: str, platforms_url: str = DEFAULT_SIMULATOR_URL, lock_timeout: float = 30.0
+) -> dict[str, object]:
+    """The resources every asset uses, for one data directory."""
+    return {
+        "store": StoreResource(data_dir=data_dir, lock_timeout_seconds=lock_timeout),
+        "platforms": PlatformsResource(platforms_url=platforms_url),
+    }
+
+
+# In-process executor: steps share the process, so a run holds at most one store handle at
+# a time; without the API host (direct mode) parallel step processes would queue on the file.
+defs = Definitions(
+    assets=ASSETS,
+    jobs=JOBS,
+    schedules=SCHEDULES,
+    sensors=SENSORS,
+    resources=resources(
+        os.environ.get("MURMUR_DATA_DIR", "data"),
+        os.environ.get("MURMUR_PLATFORMS_URL", DEFAULT_SIMULATOR_URL),
+    ),
+    executor=in_process_executor,
+)

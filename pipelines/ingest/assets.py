@@ -1,0 +1,238 @@
+"""Ingest assets: per UTC hour, what each platform says about our accounts, competitors, creators.
+
+One asset per platform, so a platform that is down fails (and retries) alone; inside it,
+one failed account or metric is recorded in the batch's errors and the asset's metadata
+and never fails the run. Engagement lands as a new snapshot each hour (never overwritten).
+"""
+
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from typing import Any
+
+from dagster import AssetExecutionContext, AssetsDefinition, MaterializeResult, MetadataValue, asset
+
+from connectors.base import AccountRef, AuthExpiredError, Connector, ConnectorError, PostRecord
+from connectors.http import hashtags_in
+from pipelines.partitions import HOURLY
+from pipelines.resources import PlatformsResource, StoreResource
+from warehouse import marts
+from warehouse import workspaces as ws_repo
+from warehouse.store import Store
+
+PLATFORMS = ("youtube", "x", "instagram", "linkedin", "tiktok", "bluesky")
+# Posts whose engagement is re-measured each hour: those published in the last 14 days
+# (velocity and trends need the young ones; older posts barely move).
+TRACK_DAYS = 14
+# Creator discovery: a few category queries per platform, a few accounts each.
+CREATOR_QUERIES = ("tech", "food", "travel", "fitness", "music")
+CREATORS_PER_QUERY = 5
+MAX_ERRORS_SHOWN = 20
+
+
+@dataclass
+class _Tally:
+    accounts: int = 0
+    posts: int = 0
+    snapshots: int = 0
+    errors: list[dict[str, str]] = field(default_factory=list)
+    reconnect: list[str] = field(default_factory=list)
+
+
+def _now(context: AssetExecutionContext) -> datetime:
+    tag = context.run.tags.get("murmur/now")
+    return datetime.fromisoformat(tag) if tag else datetime.now(UTC)
+
+
+def _error(ref: AccountRef | None, exc: Exception | str, where: str) -> dict[str, str]:
+    return {
+        "platform": ref.platform if ref else "",
+        "external_id": ref.external_id if ref else "",
+        "handle": ref.handle if ref else "",
+        "kind": ref.kind if ref else "",
+        "stage": where,
+        "code": getattr(exc, "code", None) or type(exc).__name__,
+        "message": str(exc)[:500],
+    }
+
+
+def _drain(connector: Connector) -> list[dict[str, str]]:
+    take = getattr(connector, "take_errors", None)
+    return list(take()) if callable(take) else []
+
+
+def ingest_platform(
+    store: Store,
+    platforms: PlatformsResource,
+    platform: str,
+    partition_key: str,
+    now: datetime,
+    landing_dir: Any,
+) -> _Tally:
+    """Fetch every workspace's accounts, competitors and creators on one platform into batches."""
+    from warehouse.ingest import IngestBatch, write_batch
+
+    tally = _Tally()
+    targets = store.run(lambda cur: marts.ingest_targets(cur, platform))
+    if not targets:
+        return tally
+    since = now - timedelta(days=TRACK_DAYS)
+    ours = marts.published_destinations(
+        store, since.replace(tzinfo=None), now.replace(tzinfo=None) + timedelta(hours=1)
+    )
+    ours_by_account: dict[str, dict[str, str]] = {}
+    for d in ours:
+        if d["platform"] == platform:
+            ours_by_account.setdefault(d["account_id"], {})[d["platform_post_id"]] = d["post_id"]
+    connector = platforms.connector(platform)
+    creators: list[AccountRef] = []
+    for query in CREATOR_QUERIES:
+        try:
+            creators += list(connector.search_creators(query, CREATORS_PER_QUERY))
+        except ConnectorError as exc:
+            tally.errors.append(_error(None, exc, f"search_creators:{query}"))
+    creators = list({c.external_id: c for c in creators}.values())  # one query may repeat one
+
+    for workspace_id, groups in sorted(targets.items()):
+        batch = IngestBatch(
+            id=f"connector:{platform}:{workspace_id}:{partition_key}",
+            workspace_id=workspace_id,
+            source=f"connector:{platform}",
+            partition_key=partition_key,
+            started_at=now,
+        )
+        refs = [
+            AccountRef(
+                platform,
+                a["external_id"],
+                a["handle"],
+                "own",
+                account_id=a["id"],
+                access_token=platforms.account_token(platform, a["external_id"]),
+            )
+            for a in groups["own"]
+        ]
+        refs += [
+            AccountRef(platform, c["handle"], c["handle"], "competitor")
+            for c in groups["competitor"]
+        ]
+        refs += [AccountRef(platform, c.external_id, c.handle, "creator") for c in creators]
+        for ref in refs:
+            try:
+                snap = connector.fetch_account(ref)
+                # A competitor is tracked by handle: read its posts by the id the platform gave.
+                ref = replace(ref, external_id=snap.external_id)
+                batch.accounts.append((snap, ref.kind, ref.account_id))
+                posts: list[PostRecord] = list(connector.list_posts(ref, since))
+                links = ours_by_account.get(ref.account_id or "", {})
+                batch.posts += [(p, ref.kind, links.get(p.external_id)) for p in posts]
+                ids = sorted({p.external_id for p in posts if not p.deleted} | set(links))
+                if ids:
+                    batch.snapshots += list(connector.fetch_metrics(ref, ids))
+            except AuthExpiredError as exc:
+                batch.errors.append(_error(ref, exc, "auth"))
+                if ref.account_id:
+                    store.run(
+                        partial(
+                            ws_repo.set_account_status,
+                            account_id=ref.account_id,
+                            status="needs_reconnection",
+                        )
+                    )
+                    tally.reconnect.append(ref.account_id)
+            except ConnectorError as exc:
+                batch.errors.append(_error(ref, exc, "fetch"))
+            batch.errors += _drain(connector)
+        counts = write_batch(store, batch, landing_dir)
+        tally.accounts += counts.accounts
+        tally.posts += counts.posts
+        tally.snapshots += counts.snapshots
+        tally.errors += batch.errors
+    return tally
+
+
+def _result(tally: _Tally, workspaces: int | None = None) -> MaterializeResult[Any]:
+    meta: dict[str, Any] = {
+        "accounts": tally.accounts,
+        "posts": tally.posts,
+        "snapshots": tally.snapshots,
+        "errors": len(tally.errors),
+        "needs_reconnection": MetadataValue.json(tally.reconnect),
+        "error_sample": MetadataValue.json(tally.errors[:MAX_ERRORS_SHOWN]),
+    }
+    if workspaces is not None:
+        meta["workspaces"] = workspaces
+    return MaterializeResult(metadata=meta)
+
+
+def platform_asset(platform: str) -> AssetsDefinition:
+    """The hourly ingest asset of one platform."""
+
+    @asset(
+        name=f"raw_{platform}",
+        key_prefix=["ingest"],
+        group_name="ingest",
+        partitions_def=HOURLY,
+        description=f"Accounts, posts and engagement snapshots from {platform}, each hour.",
+        kinds={"python", "duckdb"},
+    )
+    def _ingest(
+        context: AssetExecutionContext, store: StoreResource, platforms: PlatformsResource
+    ) -> MaterializeResult[Any]:
+        with store.open() as s:
+            tally = ingest_platform(
+                s, platforms, platform, context.partition_key, _now(context), store.landing_dir
+            )
+        if tally.errors:
+            context.log.warning(f"{platform}: {len(tally.errors)} failures recorded, run goes on")
+        return _result(tally)
+
+    return _ingest
+
+
+@asset(
+    key=["ingest", "raw_murmur_posts"],
+    group_name="ingest",
+    partitions_def=HOURLY,
+    description="Murmur's own published posts (post_destinations), linked to raw_posts.post_id.",
+    kinds={"python", "duckdb"},
+)
+def raw_murmur_posts(
+    context: AssetExecutionContext, store: StoreResource
+) -> MaterializeResult[Any]:
+    """Describe the posts Murmur published as raw posts, so they appear in analytics."""
+    from warehouse.ingest import IngestBatch, write_batch
+
+    now = _now(context)
+    tally = _Tally()
+    with store.open() as s:
+        since = (now - timedelta(days=TRACK_DAYS)).replace(tzinfo=None)
+        rows = marts.published_destinations(s, since, now.replace(tzinfo=None) + timedelta(hours=1))
+        by_ws: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            by_ws.setdefault(r["workspace_id"], []).append(r)
+        for workspace_id, dests in sorted(by_ws.items()):
+            batch = IngestBatch(
+                id=f"murmur:posts:{workspace_id}:{context.partition_key}",
+                workspace_id=workspace_id,
+                source="murmur:posts",
+                partition_key=context.partition_key,
+                started_at=now,
+            )
+            for d in dests:
+                record = PostRecord(
+                    platform=d["platform"],
+                    external_id=d["platform_post_id"],
+                    account_external_id=d["account_external_id"],
+                    text=d["text"],
+                    published_at=d["published_at"].replace(tzinfo=UTC),
+                    hashtags=hashtags_in(d["text"]),
+                    url=d["platform_url"],
+                )
+                batch.posts.append((record, "own", d["post_id"]))
+            counts = write_batch(s, batch, store.landing_dir)
+            tally.posts += counts.posts
+    return _result(tally, workspaces=len(by_ws))
+
+
+INGEST_ASSETS: list[AssetsDefinition] = [*(platform_asset(p) for p in PLATFORMS), raw_murmur_posts]

@@ -1,0 +1,93 @@
+"""Dagster resources: the store and the platforms, each behind a small typed interface."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dagster import ConfigurableResource
+from pydantic import Field
+
+from warehouse.store import Secrets, Store
+
+if TYPE_CHECKING:
+    from connectors.base import Connector
+
+DEFAULT_SIMULATOR_URL = "http://127.0.0.1:8600"
+
+
+class StoreResource(ConfigurableResource):  # type: ignore[type-arg]
+    """The Murmur store: through the API host over Quack when it runs, else the file directly."""
+
+    data_dir: str = Field(description="Murmur's data directory (MURMUR_DATA_DIR).")
+    lock_timeout_seconds: float = Field(
+        default=30.0, description="How long to wait for the file when another process holds it."
+    )
+
+    @property
+    def root(self) -> Path:
+        return Path(self.data_dir)
+
+    @property
+    def landing_dir(self) -> Path:
+        """Where batches and computed marts are staged as Parquet before the store loads them."""
+        path = self.root / "landing"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @contextlib.contextmanager
+    def open(self) -> Iterator[Store]:
+        """The store for one asset's work, closed afterwards (a direct handle holds the file)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        store = Store.connect(
+            self.root / "murmur.duckdb",
+            host_file=self.root / "store.host.json",
+            quack_token=Secrets.load(self.root).quack_token,
+            lock_timeout=self.lock_timeout_seconds,
+        )
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+class PlatformsResource(ConfigurableResource):  # type: ignore[type-arg]
+    """Where each platform is: the bundled simulator by default, or per-platform base URLs."""
+
+    platforms_url: str = Field(
+        default=DEFAULT_SIMULATOR_URL, description="Root URL of the platform simulator."
+    )
+    base_urls: dict[str, str] = Field(
+        default={}, description="Per-platform base URLs that replace the simulator's."
+    )
+    tokens: dict[str, str] = Field(default={}, description="Per-platform app tokens.")
+
+    def base_url(self, platform: str) -> str:
+        from connectors.registry import simulator_base_url
+
+        return self.base_urls.get(platform) or simulator_base_url(self.platforms_url, platform)
+
+    def connector(self, platform: str) -> Connector:
+        """A connector for ``platform`` at its configured base URL."""
+        from connectors.registry import build_connector, simulator_token
+
+        token = self.tokens.get(platform)
+        if token is None and platform not in self.base_urls:
+            token = simulator_token(platform, "client")
+        return build_connector(platform, base_url=self.base_url(platform), token=token)
+
+    def account_token(self, platform: str, external_id: str) -> str | None:
+        """The token to read one of our connected accounts with (the simulator mints its own)."""
+        from connectors.registry import simulator_token
+
+        if platform in self.base_urls:
+            return self.tokens.get(platform)
+        return simulator_token(platform, external_id)
+
+    def supported(self) -> tuple[str, ...]:
+        """The platforms a connector exists for."""
+        from connectors.registry import SUPPORTED
+
+        return tuple(SUPPORTED)

@@ -1,0 +1,136 @@
+"""``murmur pipeline run``: materialize everything that is due, once, in this process."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from dagster import AssetsDefinition, DagsterInstance, materialize
+
+from murmur.settings import Settings
+from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
+from pipelines.definitions import resources
+from pipelines.ingest.assets import INGEST_ASSETS
+from pipelines.partitions import day_ranges, range_tags
+from pipelines.resources import StoreResource
+from warehouse import marts
+
+
+@dataclass
+class StepSummary:
+    """One materialize call: what it covered, whether it succeeded, how long it took."""
+
+    name: str
+    partitions: str
+    success: bool
+    seconds: float
+    checks_failed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunSummary:
+    """What ``run_all`` did."""
+
+    started_at: datetime
+    hour: str
+    days: list[tuple[date, date]]
+    steps: list[StepSummary] = field(default_factory=list)
+
+    @property
+    def success(self) -> bool:
+        return all(s.success for s in self.steps)
+
+    @property
+    def seconds(self) -> float:
+        return sum(s.seconds for s in self.steps)
+
+
+def run_all(
+    settings: Settings,
+    *,
+    now: datetime | None = None,
+    ingest: bool = True,
+    instance: DagsterInstance | None = None,
+) -> RunSummary:
+    """Ingest the current hour, rebuild the days with new raw data, then recompute insights.
+
+    The due days are those with raw rows ingested since the last complete run (all days on
+    the first run), plus the day after each (its first delta depends on them), never
+    after today: the cost follows the new data, not the length of history.
+    """
+    # The watermark is the wall clock (ingested_at is), even when ``now`` is given.
+    wall = datetime.now(UTC).replace(tzinfo=None)
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    naive = moment.replace(tzinfo=None)
+    hour = moment.strftime("%Y-%m-%d-%H:00")  # the hour in progress: ingest captures now
+    simulator = settings.platforms_url
+    res: dict[str, Any] = resources(
+        str(settings.data_dir), simulator, settings.store_lock_timeout_seconds
+    )
+    store: StoreResource = res["store"]
+    tags = {"murmur/now": moment.isoformat()}
+    owned = instance is None
+    inst = instance or DagsterInstance.ephemeral()
+    summary = RunSummary(started_at=naive, hour=hour, days=[])
+    try:
+        if ingest:
+            summary.steps.append(
+                _step("ingest", hour, INGEST_ASSETS, res, inst, tags, partition_key=hour)
+            )
+        with store.open() as s:
+            since = s.run(marts.last_run)
+            found = s.run(lambda cur: marts.days_with_new_raw(cur, since))
+        today = naive.date()
+        due = {d for d in found if d <= today}
+        due |= {d + timedelta(days=1) for d in due if d < today}
+        if ingest:
+            due.add(today)
+        summary.days = day_ranges(sorted(due))
+        for first, last in summary.days:
+            summary.steps.append(
+                _step(
+                    "marts",
+                    f"{first}..{last}",
+                    DAILY_ASSETS,
+                    res,
+                    inst,
+                    {**tags, **range_tags(first, last)},
+                )
+            )
+        summary.steps.append(_step("insights", "all", INSIGHT_ASSETS, res, inst, tags))
+        # A failed ingest does not make the days recomputed here due again; failed marts do.
+        if all(step.success for step in summary.steps if step.name != "ingest"):
+            run_id = f"run_all-{uuid.uuid4().hex[:12]}"
+            with store.open() as s:
+                s.execute_script(marts.mark_run_script(wall, run_id, len(summary.days)))
+    finally:
+        if owned:
+            inst.dispose()
+    return summary
+
+
+def _step(
+    name: str,
+    partitions: str,
+    assets: list[AssetsDefinition],
+    res: dict[str, Any],
+    instance: DagsterInstance,
+    tags: dict[str, str],
+    partition_key: str | None = None,
+) -> StepSummary:
+    began = time.perf_counter()
+    result = materialize(
+        assets,
+        resources=res,
+        instance=instance,
+        partition_key=partition_key,
+        tags=tags,
+        raise_on_error=False,
+        # The CLI prints the summary; Dagster's per-event DEBUG lines would drown it.
+        run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+    )
+    failed = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
+    return StepSummary(name, partitions, result.success, time.perf_counter() - began, failed)

@@ -1,0 +1,45 @@
+"""The Definitions load, and every asset, check, job, schedule and sensor resolves."""
+
+from __future__ import annotations
+
+from dagster import Definitions
+
+from pipelines.definitions import defs
+
+
+def test_definitions_load_and_resolve() -> None:
+    Definitions.validate_loadable(defs)
+    keys = {"/".join(k.path) for k in defs.resolve_all_asset_keys()}
+    assert {
+        "ingest/raw_youtube",
+        "ingest/raw_x",
+        "ingest/raw_instagram",
+        "ingest/raw_linkedin",
+        "ingest/raw_tiktok",
+        "ingest/raw_bluesky",
+        "ingest/raw_murmur_posts",
+        "analytics/stg_engagement_deltas",
+        "analytics/mart_post_hourly",
+        "analytics/mart_post_daily",
+        "analytics/mart_account_daily",
+        "analytics/mart_best_times",
+        "analytics/mart_anomalies",
+        "analytics/mart_viral_trends",
+        "analytics/mart_creator_rankings",
+        "analytics/mart_insights",
+    } <= keys
+    checks = {k.name for k in defs.resolve_asset_graph().asset_check_keys}
+    assert {
+        "counter_drops_reported",
+        "raw_snapshot_keys_unique",
+        "raw_fresh",
+        "mart_post_daily_totals_match",
+        "mart_best_times_keys_unique",
+    } <= checks
+    jobs = {j.name for j in defs.resolve_all_job_defs()}
+    assert {"ingest_hourly", "marts_daily", "insights"} <= jobs
+    for name in ("hourly_ingest", "hourly_marts", "hourly_insights"):
+        assert defs.resolve_schedule_def(name).job_name in jobs
+    assert defs.resolve_sensor_def("import_batches") is not None
+    for name in jobs:
+        assert defs.resolve_job_def(name) is not None

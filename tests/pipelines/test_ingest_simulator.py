@@ -1,0 +1,120 @@
+"""The ingest assets against the bundled simulator over real HTTP, then the marts over them."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from dagster import materialize
+
+from api.workspaces.service import bootstrap_test_workspace
+from pipelines.analytics.assets import DAILY_ASSETS
+from pipelines.definitions import resources
+from pipelines.ingest.assets import INGEST_ASSETS
+from simulator.app import create_app
+from tests.support import free_port
+from warehouse.ids import new_id
+from warehouse.store import Secrets, Store
+
+T0 = datetime(2025, 6, 15, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def sim_root() -> Iterator[str]:
+    port = free_port()
+    config = uvicorn.Config(
+        create_app(11),
+        host="127.0.0.1",
+        port=port,
+        log_config=None,
+        access_log=False,
+        date_header=False,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the simulator did not start")
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def _set_clock(root: str, now: datetime) -> None:
+    httpx.post(f"{root}/_sim/clock", json={"now": now.isoformat()}).raise_for_status()
+
+
+def _open(data_dir: Path) -> Store:
+    return Store.connect(
+        data_dir / "murmur.duckdb",
+        host_file=data_dir / "store.host.json",
+        quack_token=Secrets.load(data_dir).quack_token,
+    )
+
+
+def test_ingest_hours_then_marts(sim_root: str, tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    with _open(data_dir) as store:
+        ws = store.run(bootstrap_test_workspace)
+        store.run(
+            lambda cur: cur.execute(
+                "INSERT INTO tracked_competitors VALUES (?, ?, 'x', 'chirply', ?, NULL)",
+                [new_id("cmp"), ws, T0.replace(tzinfo=None)],
+            )
+        )
+    res = resources(str(data_dir), sim_root)
+    x_and_posts = [a for a in INGEST_ASSETS if a.key.path[-1] in ("raw_x", "raw_murmur_posts")]
+    for hours in (0, 3):
+        now = T0 + timedelta(hours=hours)
+        _set_clock(sim_root, now)
+        result = materialize(
+            x_and_posts,
+            partition_key=now.strftime("%Y-%m-%d-%H:00"),
+            resources=res,
+            tags={"murmur/now": now.isoformat()},
+        )
+        assert result.success
+    assert materialize(DAILY_ASSETS, partition_key="2025-06-15", resources=res).success
+    with _open(data_dir) as store, store.cursor() as cur:
+        kinds = dict(
+            cur.execute(
+                "SELECT kind, count(DISTINCT external_id) FROM raw_account_snapshots"
+                " WHERE workspace_id = ? GROUP BY kind",
+                [ws],
+            ).fetchall()
+        )
+        assert kinds.get("own") == 1
+        assert kinds.get("competitor") == 1
+        assert kinds.get("creator")
+        # two hourly batches: posts seen by both keep both snapshots (never overwritten);
+        # posts published between the two hours have one
+        per_post = cur.execute(
+            "SELECT count(*) FILTER (WHERE n = 2), count(*) FILTER (WHERE n > 2),"
+            " count(DISTINCT captured_at) FROM (SELECT external_id, count(*) n,"
+            " any_value(captured_at) AS captured_at"
+            " FROM raw_engagement_snapshots WHERE workspace_id = ? GROUP BY external_id)",
+            [ws],
+        ).fetchone()
+        assert per_post is not None
+        assert per_post[0] > 0
+        assert per_post[1] == 0
+        batches = cur.execute(
+            "SELECT count(*) FROM ingest_batches WHERE workspace_id = ? AND source = 'connector:x'",
+            [ws],
+        ).fetchone()
+        assert batches == (2,)
+        engaged = cur.execute(
+            "SELECT sum(engagements) FROM mart_post_daily WHERE workspace_id = ?", [ws]
+        ).fetchone()
+        assert engaged is not None
+        assert engaged[0] > 0

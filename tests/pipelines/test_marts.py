@@ -1,0 +1,331 @@
+"""Real materializations on a real store in a temporary directory, seeded with raw rows by SQL."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dagster import AssetCheckSeverity, materialize
+
+from murmur.settings import Settings
+from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
+from pipelines.definitions import resources
+from pipelines.run import run_all
+from warehouse.marts import METRICS
+from warehouse.store import Secrets, Store
+
+WS = "ws_test"
+NOW = datetime(2026, 1, 1)
+SNAP_SQL = "INSERT INTO raw_engagement_snapshots VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+POST_SQL = "INSERT INTO raw_posts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+ACCOUNT_SQL = "INSERT INTO raw_account_snapshots VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def store(data_dir: Path) -> Iterator[Store]:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    opened = Store.connect(
+        data_dir / "murmur.duckdb",
+        host_file=data_dir / "store.host.json",
+        quack_token=Secrets.load(data_dir).quack_token,
+    )
+    yield opened
+    opened.close()
+
+
+def _snap(
+    ext: str, at: str, imp: int | None, likes: int | None, comments: int | None
+) -> tuple[Any, ...]:
+    # (ws, platform, external_id, captured_at, impressions, reach, views, likes, comments,
+    #  shares, saves, clicks, source, batch, ingested_at)
+    return (WS, "x", ext, at, imp, None, None, likes, comments, None, None, None, "t", "b", NOW)
+
+
+def _post(ext: str, account: str, published: str, kind: str = "own") -> tuple[Any, ...]:
+    return (
+        WS,
+        "x",
+        ext,
+        account,
+        None,
+        kind,
+        "hello #AI",
+        ["AI"],
+        "text",
+        None,
+        "tech",
+        published,
+        None,
+        published,
+        "t",
+        "b",
+        NOW,
+    )
+
+
+def _seed_hand(store: Store) -> None:
+    with store.cursor() as cur:
+        cur.executemany(
+            POST_SQL,
+            [_post("p1", "acc1", "2025-06-01 09:00"), _post("p2", "acc1", "2025-06-02 08:00")],
+        )
+        cur.executemany(
+            SNAP_SQL,
+            [
+                _snap("p1", "2025-06-01 10:00", 100, 5, 1),
+                _snap("p1", "2025-06-01 11:30", 150, 3, 1),  # likes 5 → 3: a drop
+                _snap("p1", "2025-06-02 09:00", 200, 9, None),  # comments not reported
+                _snap("p2", "2025-06-02 09:00", 40, 4, 2),
+            ],
+        )
+        cur.executemany(
+            ACCOUNT_SQL,
+            [
+                (
+                    WS,
+                    "x",
+                    "acc1",
+                    None,
+                    "own",
+                    "me",
+                    None,
+                    100,
+                    1,
+                    1,
+                    None,
+                    "2025-06-01 12:00",
+                    "t",
+                    "b",
+                    NOW,
+                ),
+                (
+                    WS,
+                    "x",
+                    "acc1",
+                    None,
+                    "own",
+                    "me",
+                    None,
+                    130,
+                    1,
+                    1,
+                    None,
+                    "2025-06-02 12:00",
+                    "t",
+                    "b",
+                    NOW,
+                ),
+            ],
+        )
+
+
+def _materialize(data_dir: Path, day: str) -> Any:
+    result = materialize(
+        DAILY_ASSETS,
+        partition_key=day,
+        resources=resources(str(data_dir)),
+        tags={"murmur/now": "2025-06-03T00:00:00+00:00"},
+    )
+    assert result.success
+    return result
+
+
+def _rows(store: Store, table: str, order: str = "ALL") -> list[tuple[Any, ...]]:
+    with store.cursor() as cur:
+        return cur.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()  # noqa: S608
+
+
+def test_deltas_and_counter_drops_by_hand(store: Store, data_dir: Path) -> None:
+    _seed_hand(store)
+    first = _materialize(data_dir, "2025-06-01")
+    _materialize(data_dir, "2025-06-02")
+    with store.cursor() as cur:
+        got = cur.execute(
+            "SELECT external_id, captured_at::VARCHAR, impressions, likes, comments, counter_drops"
+            " FROM stg_engagement_deltas ORDER BY external_id, captured_at"
+        ).fetchall()
+    assert got == [
+        ("p1", "2025-06-01 10:00:00", 100, 5, 1, 0),  # first snapshot counts from 0
+        ("p1", "2025-06-01 11:30:00", 50, 0, 0, 1),  # 150-100; likes 3 < 5 clamped, 1 drop
+        ("p1", "2025-06-02 09:00:00", 50, 6, 0, 0),  # 200-150; 9-3; comments NULL → 0
+        ("p2", "2025-06-02 09:00:00", 40, 4, 2, 0),
+    ]
+    drops = [
+        e for e in first.get_asset_check_evaluations() if e.check_name == "counter_drops_reported"
+    ]
+    assert len(drops) == 1
+    assert not drops[0].passed
+    assert drops[0].severity == AssetCheckSeverity.WARN
+    assert drops[0].metadata["counter_drops"].value == 1
+    daily = _rows(store, "mart_post_daily", "day, external_id")
+    # day 1, p1: likes 5 + comments 1 = 6 engagements over 150 impressions = 0.04
+    assert [(r[1], r[5], r[16], r[17]) for r in daily] == [
+        (date(2025, 6, 1), "p1", 6, pytest.approx(0.04)),
+        (date(2025, 6, 2), "p1", 6, pytest.approx(6 / 50)),
+        (date(2025, 6, 2), "p2", 6, pytest.approx(6 / 40)),
+    ]
+    account = _rows(store, "mart_account_daily", "day")
+    # followers: last of the day; growth 130 - 100; posts published: 1 each day
+    assert [(r[1], r[7], r[8], r[9], r[11]) for r in account] == [
+        (date(2025, 6, 1), 100, None, 1, 6),
+        (date(2025, 6, 2), 130, 30, 1, 12),
+    ]
+
+
+def test_rerunning_a_day_gives_identical_marts(store: Store, data_dir: Path) -> None:
+    _seed_hand(store)
+    _materialize(data_dir, "2025-06-01")
+    _materialize(data_dir, "2025-06-02")
+    tables = ("stg_engagement_deltas", "mart_post_hourly", "mart_post_daily", "mart_account_daily")
+    before = {t: _rows(store, t) for t in tables}
+    _materialize(data_dir, "2025-06-02")
+    _materialize(data_dir, "2025-06-01")
+    assert {t: _rows(store, t) for t in tables} == before
+
+
+def test_a_later_partition_leaves_earlier_ones_untouched(store: Store, data_dir: Path) -> None:
+    _seed_hand(store)
+    _materialize(data_dir, "2025-06-01")
+    tables = ("stg_engagement_deltas", "mart_post_hourly", "mart_post_daily", "mart_account_daily")
+    day1 = {t: _rows(store, t) for t in tables}
+    snapshots = _rows(store, "mart_snapshots")
+    _materialize(data_dir, "2025-06-02")
+    with store.cursor() as cur:
+        for t in tables:
+            got = cur.execute(f"SELECT * FROM {t} WHERE day = '2025-06-01' ORDER BY ALL").fetchall()  # noqa: S608
+            assert got == day1[t], t
+        kept = cur.execute(
+            "SELECT * FROM mart_snapshots WHERE partition_key = '2025-06-01' ORDER BY ALL"
+        ).fetchall()
+    assert kept == snapshots
+
+
+def _random_seed(store: Store, days: int = 6) -> None:
+    rng = random.Random(7)
+    start = datetime(2025, 3, 1)
+    snaps, posts = [], []
+    for n in range(25):
+        ext = f"r{n}"
+        pub = start + timedelta(hours=rng.randrange(0, 24 * (days - 2)))
+        posts.append(_post(ext, f"acc{n % 3}", str(pub), kind=("own", "competitor", "own")[n % 3]))
+        cum = [0] * len(METRICS)
+        at = pub
+        while at < start + timedelta(days=days):
+            at += timedelta(minutes=rng.randrange(20, 300))
+            cum = [c + rng.randrange(0, 30) for c in cum]
+            if rng.random() < 0.1:
+                cum[3] -= rng.randrange(1, 5)  # a like count that goes down now and then
+            values = [None if rng.random() < 0.05 else c for c in cum]
+            snaps.append((WS, "x", ext, at, *values, "t", "b", NOW))
+    accounts = [
+        (
+            WS,
+            "x",
+            f"acc{a}",
+            None,
+            ("own", "competitor", "own")[a],
+            f"handle{a}",
+            None,
+            1000 + d * rng.randrange(0, 50),
+            1,
+            1,
+            "tech",
+            start + timedelta(days=d, hours=12),
+            "t",
+            "b",
+            NOW,
+        )
+        for a in range(3)
+        for d in range(days)
+    ]
+    with store.cursor() as cur:
+        cur.executemany(POST_SQL, posts)
+        cur.executemany(SNAP_SQL, snaps)
+        cur.executemany(ACCOUNT_SQL, accounts)
+
+
+def _reference_engagements(store: Store) -> dict[date, int]:
+    """Deltas computed in Python from the raw rows: the rule of docs/pipeline.md."""
+    with store.cursor() as cur:
+        raw = cur.execute(
+            "SELECT external_id, captured_at, likes, comments, shares, saves, clicks"
+            " FROM raw_engagement_snapshots ORDER BY external_id, captured_at"
+        ).fetchall()
+    last: dict[tuple[str, int], int] = {}
+    per_day: dict[date, int] = defaultdict(int)
+    for ext, at, *values in raw:
+        for i, v in enumerate(values):
+            if v is None:
+                continue
+            prev = last.get((ext, i))
+            per_day[at.date()] += v if prev is None else max(v - prev, 0)
+            last[(ext, i)] = v
+    return dict(per_day)
+
+
+def test_mart_totals_equal_a_direct_sum_over_raw(store: Store, data_dir: Path) -> None:
+    _random_seed(store)
+    for offset in range(6):
+        _materialize(data_dir, (date(2025, 3, 1) + timedelta(days=offset)).isoformat())
+    # the seed's last snapshots spill into 2025-03-07, a day not materialized here
+    expected = {d: v for d, v in _reference_engagements(store).items() if d < date(2025, 3, 7)}
+    with store.cursor() as cur:
+        daily = dict(
+            cur.execute("SELECT day, sum(engagements) FROM mart_post_daily GROUP BY day").fetchall()
+        )
+        hourly = dict(
+            cur.execute(
+                "SELECT day, sum(engagements) FROM mart_post_hourly GROUP BY day"
+            ).fetchall()
+        )
+    assert daily == expected
+    assert hourly == expected
+
+
+def test_run_all_processes_only_new_days_and_fills_insights(store: Store, data_dir: Path) -> None:
+    _random_seed(store)
+    store.close()  # run_all opens the file itself (direct mode)
+    settings = Settings(data_dir=data_dir)
+    first = run_all(settings, now=datetime(2025, 3, 7, tzinfo=UTC), ingest=False)
+    assert first.success
+    assert first.days == [(date(2025, 3, 1), date(2025, 3, 7))]
+    again = run_all(settings, now=datetime(2025, 3, 7, 1, tzinfo=UTC), ingest=False)
+    assert again.success
+    assert again.days == []  # nothing new: no day is rebuilt
+    with (
+        Store.connect(
+            data_dir / "murmur.duckdb", host_file=data_dir / "store.host.json", quack_token="unused"
+        ) as s,
+        s.cursor() as cur,
+    ):
+        assert cur.execute("SELECT count(*) FROM mart_best_times").fetchone()[0] > 0  # type: ignore[index]
+        assert cur.execute("SELECT count(*) FROM mart_creator_rankings").fetchone()[0] > 0  # type: ignore[index]
+        kinds = {r[0] for r in cur.execute("SELECT DISTINCT kind FROM mart_insights").fetchall()}
+        assert {"top_content"} <= kinds
+        marked = cur.execute(
+            "SELECT count(*) FROM mart_snapshots WHERE partition_key = 'all'"
+        ).fetchone()
+        assert marked is not None
+        assert marked[0] >= 5
+
+
+def test_insight_assets_rerun_identically(store: Store, data_dir: Path) -> None:
+    _random_seed(store)
+    for offset in range(6):
+        _materialize(data_dir, (date(2025, 3, 1) + timedelta(days=offset)).isoformat())
+    tags = {"murmur/now": "2025-03-07T00:00:00+00:00"}
+    assert materialize(INSIGHT_ASSETS, resources=resources(str(data_dir)), tags=tags).success
+    tables = ("mart_best_times", "mart_viral_trends", "mart_creator_rankings", "mart_insights")
+    before = {t: _rows(store, t) for t in tables}
+    assert materialize(INSIGHT_ASSETS, resources=resources(str(data_dir)), tags=tags).success
+    assert {t: _rows(store, t) for t in tables} == before

@@ -1,0 +1,654 @@
+"""The SQL that builds staging and marts from the raw tables, and the reads the pipeline needs.
+
+Partitioned marts are rebuilt per UTC day: each script deletes its days and inserts them
+again inside one ``Store.execute_script`` (one transaction, server-side over Quack), so a
+re-run gives the same rows and a reader sees the old or the new day, never half of one.
+Those scripts cannot bind parameters (Quack's ``quack_query`` takes text), so the only
+values rendered into them are dates, timestamps, numbers and paths, and only through
+:func:`warehouse.sql.literal`. Every other statement here binds its parameters.
+
+Cost follows the new data: every partition query filters on its time window, plus a
+bounded look-back (``LOOKBACK_DAYS``) for the last snapshot before the window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from warehouse.rows import Cursor, Row, fetch_all, fetch_value
+from warehouse.sql import literal
+from warehouse.store import Store
+
+# The cumulative counters a platform reports; staging turns them into deltas.
+METRICS = ("impressions", "reach", "views", "likes", "comments", "shares", "saves", "clicks")
+# What counts as an engagement (docs/pipeline.md): impressions, reach and views do not.
+ENGAGEMENT_METRICS = ("likes", "comments", "shares", "saves", "clicks")
+# How far before a partition staging looks for a post's previous snapshot. A post with no
+# snapshot in that span is looked up further back only when it is known to be older (see
+# ``staging_script``), so a new post costs nothing extra.
+LOOKBACK_DAYS = 35
+
+PARTITIONED_MARTS = (
+    "stg_engagement_deltas",
+    "mart_post_hourly",
+    "mart_post_daily",
+    "mart_account_daily",
+)
+
+_ENGAGEMENTS = " + ".join(ENGAGEMENT_METRICS)
+
+
+def _ts(day: date) -> datetime:
+    return datetime(day.year, day.month, day.day)
+
+
+def _rate(eng: str, imp: str, views: str) -> str:
+    """Engagement rate: engagements / impressions, else / views; NULL when both are 0."""
+    return (
+        f"CASE WHEN {imp} > 0 THEN {eng}::DOUBLE / {imp}"
+        f" WHEN {views} > 0 THEN {eng}::DOUBLE / {views} ELSE NULL END"
+    )
+
+
+def _snapshot_rows(
+    mart: str, table: str, start: date, end: date, run_id: str, computed_at: datetime
+) -> str:
+    """Upsert one mart_snapshots row per day of [start, end) with that day's row count."""
+    # table is one of our constants; every value goes through literal()
+    return f"""
+INSERT OR REPLACE INTO mart_snapshots (mart, partition_key, computed_at, rows, data_through, run_id)
+SELECT {literal(mart)}, strftime(d.day, '%Y-%m-%d'), {literal(computed_at)},
+       coalesce(c.n, 0), t.through, {literal(run_id)}
+FROM (SELECT CAST(range AS DATE) AS day
+      FROM range({literal(_ts(start))}, {literal(_ts(end))}, INTERVAL 1 DAY)) d
+LEFT JOIN (SELECT day, count(*) AS n FROM {table}
+           WHERE day >= {literal(start)} AND day < {literal(end)} GROUP BY day) c USING (day)
+LEFT JOIN (SELECT day, max(captured_at) AS through FROM stg_engagement_deltas
+           WHERE day >= {literal(start)} AND day < {literal(end)} GROUP BY day) t USING (day);
+"""  # noqa: S608
+
+
+def staging_script(start: date, end: date, *, run_id: str, computed_at: datetime) -> str:
+    """Dimensions upserted from the days' raw rows, then the days' engagement deltas rebuilt."""
+    t0, t1 = literal(_ts(start)), literal(_ts(end))
+    lb = literal(_ts(start) - timedelta(days=LOOKBACK_DAYS))
+    key = "workspace_id, platform, external_id"
+    last_known = ",\n       ".join(
+        f"arg_max({m}, captured_at) FILTER (WHERE {m} IS NOT NULL) AS {m}" for m in METRICS
+    )
+    prev_cols = ",\n       ".join(f"last_value({m} IGNORE NULLS) OVER w AS p_{m}" for m in METRICS)
+    deltas = ",\n       ".join(
+        f"CASE WHEN {m} IS NULL THEN 0 WHEN p_{m} IS NULL THEN greatest({m}, 0)"
+        f" WHEN {m} >= p_{m} THEN {m} - p_{m} ELSE 0 END AS {m}"
+        for m in METRICS
+    )
+    drops = " + ".join(f"coalesce(({m} < p_{m})::INTEGER, 0)" for m in METRICS)
+    cols = ", ".join(METRICS)
+    return f"""
+INSERT INTO dim_posts (workspace_id, platform, external_id, account_external_id, post_id, kind,
+    text, hashtags, media_type, url, category, published_at, deleted_at, captured_at)
+SELECT workspace_id, platform, external_id, account_external_id, post_id, kind, text,
+       hashtags, media_type, url, category, published_at, deleted_at, captured_at
+FROM raw_posts WHERE captured_at >= {t0} AND captured_at < {t1}
+QUALIFY row_number() OVER (PARTITION BY {key}
+                           ORDER BY captured_at DESC, ingested_at DESC, ingest_batch DESC) = 1
+ON CONFLICT (workspace_id, platform, external_id) DO UPDATE SET
+    account_external_id = excluded.account_external_id,
+    post_id = coalesce(excluded.post_id, dim_posts.post_id),
+    kind = excluded.kind, text = excluded.text, hashtags = excluded.hashtags,
+    media_type = excluded.media_type, url = excluded.url, category = excluded.category,
+    published_at = excluded.published_at,
+    deleted_at = coalesce(excluded.deleted_at, dim_posts.deleted_at),
+    captured_at = excluded.captured_at
+WHERE excluded.captured_at >= dim_posts.captured_at;
+
+INSERT INTO dim_accounts (workspace_id, platform, external_id, account_id, kind, handle,
+    display_name, category, followers, captured_at)
+SELECT workspace_id, platform, external_id, account_id, kind, handle, display_name, category,
+       followers, captured_at
+FROM raw_account_snapshots WHERE captured_at >= {t0} AND captured_at < {t1}
+QUALIFY row_number() OVER (PARTITION BY {key}
+                           ORDER BY captured_at DESC, ingested_at DESC, ingest_batch DESC) = 1
+ON CONFLICT (workspace_id, platform, external_id) DO UPDATE SET
+    account_id = coalesce(excluded.account_id, dim_accounts.account_id),
+    kind = excluded.kind, handle = excluded.handle, display_name = excluded.display_name,
+    category = coalesce(excluded.category, dim_accounts.category),
+    followers = excluded.followers, captured_at = excluded.captured_at
+WHERE excluded.captured_at >= dim_accounts.captured_at;
+
+DELETE FROM stg_engagement_deltas WHERE day >= {literal(start)} AND day < {literal(end)};
+
+INSERT INTO stg_engagement_deltas
+WITH cur AS (
+    -- one row per (post, captured_at): the latest ingest wins if two batches saw it
+    SELECT {key}, captured_at, {cols}
+    FROM raw_engagement_snapshots
+    WHERE captured_at >= {t0} AND captured_at < {t1}
+    QUALIFY row_number() OVER (PARTITION BY {key}, captured_at
+                               ORDER BY ingested_at DESC, ingest_batch DESC) = 1
+),
+keys AS (SELECT DISTINCT {key} FROM cur),
+recent AS (
+    -- the last known value of each counter before the window, within the look-back
+    SELECT {key}, max(captured_at) AS captured_at,
+       {last_known}
+    FROM raw_engagement_snapshots SEMI JOIN keys USING ({key})
+    WHERE captured_at >= {lb} AND captured_at < {t0}
+    GROUP BY {key}
+),
+missing AS (
+    -- posts with no snapshot in the look-back that are not known to be newer than it
+    SELECT {key} FROM keys ANTI JOIN recent USING ({key})
+    ANTI JOIN (SELECT DISTINCT {key} FROM raw_posts
+               WHERE captured_at >= {lb} AND captured_at < {t1} AND published_at >= {lb})
+         USING ({key})
+),
+older AS (
+    SELECT {key}, max(captured_at) AS captured_at,
+       {last_known}
+    FROM raw_engagement_snapshots SEMI JOIN missing USING ({key})
+    WHERE captured_at < {lb}
+    GROUP BY {key}
+),
+seq AS (
+    SELECT *, true AS in_window FROM cur
+    UNION ALL BY NAME SELECT *, false AS in_window FROM recent
+    UNION ALL BY NAME SELECT *, false AS in_window FROM older
+),
+lagged AS (
+    SELECT *,
+       {prev_cols}
+    FROM seq
+    WINDOW w AS (PARTITION BY {key} ORDER BY captured_at
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+)
+SELECT workspace_id, platform, external_id, captured_at, CAST(captured_at AS DATE) AS day,
+       {deltas},
+       {drops} AS counter_drops
+FROM lagged WHERE in_window;
+{_snapshot_rows("stg_engagement_deltas", "stg_engagement_deltas", start, end, run_id, computed_at)}
+"""  # noqa: S608 - only literal() values are rendered
+
+
+def post_hourly_script(start: date, end: date, *, run_id: str, computed_at: datetime) -> str:
+    """Rebuild mart_post_hourly for [start, end) from the staged deltas and the dimensions."""
+    sums = ", ".join(f"sum(d.{m})::BIGINT AS {m}" for m in METRICS)
+    eng = " + ".join(f"sum(d.{m})" for m in ENGAGEMENT_METRICS)
+    return f"""
+DELETE FROM mart_post_hourly WHERE day >= {literal(start)} AND day < {literal(end)};
+INSERT INTO mart_post_hourly
+SELECT d.workspace_id, d.day, date_trunc('hour', d.captured_at) AS hour, d.platform,
+       coalesce(p.account_external_id, 'unknown') AS account_external_id,
+       coalesce(a.account_id, acc.id) AS account_id,
+       d.external_id, p.post_id, coalesce(p.kind, a.kind, 'unknown') AS kind,
+       {sums}, ({eng})::BIGINT AS engagements
+FROM stg_engagement_deltas d
+LEFT JOIN dim_posts p USING (workspace_id, platform, external_id)
+LEFT JOIN dim_accounts a ON a.workspace_id = d.workspace_id AND a.platform = d.platform
+     AND a.external_id = p.account_external_id
+LEFT JOIN accounts acc ON acc.workspace_id = d.workspace_id AND acc.platform = d.platform
+     AND acc.external_id = p.account_external_id
+WHERE d.day >= {literal(start)} AND d.day < {literal(end)}
+GROUP BY ALL;
+{_snapshot_rows("mart_post_hourly", "mart_post_hourly", start, end, run_id, computed_at)}
+"""  # noqa: S608 - only literal() values are rendered
+
+
+def post_daily_script(start: date, end: date, *, run_id: str, computed_at: datetime) -> str:
+    """Rebuild mart_post_daily for [start, end) by rolling up mart_post_hourly."""
+    sums = ", ".join(f"sum({m})::BIGINT AS {m}" for m in (*METRICS, "engagements"))
+    return f"""
+DELETE FROM mart_post_daily WHERE day >= {literal(start)} AND day < {literal(end)};
+INSERT INTO mart_post_daily
+SELECT *, {_rate("engagements", "impressions", "views")} AS engagement_rate
+FROM (SELECT workspace_id, day, platform, account_external_id, account_id, external_id,
+             post_id, kind, {sums}
+      FROM mart_post_hourly
+      WHERE day >= {literal(start)} AND day < {literal(end)}
+      GROUP BY ALL);
+{_snapshot_rows("mart_post_daily", "mart_post_daily", start, end, run_id, computed_at)}
+"""  # noqa: S608 - only literal() values are rendered
+
+
+def account_daily_script(start: date, end: date, *, run_id: str, computed_at: datetime) -> str:
+    """Rebuild mart_account_daily for [start, end): followers, growth, posts and engagement."""
+    t0, t1 = literal(_ts(start)), literal(_ts(end))
+    lb = literal(_ts(start) - timedelta(days=LOOKBACK_DAYS))
+    key = "workspace_id, platform, account_external_id"
+    return f"""
+DELETE FROM mart_account_daily WHERE day >= {literal(start)} AND day < {literal(end)};
+INSERT INTO mart_account_daily
+WITH snaps AS (
+    SELECT workspace_id, platform, external_id AS account_external_id,
+           CAST(captured_at AS DATE) AS day, arg_max(followers, captured_at) AS followers
+    FROM raw_account_snapshots
+    WHERE captured_at >= {lb} AND captured_at < {t1} AND followers IS NOT NULL
+    GROUP BY ALL
+),
+growth AS (
+    SELECT *, followers - lag(followers) OVER (PARTITION BY {key} ORDER BY day) AS growth
+    FROM snaps
+),
+published AS (
+    SELECT workspace_id, platform, account_external_id, CAST(published_at AS DATE) AS day,
+           count(*) AS posts_published
+    FROM dim_posts WHERE published_at >= {t0} AND published_at < {t1}
+    GROUP BY ALL
+),
+activity AS (
+    SELECT workspace_id, platform, account_external_id, day,
+           sum(impressions) AS impressions, sum(views) AS views,
+           sum(engagements) AS engagements, any_value(kind) AS kind
+    FROM mart_post_daily WHERE day >= {literal(start)} AND day < {literal(end)}
+    GROUP BY ALL
+),
+days AS (
+    SELECT {key}, day FROM growth WHERE day >= {literal(start)}
+    UNION SELECT {key}, day FROM published
+    UNION SELECT {key}, day FROM activity
+)
+SELECT k.workspace_id, k.day, k.platform, k.account_external_id,
+       coalesce(a.account_id, acc.id) AS account_id,
+       coalesce(a.kind, act.kind, CASE WHEN acc.id IS NOT NULL THEN 'own' END, 'unknown'),
+       coalesce(a.handle, acc.handle, k.account_external_id) AS handle,
+       g.followers, g.growth AS follower_growth,
+       coalesce(p.posts_published, 0) AS posts_published,
+       coalesce(act.impressions, 0)::BIGINT AS impressions,
+       coalesce(act.engagements, 0)::BIGINT AS engagements,
+       {_rate("act.engagements", "act.impressions", "act.views")} AS engagement_rate
+FROM days k
+LEFT JOIN growth g USING ({key}, day)
+LEFT JOIN published p USING ({key}, day)
+LEFT JOIN activity act USING ({key}, day)
+LEFT JOIN dim_accounts a ON a.workspace_id = k.workspace_id AND a.platform = k.platform
+     AND a.external_id = k.account_external_id
+LEFT JOIN accounts acc ON acc.workspace_id = k.workspace_id AND acc.platform = k.platform
+     AND acc.external_id = k.account_external_id;
+{_snapshot_rows("mart_account_daily", "mart_account_daily", start, end, run_id, computed_at)}
+"""  # noqa: S608 - only literal() values are rendered
+
+
+def replace_from_parquet_script(
+    table: str, parquet: Path, *, run_id: str, computed_at: datetime, workspace_ids: list[str]
+) -> str:
+    """Replace a non-partitioned mart's rows for these workspaces with a computed file's rows.
+
+    The insights are computed in Python (pipelines/analytics/algorithms.py) and handed to
+    the store as a Parquet file beside it, so the swap is one server-side transaction.
+    """
+    if table not in _FILE_MARTS:
+        raise ValueError(f"not a file-written mart: {table}")
+    ws = ", ".join(literal(w) for w in workspace_ids) or "NULL"
+    return f"""
+DELETE FROM {table} WHERE workspace_id IN ({ws});
+INSERT INTO {table} BY NAME SELECT * FROM read_parquet({literal(parquet)});
+INSERT OR REPLACE INTO mart_snapshots (mart, partition_key, computed_at, rows, data_through, run_id)
+SELECT {literal(table)}, 'all', {literal(computed_at)}, (SELECT count(*) FROM {table}),
+       (SELECT max(day) + INTERVAL 1 DAY FROM mart_post_daily), {literal(run_id)};
+"""  # noqa: S608 - table is checked against _FILE_MARTS; values go through literal()
+
+
+_FILE_MARTS = frozenset(
+    {
+        "mart_best_times",
+        "mart_anomalies",
+        "mart_insights",
+        "mart_viral_trends",
+        "mart_creator_rankings",
+    }
+)
+
+
+# -- reads that join several tables --------------------------------------------------------------
+
+
+def read(store: Store, sql: str, params: list[Any]) -> list[Row]:
+    """Run a read that scans several tables: in-process, or on the host when remote.
+
+    Over Quack a client-side query may scan only one remote table (DuckDB 1.5.5: "multiple
+    streaming scans … not supported"), so a join runs on the host through ``quack_query``,
+    which cannot bind: the parameters are rendered through literal() there.
+    """
+    if store.mode != "remote":
+        return store.run(lambda cur: fetch_all(cur, sql, params))
+    rendered = _render(sql, params)
+    return store.run(
+        lambda cur: fetch_all(cur, "SELECT * FROM quack_query(?, ?)", [store.quack_uri, rendered])
+    )
+
+
+def _render(sql: str, params: list[Any]) -> str:
+    pieces = sql.split("?")
+    if len(pieces) != len(params) + 1:
+        raise ValueError("placeholders and parameters differ")
+    out = [pieces[0]]
+    for value, rest in zip(params, pieces[1:], strict=True):
+        if value is None:
+            out.append("NULL")
+        elif isinstance(value, list | tuple):
+            out.append("[" + ", ".join(literal(v) for v in value) + "]")
+        else:
+            out.append(literal(value))
+        out.append(rest)
+    return "".join(out)
+
+
+# -- reads for the insight assets (bound parameters) --------------------------------------------
+
+
+@dataclass(frozen=True)
+class Window:
+    """A workspace's insight window: [start, end) in naive UTC."""
+
+    workspace_id: str
+    start: datetime
+    end: datetime
+
+
+def workspace_data_ends(cur: Cursor) -> dict[str, datetime]:
+    """Per workspace, the end of the newest hour with staged engagement (the insights' 'now')."""
+    rows = fetch_all(
+        cur,
+        "SELECT workspace_id, max(hour) + INTERVAL 1 HOUR AS data_end FROM mart_post_hourly"
+        " GROUP BY workspace_id",
+    )
+    return {r["workspace_id"]: r["data_end"] for r in rows}
+
+
+def post_rates(store: Store, w: Window, kinds: list[str]) -> list[Row]:
+    """Posts published in the window with their totals so far and the account's handle."""
+    return read(
+        store,
+        "SELECT p.workspace_id, p.platform, p.account_external_id, p.external_id, p.post_id,"
+        " p.kind, p.text, p.media_type, p.url, p.published_at,"
+        " coalesce(da.handle, acc.handle, p.account_external_id) AS handle,"
+        " sum(m.impressions) AS impressions, sum(m.reach) AS reach, sum(m.views) AS views,"
+        " sum(m.engagements) AS engagements"
+        " FROM dim_posts p JOIN mart_post_daily m"
+        "  ON m.workspace_id = p.workspace_id AND m.platform = p.platform"
+        "  AND m.external_id = p.external_id"
+        " LEFT JOIN dim_accounts da ON da.workspace_id = p.workspace_id"
+        "  AND da.platform = p.platform AND da.external_id = p.account_external_id"
+        " LEFT JOIN accounts acc ON acc.workspace_id = p.workspace_id"
+        "  AND acc.platform = p.platform AND acc.external_id = p.account_external_id"
+        " WHERE p.workspace_id = ? AND p.published_at >= ? AND p.published_at < ?"
+        " AND m.day >= CAST(? AS DATE) AND m.day < CAST(? AS DATE) + 1"
+        " AND list_contains(?, p.kind)"
+        " GROUP BY ALL",
+        [w.workspace_id, w.start, w.end, w.start, w.end, kinds],
+    )
+
+
+def account_days(cur: Cursor, w: Window) -> list[Row]:
+    """mart_account_daily rows of the window, oldest first."""
+    return fetch_all(
+        cur,
+        "SELECT * FROM mart_account_daily WHERE workspace_id = ? AND day >= CAST(? AS DATE)"
+        " AND day < CAST(? AS DATE) ORDER BY platform, account_external_id, day",
+        [w.workspace_id, w.start, w.end],
+    )
+
+
+def hourly_engagements(store: Store, w: Window) -> list[Row]:
+    """Per post and hour in the window: engagements, with the post's hashtags and category."""
+    return read(
+        store,
+        "SELECT m.platform, m.account_external_id, m.external_id, m.hour,"
+        " m.engagements, p.hashtags, p.category, p.published_at, p.kind"
+        " FROM mart_post_hourly m LEFT JOIN dim_posts p USING (workspace_id, platform, external_id)"
+        " WHERE m.workspace_id = ? AND m.day >= CAST(? AS DATE) AND m.day <= CAST(? AS DATE)"
+        " AND m.hour >= ? AND m.hour < ?",
+        [w.workspace_id, w.start, w.end, w.start, w.end],
+    )
+
+
+def ranked_accounts(cur: Cursor, w: Window) -> list[Row]:
+    """Competitor, creator and own accounts seen in the window, with first and last followers."""
+    return fetch_all(
+        cur,
+        "SELECT s.platform, s.external_id AS account_external_id, any_value(s.kind) AS kind,"
+        " arg_max(s.handle, s.captured_at) AS handle,"
+        " arg_max(s.category, s.captured_at) AS category,"
+        " arg_min(s.followers, s.captured_at) FILTER (WHERE s.followers IS NOT NULL)"
+        "   AS followers_first,"
+        " arg_max(s.followers, s.captured_at) FILTER (WHERE s.followers IS NOT NULL)"
+        "   AS followers_last,"
+        " datediff('second', min(s.captured_at), max(s.captured_at)) / 86400.0 AS span_days"
+        " FROM raw_account_snapshots s WHERE s.workspace_id = ?"
+        " AND s.captured_at >= ? AND s.captured_at < ? GROUP BY ALL",
+        [w.workspace_id, w.start, w.end],
+    )
+
+
+def workspace_handles(cur: Cursor) -> dict[tuple[str, str, str], str]:
+    """(workspace, platform, account external id) → handle, for wording insights."""
+    rows = fetch_all(cur, "SELECT workspace_id, platform, external_id, handle FROM dim_accounts")
+    return {(r["workspace_id"], r["platform"], r["external_id"]): r["handle"] for r in rows}
+
+
+# -- reads for the asset checks ----------------------------------------------------------------
+
+
+def count_duplicate_keys(
+    cur: Cursor, table: str, keys: tuple[str, ...], span: tuple[str, Any, Any] | None = None
+) -> int:
+    """How many key values occur more than once in ``table`` (within ``span``: col, start, end)."""
+    _check_names(table, (*keys, *([span[0]] if span else [])))
+    cols = ", ".join(keys)
+    where, params = _span(span)
+    found = fetch_value(
+        cur,
+        f"SELECT count(*) FROM (SELECT {cols} FROM {table} {where}"  # noqa: S608
+        f" GROUP BY {cols} HAVING count(*) > 1)",
+        params,
+    )
+    return int(found or 0)
+
+
+def count_negative(
+    cur: Cursor, table: str, columns: tuple[str, ...], span: tuple[str, Any, Any] | None = None
+) -> int:
+    """Rows of ``table`` (within ``span``) with any of ``columns`` below zero."""
+    _check_names(table, (*columns, *([span[0]] if span else [])))
+    cond = " OR ".join(f"{c} < 0" for c in columns)
+    where, params = _span(span)
+    where = f"{where} AND ({cond})" if where else f"WHERE {cond}"
+    found = fetch_value(cur, f"SELECT count(*) FROM {table} {where}", params)  # noqa: S608
+    return int(found or 0)
+
+
+def _check_names(table: str, columns: tuple[str, ...]) -> None:
+    # Identifiers cannot be bound: only the names listed in _CHECKED reach the SQL.
+    if table not in _CHECKED or not set(columns) <= _CHECKED[table]:
+        raise ValueError(f"unchecked table or column: {table} {columns}")
+
+
+def _span(span: tuple[str, Any, Any] | None) -> tuple[str, list[Any]]:
+    if span is None:
+        return "", []
+    return f"WHERE {span[0]} >= ? AND {span[0]} < ?", [span[1], span[2]]
+
+
+def counter_drops(cur: Cursor, start: date, end: date) -> tuple[int, int]:
+    """(snapshots with a counter that went down, counters that went down) in [start, end)."""
+    row = cur.execute(
+        "SELECT count(*) FILTER (WHERE counter_drops > 0), coalesce(sum(counter_drops), 0)"
+        " FROM stg_engagement_deltas WHERE day >= ? AND day < ?",
+        [start, end],
+    ).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def newest_capture(cur: Cursor, table: str) -> datetime | None:
+    """The newest captured_at in a raw table (freshness)."""
+    if table not in ("raw_engagement_snapshots", "raw_account_snapshots", "raw_posts"):
+        raise ValueError(table)
+    value: datetime | None = fetch_value(cur, f"SELECT max(captured_at) FROM {table}")  # noqa: S608
+    return value
+
+
+def totals_match(cur: Cursor, start: date, end: date) -> dict[str, int]:
+    """Sum of engagements in staging, mart_post_hourly and mart_post_daily for [start, end)."""
+    # One table per statement: over Quack a client query may scan one remote table.
+    parts = " + ".join(f"sum({m})" for m in ENGAGEMENT_METRICS)
+    out = {}
+    for name, table, expr in (
+        ("staging", "stg_engagement_deltas", parts),
+        ("hourly", "mart_post_hourly", "sum(engagements)"),
+        ("daily", "mart_post_daily", "sum(engagements)"),
+    ):
+        value = fetch_value(
+            cur,
+            f"SELECT coalesce({expr}, 0) FROM {table} WHERE day >= ? AND day < ?",  # noqa: S608
+            [start, end],
+        )
+        out[name] = int(value or 0)
+    return out
+
+
+# Tables and columns the checks may name (identifiers cannot be bound).
+_CHECKED: dict[str, frozenset[str]] = {
+    "raw_engagement_snapshots": frozenset(
+        {"workspace_id", "platform", "external_id", "captured_at", *METRICS}
+    ),
+    "raw_account_snapshots": frozenset(
+        {
+            "workspace_id",
+            "platform",
+            "external_id",
+            "captured_at",
+            "followers",
+            "following",
+            "posts_count",
+        }
+    ),
+    "raw_posts": frozenset({"workspace_id", "platform", "external_id", "captured_at"}),
+    "stg_engagement_deltas": frozenset(
+        {"workspace_id", "platform", "external_id", "captured_at", *METRICS}
+    ),
+    "mart_post_hourly": frozenset(
+        {"workspace_id", "platform", "external_id", "hour", "day", "engagements", *METRICS}
+    ),
+    "mart_post_daily": frozenset(
+        {"workspace_id", "platform", "external_id", "day", "engagements", *METRICS}
+    ),
+    "mart_account_daily": frozenset(
+        {
+            "workspace_id",
+            "platform",
+            "account_external_id",
+            "day",
+            "impressions",
+            "engagements",
+            "posts_published",
+        }
+    ),
+    "mart_best_times": frozenset(
+        {"workspace_id", "platform", "account_external_id", "weekday", "hour", "posts", "ci_low"}
+    ),
+    "mart_creator_rankings": frozenset(
+        {"workspace_id", "kind", "platform", "account_external_id", "posts"}
+    ),
+    "mart_viral_trends": frozenset({"workspace_id", "entity_type", "entity", "platform"}),
+}
+
+
+# -- reads for the ingest assets, the sensor and run_all ------------------------------------
+
+
+def ingest_targets(cur: Cursor, platform: str) -> dict[str, dict[str, list[Row]]]:
+    """Per workspace: its active connected accounts and tracked competitors on ``platform``."""
+    found: dict[str, dict[str, list[Row]]] = {}
+    for row in fetch_all(
+        cur,
+        "SELECT id, workspace_id, handle, external_id FROM accounts"
+        " WHERE platform = ? AND status = 'active' ORDER BY workspace_id, id",
+        [platform],
+    ):
+        found.setdefault(row["workspace_id"], {"own": [], "competitor": []})["own"].append(row)
+    for row in fetch_all(
+        cur,
+        "SELECT id, workspace_id, handle FROM tracked_competitors"
+        " WHERE platform = ? AND deleted_at IS NULL ORDER BY workspace_id, id",
+        [platform],
+    ):
+        found.setdefault(row["workspace_id"], {"own": [], "competitor": []})["competitor"].append(
+            row
+        )
+    return found
+
+
+def published_destinations(store: Store, since: datetime, until: datetime) -> list[Row]:
+    """Murmur's own posts published on a platform in [since, until), with their account."""
+    return read(
+        store,
+        "SELECT d.workspace_id, d.post_id, d.account_id, d.platform, d.platform_post_id,"
+        " d.platform_url, coalesce(d.published_at, p.published_at) AS published_at,"
+        " p.text, p.tags, a.external_id AS account_external_id"
+        " FROM post_destinations d JOIN posts p ON p.id = d.post_id"
+        " JOIN accounts a ON a.id = d.account_id"
+        " WHERE d.platform_post_id IS NOT NULL AND d.status = 'published'"
+        " AND coalesce(d.published_at, p.published_at) >= ?"
+        " AND coalesce(d.published_at, p.published_at) < ?"
+        " ORDER BY d.workspace_id, d.id",
+        [since, until],
+    )
+
+
+def latest_import_batch(cur: Cursor) -> Row | None:
+    """The most recently finished import batch (source import:*), for the sensor's cursor."""
+    rows = fetch_all(
+        cur,
+        "SELECT id, source, workspace_id, finished_at FROM ingest_batches"
+        " WHERE source LIKE 'import:%' ORDER BY finished_at DESC, id DESC LIMIT 1",
+    )
+    return rows[0] if rows else None
+
+
+RUN_MARKER = "pipeline_run"
+
+
+def last_run(cur: Cursor) -> datetime | None:
+    """When the last complete pipeline run (run_all) started."""
+    value: datetime | None = fetch_value(
+        cur,
+        "SELECT computed_at FROM mart_snapshots WHERE mart = ? AND partition_key = 'all'",
+        [RUN_MARKER],
+    )
+    return value
+
+
+def mark_run_script(started_at: datetime, run_id: str, rows: int) -> str:
+    """Record a complete run_all, the watermark for the next run's due days.
+
+    A script, not a bound statement: an upsert cannot run client-side over Quack.
+    """
+    values = f"{literal(RUN_MARKER)}, 'all', {literal(started_at)}, {literal(rows)}, NULL"
+    columns = "mart, partition_key, computed_at, rows, data_through, run_id"
+    sql = f"INSERT OR REPLACE INTO mart_snapshots ({columns}) VALUES ({values}, {literal(run_id)});"  # noqa: S608 - literal() values only
+    return sql
+
+
+def days_with_new_raw(cur: Cursor, since: datetime | None) -> list[date]:
+    """UTC days of raw rows ingested after ``since`` (all days when None)."""
+    days: set[date] = set()
+    # One table per statement: over Quack a client query may scan one remote table.
+    for table in ("raw_engagement_snapshots", "raw_account_snapshots", "raw_posts"):
+        rows = fetch_all(
+            cur,
+            f"SELECT DISTINCT CAST(captured_at AS DATE) AS day FROM {table}"  # noqa: S608
+            " WHERE ? IS NULL OR ingested_at > ?",
+            [since, since],
+        )
+        days.update(r["day"] for r in rows)
+    return sorted(days)
+
+
+def mart_rows(cur: Cursor, table: str, workspace_id: str) -> list[Row]:
+    """A non-partitioned mart's rows for one workspace (insights read their inputs)."""
+    if table not in _FILE_MARTS:
+        raise ValueError(table)
+    return fetch_all(cur, f"SELECT * FROM {table} WHERE workspace_id = ?", [workspace_id])  # noqa: S608
