@@ -11,6 +11,9 @@ import structlog
 def configure_logging(verbose: bool = False) -> None:
     level = logging.DEBUG if verbose else logging.INFO
     logging.basicConfig(stream=sys.stderr, level=level, format="%(message)s")
+    # Libraries that log every HTTP call or migration step: their warnings are enough.
+    for noisy in ("httpx", "httpcore", "alembic"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

@@ -83,9 +83,12 @@ def run_all(
         with store.open() as s:
             since = s.run(marts.last_run)
             found = s.run(lambda cur: marts.days_with_new_raw(cur, since))
+            published = marts.days_with_new_posts(s, since)
         today = naive.date()
         due = {d for d in found if d <= today}
         due |= {d + timedelta(days=1) for d in due if d < today}
+        # A newly discovered post counts as published on its own day, which may be long past.
+        due |= {d for d in published if d <= today}
         if ingest:
             due.add(today)
         summary.days = day_ranges(sorted(due))
@@ -100,7 +103,11 @@ def run_all(
                     {**tags, **range_tags(first, last)},
                 )
             )
-        summary.steps.append(_step("insights", "all", INSIGHT_ASSETS, res, inst, tags))
+        # Live runs judge the insights at the end of ingest, so that what was just captured
+        # (after the run started) is inside their windows.
+        insight_now = moment if now is not None else datetime.now(UTC)
+        insight_tags = {**tags, "murmur/now": insight_now.isoformat()}
+        summary.steps.append(_step("insights", "all", INSIGHT_ASSETS, res, inst, insight_tags))
         # A failed ingest does not make the days recomputed here due again; failed marts do.
         if all(step.success for step in summary.steps if step.name != "ingest"):
             run_id = f"run_all-{uuid.uuid4().hex[:12]}"

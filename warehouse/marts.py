@@ -287,7 +287,8 @@ DELETE FROM {table} WHERE workspace_id IN ({ws});
 INSERT INTO {table} BY NAME SELECT * FROM read_parquet({literal(parquet)});
 INSERT OR REPLACE INTO mart_snapshots (mart, partition_key, computed_at, rows, data_through, run_id)
 SELECT {literal(table)}, 'all', {literal(computed_at)}, (SELECT count(*) FROM {table}),
-       (SELECT max(day) + INTERVAL 1 DAY FROM mart_post_daily), {literal(run_id)};
+       (SELECT max(data_through) FROM mart_snapshots WHERE mart = 'mart_post_daily'),
+       {literal(run_id)};
 """  # noqa: S608 - table is checked against _FILE_MARTS; values go through literal()
 
 
@@ -645,6 +646,19 @@ def days_with_new_raw(cur: Cursor, since: datetime | None) -> list[date]:
         )
         days.update(r["day"] for r in rows)
     return sorted(days)
+
+
+def days_with_new_posts(store: Store, since: datetime | None) -> list[date]:
+    """Publication days of posts ingested after ``since`` that no mart has seen yet."""
+    rows = read(
+        store,
+        "SELECT DISTINCT CAST(r.published_at AS DATE) AS day FROM raw_posts r"
+        " LEFT JOIN dim_posts d ON d.workspace_id = r.workspace_id AND d.platform = r.platform"
+        " AND d.external_id = r.external_id"
+        " WHERE (? IS NULL OR r.ingested_at > ?) AND d.external_id IS NULL",
+        [since, since],
+    )
+    return sorted(r["day"] for r in rows)
 
 
 def mart_rows(cur: Cursor, table: str, workspace_id: str) -> list[Row]:
