@@ -1,0 +1,96 @@
+"""The shared data sets, imported as published, then through the pipeline: marts match the files."""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from datetime import date, datetime
+from pathlib import Path
+
+import pytest
+
+from murmur.settings import Settings
+from pipelines.importers import run_import
+from pipelines.run import run_all
+from warehouse.rows import fetch_all
+from warehouse.store import Secrets, Store
+
+DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
+FILES = [
+    ("youtube_trending_us.csv", "youtube-trending"),
+    ("youtube_trending_fr.csv", "youtube-trending"),
+    ("vaccination_tweets.csv", "tweets"),
+    ("instagram_posts.csv", "instagram-insights"),
+]
+
+pytestmark = pytest.mark.skipif(not DATASETS.exists(), reason="shared/datasets not beside the repo")
+
+
+def _trending_day(text: str) -> date:
+    yy, dd, mm = text.split(".")  # the files' own YY.DD.MM
+    return date(2000 + int(yy), int(mm), int(dd))
+
+
+def _store(settings: Settings) -> Store:
+    return Store.connect(
+        settings.store_path,
+        host_file=settings.host_file,
+        quack_token=Secrets.load(settings.data_dir).quack_token,
+    )
+
+
+def test_imported_files_flow_into_the_marts(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data", quack_port=0)
+    settings.ensure_dirs()
+    for name, fmt in FILES:
+        run_import(DATASETS / name, fmt, settings=settings, workspace_id=None)
+    summary = run_all(settings, now=datetime(2026, 11, 22), ingest=False)
+    assert summary.success, summary
+
+    # The video that trended on most days, read from the file with the csv module.
+    views: dict[str, dict[date, int]] = defaultdict(dict)
+    with (DATASETS / "youtube_trending_us.csv").open(encoding="cp1252", newline="") as fh:
+        for row in csv.DictReader(fh):
+            if row["video_id"] != "#NAME?":
+                views[row["video_id"]][_trending_day(row["trending_date"])] = int(row["views"])
+    video, by_day = max(views.items(), key=lambda kv: (len(kv[1]), kv[0]))
+    expected = {}
+    previous = 0
+    for day in sorted(by_day):
+        expected[day] = max(by_day[day] - previous, 0)
+        previous = max(previous, by_day[day])
+
+    with _store(settings) as store:
+        rows = store.run(
+            lambda cur: fetch_all(
+                cur,
+                "SELECT day, sum(views) AS views FROM mart_post_daily"
+                " WHERE platform = 'youtube' AND external_id = ? GROUP BY day ORDER BY day",
+                [video],
+            )
+        )
+        got = {r["day"]: r["views"] for r in rows}
+        assert got == expected
+        assert sum(got.values()) == max(by_day.values())
+
+        # Every tweet's likes (favorites) reach the marts once.
+        with (DATASETS / "vaccination_tweets.csv").open(encoding="utf-8", newline="") as fh:
+            favorites = sum(int(r["favorites"] or 0) for r in csv.DictReader(fh))
+        x_likes = store.run(
+            lambda cur: fetch_all(
+                cur, "SELECT sum(likes) AS likes FROM mart_post_daily WHERE platform = 'x'"
+            )
+        )[0]["likes"]
+        assert x_likes == favorites
+
+        # The Instagram export: impressions per post day, as the file says.
+        with (DATASETS / "instagram_posts.csv").open(encoding="utf-8", newline="") as fh:
+            impressions = sum(int(r["Impressions"]) for r in csv.DictReader(fh))
+        ig = store.run(
+            lambda cur: fetch_all(
+                cur,
+                "SELECT sum(impressions) AS impressions FROM mart_post_daily"
+                " WHERE platform = 'instagram'",
+            )
+        )[0]["impressions"]
+        assert ig == impressions
