@@ -34,10 +34,11 @@ def api_router() -> APIRouter:
     from api.automation.router import router as automation
     from api.inbox.router import router as inbox
     from api.posts.router import router as posts
+    from api.webhooks.router import router as webhooks
     from api.workspaces.router import router as workspaces
 
     root = APIRouter(prefix=BASE_PATH)
-    for router in (posts, workspaces, approvals, inbox, automation, analytics):
+    for router in (posts, workspaces, approvals, inbox, automation, analytics, webhooks):
         # include_router keeps each route's own class, so the group routers must declare
         # MurmurRoute themselves: without it a request's transaction is never committed.
         stray = [getattr(r, "path", r) for r in router.routes if not isinstance(r, MurmurRoute)]

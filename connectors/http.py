@@ -143,17 +143,41 @@ class PlatformHttp:
         params: Mapping[str, Any] | None = None,
         json: Any = None,
         headers: Mapping[str, str] | None = None,
+        content: bytes | None = None,
+        data: Mapping[str, Any] | None = None,
+        files: Mapping[str, Any] | None = None,
+        idempotent: bool = True,
     ) -> httpx.Response:
-        """Send one logical request, retrying transient failures; raise the mapped error."""
+        """Send one logical request, retrying transient failures; raise the mapped error.
+
+        ``idempotent=False`` (a write that creates something) retries only what surely did
+        not reach the platform: a 429, or a connection that was never made. A timeout or a
+        5xx after sending is raised at once as TransientError, because the write may have
+        happened: the caller checks the platform (``find_published``) before sending again.
+        """
         attempt = 0
         while True:
             attempt += 1
             self.attempts += 1
+            unsent = False
             try:
                 response = self.client.request(
-                    method, url, params=params, json=json, headers=headers
+                    method,
+                    url,
+                    params=params,
+                    json=json,
+                    headers=headers,
+                    content=content,
+                    data=data,
+                    files=files,
                 )
                 error = classify(response)
+            except httpx.ConnectError as exc:
+                unsent = True
+                error = TransientError(f"connection error: {exc}", code="connection")
+            except httpx.ConnectTimeout as exc:
+                unsent = True
+                error = TransientError(f"timeout: {exc}", code="timeout")
             except httpx.TimeoutException as exc:
                 error = TransientError(f"timeout: {exc}", code="timeout")
             except httpx.TransportError as exc:
@@ -161,6 +185,8 @@ class PlatformHttp:
             if error is None:
                 return response
             if not isinstance(error, TransientError) or attempt >= self.max_attempts:
+                raise error
+            if not idempotent and not (unsent or isinstance(error, RateLimitedError)):
                 raise error
             delay = self.delay_for(error, attempt)
             if delay > self.max_retry_after:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from connectors.base import Connector
+from connectors.base import Connector, Publisher
 from connectors.bluesky import BlueskyConnector
 from connectors.http import PlatformHttp
 from connectors.instagram import InstagramConnector
@@ -13,7 +13,19 @@ from connectors.tiktok import TikTokConnector
 from connectors.x import XConnector
 from connectors.youtube import YouTubeConnector
 
-SUPPORTED = ("youtube", "x", "instagram", "linkedin", "tiktok", "bluesky")
+SUPPORTED = ("youtube", "x", "instagram", "linkedin", "tiktok", "bluesky")  # readers
+# Every platform Murmur publishes to (the test workspace's nine), and so the simulator serves.
+PUBLISHING = (
+    "x",
+    "instagram",
+    "facebook",
+    "linkedin",
+    "tiktok",
+    "youtube",
+    "threads",
+    "bluesky",
+    "pinterest",
+)
 
 CONNECTORS: dict[str, Callable[..., Connector]] = {
     "youtube": YouTubeConnector,
@@ -33,6 +45,14 @@ REAL_BASE_URLS = {
     "tiktok": "https://open.tiktokapis.com",
     "bluesky": "https://public.api.bsky.app",
 }
+# Where writes go when that differs from reading (Bluesky writes to the user's PDS).
+REAL_WRITE_BASE_URLS = {
+    **REAL_BASE_URLS,
+    "facebook": "https://graph.facebook.com/v21.0",
+    "threads": "https://graph.threads.net/v1.0",
+    "pinterest": "https://api.pinterest.com",
+    "bluesky": "https://bsky.social",
+}
 
 
 def build_connector(
@@ -49,15 +69,36 @@ def build_connector(
     return connector
 
 
+def build_publisher(
+    platform: str, *, base_url: str, token: str | None = None, http: PlatformHttp | None = None
+) -> Publisher:
+    """A publisher for ``platform`` talking to ``base_url`` (a real API or the simulator)."""
+    from connectors.publishers import PUBLISHERS
+
+    try:
+        cls = PUBLISHERS[platform]
+    except KeyError:
+        raise ValueError(
+            f"no publisher for platform {platform!r}; supported: {', '.join(PUBLISHING)}"
+        ) from None
+    publisher: Publisher = cls(base_url=base_url, http=http, token=token)
+    return publisher
+
+
 def simulator_base_url(sim_root: str, platform: str) -> str:
     """Where the bundled simulator serves ``platform``: its root plus /<platform>."""
-    if platform not in SUPPORTED:
+    if platform not in PUBLISHING:
         raise ValueError(f"the simulator does not serve {platform!r}")
     return f"{sim_root.rstrip('/')}/{platform}"
 
 
 def simulator_token(platform: str, external_id: str) -> str:
-    """An access token the simulator accepts for an account (TikTok's names the account)."""
+    """An access token the simulator accepts for an account (TikTok's and Pinterest's name the
+    account; Bluesky's is the app password createSession takes)."""
     if platform == "tiktok":
         return f"act.{external_id}"
+    if platform == "pinterest":
+        return f"pina_{external_id}"
+    if platform in ("x", "youtube"):  # user-context tokens: the simulator reads the user here
+        return f"sim-user-{external_id}"
     return f"sim-token-{platform}"

@@ -39,6 +39,21 @@ class Settings(BaseSettings):
     max_json_body_bytes: int = 1_048_576
     idempotency_ttl_seconds: int = 24 * 3600
     idempotency_lease_seconds: int = 60
+    drafter_base_url: str | None = Field(
+        default=None,
+        description="An OpenAI-compatible API (POST {base}/v1/chat/completions) for reply drafts;"
+        " unset: the offline drafter.",
+    )
+    drafter_api_key: str | None = Field(default=None, description="Bearer key for that API.")
+    drafter_model: str = Field(default="gpt-4o-mini", description="The model drafts ask for.")
+    webhook_max_attempts: int = Field(default=8, description="Delivery attempts before failing.")
+    webhook_retry_base_seconds: float = Field(
+        default=30.0, description="First retry delay; each next one doubles (30 s … ~64 min)."
+    )
+    webhook_timeout_seconds: float = Field(default=10.0, description="Per delivery attempt.")
+    inbox_sync_interval_seconds: float = Field(
+        default=30.0, description="How often the engagement runner reads each account's inbox."
+    )
     store_lock_timeout_seconds: float = Field(
         default=30.0, description="How long a process waits for the store file held by another."
     )

@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from simulator import writes
 from simulator.platforms import routes
 from simulator.state import FAULT_KINDS, Fault, Sim, parse_iso
 from simulator.world import PLATFORMS, World
@@ -57,7 +58,8 @@ async def clock(request: Request) -> Response:
 
 
 async def faults(request: Request) -> Response:
-    """POST {platform, kind, count, retry_after, post_id, factor, metric}; DELETE clears all."""
+    """POST {platform, kind, count, retry_after, post_id, factor, metric, message, delay, on};
+    DELETE clears all."""
     sim = _sim(request)
     if request.method == "DELETE":
         sim.clear()
@@ -72,6 +74,8 @@ async def faults(request: Request) -> Response:
         return _problem("a deleted fault needs post_id")
     if kind == "metric_error" and not body.get("metric"):
         return _problem("a metric_error fault needs metric")
+    if body.get("on", "any") not in ("any", "write"):
+        return _problem('on must be "any" or "write"')
     try:
         count = int(body.get("count", 1))
         fault = Fault(
@@ -80,6 +84,10 @@ async def faults(request: Request) -> Response:
             post_id=body.get("post_id"),
             factor=float(body.get("factor", 0.9)),
             metric=body.get("metric"),
+            message=body.get("message")
+            or ("media type not supported" if kind == "reject" else None),
+            delay=float(body.get("delay", 5.0)),
+            on=str(body.get("on", "any")),
         )
     except (TypeError, ValueError) as exc:
         return _problem(f"bad fault: {exc}")
@@ -171,6 +179,7 @@ def create_app(
             Route("/_sim/clock", clock, methods=["GET", "POST"]),
             Route("/_sim/faults", faults, methods=["POST", "DELETE"]),
             Route("/_sim/accounts", accounts, methods=["GET", "POST"]),
+            *writes.routes(),
             *routes(),
         ]
     )

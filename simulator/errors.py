@@ -115,9 +115,44 @@ def bluesky(
     return JSONResponse({"error": error, "message": message}, status, headers=headers)
 
 
+def pinterest(
+    status: int, code: int, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse({"code": code, "message": message}, status, headers=headers)
+
+
+GRAPH_LIKE = ("instagram", "facebook", "threads")
+
+
+def reject(platform: str, message: str) -> JSONResponse:
+    """The platform refusing a write for what it contains (media type, length, policy)."""
+    if platform == "youtube":
+        return youtube(400, "invalidVideoMetadata", message)
+    if platform == "x":
+        return x(403, message)
+    if platform in GRAPH_LIKE:
+        return graph(400, 100, message, subcode=2207026)
+    if platform == "linkedin":
+        return linkedin(422, message, code="UNPROCESSABLE_ENTITY")
+    if platform == "tiktok":
+        return tiktok(400, "invalid_params", message)
+    if platform == "pinterest":
+        return pinterest(400, 1, message)
+    return bluesky(400, "InvalidRequest", message)
+
+
 def fault(platform: str, kind: str, now: datetime, retry_after: int) -> JSONResponse:
     """The response of an injected fault (429, 500, 503, expired_token) on ``platform``."""
     reset = str(math.ceil(now.timestamp()) + retry_after)
+    # Facebook and Threads answer with the same Graph API errors as Instagram.
+    platform_shape = "instagram" if platform in ("facebook", "threads") else platform
+    if platform == "pinterest":
+        if kind == "429":
+            return pinterest(429, 8, "Rate limit exceeded.", {"Retry-After": str(retry_after)})
+        if kind in ("500", "503"):
+            return pinterest(int(kind), 5, _REASON[int(kind)])
+        return expired(platform)
+    platform = platform_shape
     if kind == "429":
         if platform == "youtube":
             return youtube(
@@ -215,8 +250,10 @@ def expired(platform: str) -> JSONResponse:
         )
     if platform == "x":
         return x(401, "Unauthorized")
-    if platform == "instagram":
+    if platform in GRAPH_LIKE:
         return graph(400, 190, "Error validating access token: Session has expired.", subcode=463)
+    if platform == "pinterest":
+        return pinterest(401, 2, "Authentication failed.")
     if platform == "linkedin":
         return linkedin(
             401,

@@ -89,6 +89,14 @@ def _feed(sim: Sim, account: Account, now: datetime) -> list[Post]:
     ]
 
 
+def _meta(sim: Sim, platform: str, post: Post) -> dict[str, Any]:
+    """What a client attached to a post it published (none for the generated ones)."""
+    from simulator.world import PUBLISHED_BASE
+    from simulator.writes import meta_of
+
+    return meta_of(sim, platform, post.external_id) if post.number >= PUBLISHED_BASE else {}
+
+
 def _iso_ms(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
@@ -118,7 +126,9 @@ def _yt_auth(request: Request) -> bool:
     return bool(request.query_params.get("key") or _bearer(request))
 
 
-def _yt_video(post: Post, counters: Any, parts: set[str]) -> dict[str, Any]:
+def _yt_video(
+    post: Post, counters: Any, parts: set[str], meta: dict[str, Any] | None = None
+) -> dict[str, Any]:
     item: dict[str, Any] = {
         "kind": "youtube#video",
         "etag": str(post.number),
@@ -128,10 +138,10 @@ def _yt_video(post: Post, counters: Any, parts: set[str]) -> dict[str, Any]:
         item["snippet"] = {
             "publishedAt": post.published_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "channelId": post.account.external_id,
-            "title": post.text.split(" #")[0],
+            "title": (meta or {}).get("title") or post.text.split(" #")[0],
             "description": post.text,
             "channelTitle": post.account.display_name,
-            "tags": list(post.hashtags),
+            "tags": (meta or {}).get("tags") or list(post.hashtags),
             "categoryId": "22",
         }
     if "statistics" in parts:
@@ -209,7 +219,7 @@ async def yt_playlist_items(request: Request, sim: Sim, now: datetime) -> Respon
                 "snippet": {
                     "publishedAt": published,
                     "channelId": account.external_id,
-                    "title": post.text.split(" #")[0],
+                    "title": _meta(sim, "youtube", post).get("title") or post.text.split(" #")[0],
                     "description": post.text,
                     "playlistId": playlist,
                     "resourceId": {"kind": "youtube#video", "videoId": post.external_id},
@@ -237,7 +247,8 @@ async def yt_videos(request: Request, sim: Sim, now: datetime) -> Response:
     for video_id in ids:
         post = _live(sim, "youtube", sim.world.post("youtube", video_id), now)
         if post is not None:  # deleted or unknown videos are simply left out
-            items.append(_yt_video(post, _counters(sim, post, now), parts))
+            meta = _meta(sim, "youtube", post)
+            items.append(_yt_video(post, _counters(sim, post, now), parts, meta))
     return JSONResponse(
         {
             "kind": "youtube#videoListResponse",
@@ -472,6 +483,11 @@ def _ig_page(request: Request, items: list[Any], after: str | None) -> dict[str,
 
 
 async def ig_node(request: Request, sim: Sim, now: datetime) -> Response:
+    from simulator.writes import graph_read
+
+    answer = graph_read(sim, "instagram", request, now)  # containers, DM conversations
+    if answer is not None:
+        return answer
     node = request.path_params["node"]
     q = request.query_params
     if node == "ig_hashtag_search":
@@ -496,6 +512,11 @@ async def ig_node(request: Request, sim: Sim, now: datetime) -> Response:
 
 
 async def ig_edge(request: Request, sim: Sim, now: datetime) -> Response:
+    from simulator.writes import graph_read
+
+    answer = graph_read(sim, "instagram", request, now)  # comments, replies, conversations
+    if answer is not None:
+        return answer
     node, edge = request.path_params["node"], request.path_params["edge"]
     q = request.query_params
     if edge == "media":
@@ -946,7 +967,7 @@ def _bsky_actor(account: Account, now: datetime) -> dict[str, Any]:
     }
 
 
-def _bsky_post(post: Post, counters: Any) -> dict[str, Any]:
+def _bsky_post(post: Post, counters: Any, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     facets = []
     encoded = post.text.encode()
     for tag in post.hashtags:
@@ -969,8 +990,9 @@ def _bsky_post(post: Post, counters: Any) -> dict[str, Any]:
             "$type": "app.bsky.feed.post",
             "text": post.text,
             "createdAt": _iso_ms(post.published_at),
-            "facets": facets,
+            "facets": (meta or {}).get("facets") or facets,
             "langs": ["en"],
+            **((meta or {}).get("record") or {}),
         },
         "replyCount": counters.comments,
         "repostCount": counters.reposts,
@@ -1006,7 +1028,9 @@ async def bsky_author_feed(request: Request, sim: Sim, now: datetime) -> Respons
     size = _clamp(q.get("limit"), 50, 1, 100)
     posts = _older(_feed(sim, account, now), q.get("cursor"))
     page, rest = posts[:size], posts[size:]
-    body: dict[str, Any] = {"feed": [{"post": _bsky_post(p, p.counters(now))} for p in page]}
+    body: dict[str, Any] = {
+        "feed": [{"post": _bsky_post(p, p.counters(now), _meta(sim, "bluesky", p))} for p in page]
+    }
     if rest and page:
         body["cursor"] = _cursor(page[-1])
     return JSONResponse(body)

@@ -7,10 +7,22 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from simulator.world import PLATFORMS, World, _rng
 
-FAULT_KINDS = ("429", "500", "503", "expired_token", "deleted", "counter_drop", "metric_error")
+FAULT_KINDS = (
+    "429",
+    "500",
+    "503",
+    "expired_token",
+    "deleted",
+    "counter_drop",
+    "metric_error",
+    "reject",
+    "timeout_after_commit",
+)
+WRITE_ONLY_KINDS = ("reject", "timeout_after_commit")
 RANDOM_KINDS = ("429", "500", "503")
 
 
@@ -23,6 +35,9 @@ class Fault:
     post_id: str | None = None
     factor: float = 0.9
     metric: str | None = None
+    message: str | None = None  # reject: the platform's message
+    delay: float = 5.0  # timeout_after_commit: seconds the answer is held back
+    on: str = "any"  # any call, or "write": only calls that write
 
 
 @dataclass
@@ -40,8 +55,45 @@ class Sim:
     deleted: dict[str, dict[str, datetime]] = field(
         default_factory=lambda: {p: {} for p in PLATFORMS}
     )
+    writes: dict[str, deque[Fault]] = field(default_factory=lambda: {p: deque() for p in PLATFORMS})
     calls: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PLATFORMS, 0))
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # What the write APIs did: published posts (with the client's text), replies per thread,
+    # and half-done objects (containers, upload sessions, media, publish ids) by id.
+    published: list[dict[str, Any]] = field(default_factory=list)
+    replies: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    pending: dict[str, dict[str, Any]] = field(default_factory=dict)
+    post_meta: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    sequence: int = 0
+
+    def next_id(self) -> int:
+        """A process-unique number for ids of containers, uploads, replies."""
+        with self.lock:
+            self.sequence += 1
+            return self.sequence
+
+    def next_write_fault(self, platform: str, commit: bool) -> Fault | None:
+        """The write-scoped fault due now; ``timeout_after_commit`` waits for a committing call."""
+        with self.lock:
+            queue = self.writes[platform]
+            if not queue:
+                return None
+            if queue[0].kind == "timeout_after_commit" and not commit:
+                return None
+            return queue.popleft()
+
+    def record_post(self, entry: dict[str, Any]) -> None:
+        with self.lock:
+            self.published.append(entry)
+            self.post_meta[(entry["platform"], entry["external_id"])] = entry.get("meta") or {}
+
+    def add_reply(self, platform: str, thread: str, entry: dict[str, Any]) -> None:
+        with self.lock:
+            self.replies.setdefault((platform, thread), []).append(entry)
+
+    def thread_replies(self, platform: str, thread: str) -> list[dict[str, Any]]:
+        with self.lock:
+            return list(self.replies.get((platform, thread), ()))
 
     def now(self, at: str | None = None) -> datetime:
         """The world's time: ``?at=`` when given, else the admin override, else the real clock."""
@@ -70,6 +122,8 @@ class Sim:
                 self.drops[platform].extend(fault for _ in range(count))
             elif fault.kind == "metric_error":
                 self.metric_errors[platform].extend(fault for _ in range(count))
+            elif fault.kind in WRITE_ONLY_KINDS or fault.on == "write":
+                self.writes[platform].extend(fault for _ in range(count))
             else:
                 self.queues[platform].extend(fault for _ in range(count))
 
@@ -77,6 +131,7 @@ class Sim:
         with self.lock:
             for platform in PLATFORMS:
                 self.queues[platform].clear()
+                self.writes[platform].clear()
                 self.drops[platform].clear()
                 self.metric_errors[platform].clear()
                 self.deleted[platform].clear()

@@ -5,13 +5,25 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+import re
 import string
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 
-PLATFORMS = ("youtube", "x", "instagram", "linkedin", "tiktok", "bluesky")
+PLATFORMS = (
+    "youtube",
+    "x",
+    "instagram",
+    "linkedin",
+    "tiktok",
+    "bluesky",
+    "facebook",
+    "threads",
+    "pinterest",
+)
 
 # Mirrors api.workspaces.service.TEST_ACCOUNTS (a test checks they agree): `murmur init`
 # connects these, with external ids "test-<platform>-<handle>".
@@ -22,6 +34,9 @@ OWN_ACCOUNTS = {
     "tiktok": ("murmur.test", "Murmur Test"),
     "youtube": ("@murmurtest", "Murmur Test Channel"),
     "bluesky": ("murmur-test.bsky.social", "Murmur Test"),
+    "facebook": ("MurmurTest", "Murmur Test Page"),
+    "threads": ("murmur.test", "Murmur Test"),
+    "pinterest": ("murmurtest", "Murmur Test Boards"),
 }
 
 COMPETITORS = (("chirply", "Chirply"), ("buzzhive", "BuzzHive"), ("postpilot", "PostPilot"))
@@ -48,6 +63,9 @@ CADENCE = {
     "linkedin": 0.6,
     "tiktok": 1.2,
     "bluesky": 2.0,
+    "facebook": 0.8,
+    "threads": 1.5,
+    "pinterest": 1.0,
 }
 HALF_LIFE_H = {
     "youtube": 40.0,
@@ -56,11 +74,15 @@ HALF_LIFE_H = {
     "linkedin": 20.0,
     "tiktok": 30.0,
     "bluesky": 4.0,
+    "facebook": 10.0,
+    "threads": 5.0,
+    "pinterest": 120.0,
 }
 VIDEO_PLATFORMS = ("youtube", "tiktok")
 
 N_COMPETITORS = len(COMPETITORS)
 N_CREATORS = 50
+PUBLISHED_BASE = 10**15  # post numbers from here on were published through the write APIs
 FIRST_REGISTERED = 1000  # account indexes from here on belong to registered accounts
 INDEX_SPAN = 10**7  # account index space inside a post number
 WINDOW_DAYS = 30  # how far back an account's feed goes
@@ -194,6 +216,7 @@ class Post:
 
 # ---- ids ------------------------------------------------------------------------------------
 
+_TAG = re.compile(r"(?<![\w&])#(\w{1,100})")
 _B64 = string.ascii_uppercase + string.ascii_lowercase + string.digits + "-_"
 _B32S = "234567abcdefghijklmnopqrstuvwxyz"  # AT Protocol's sortable base32 (TIDs)
 
@@ -228,7 +251,11 @@ def post_external_id(platform: str, account: Account, number: int) -> str:
         return str(7 * 10**18 + number)
     if platform == "bluesky":
         return f"at://{account.external_id}/app.bsky.feed.post/{_encode(number, _B32S, 13)}"
-    return str(number)  # x: a snowflake-looking integer
+    if platform == "facebook":
+        return f"{account.external_id}_{number}"
+    if platform == "threads":
+        return f"18{number:017d}"
+    return str(number)  # x: a snowflake-looking integer; pinterest: a numeric pin id
 
 
 def post_number(platform: str, external_id: str) -> int | None:
@@ -245,6 +272,10 @@ def post_number(platform: str, external_id: str) -> int | None:
             return int(external_id) - 7 * 10**18
         if platform == "bluesky":
             return _decode(external_id.rsplit("/", 1)[-1], _B32S)
+        if platform == "facebook":
+            return int(external_id.rsplit("_", 1)[-1]) if "_" in external_id else None
+        if platform == "threads":
+            return int(external_id[2:]) if external_id.startswith("18") else None
         return int(external_id)
     except ValueError:
         return None
@@ -263,6 +294,12 @@ def account_external_id(platform: str, index: int) -> str:
         return "-000" + salt[:28]
     if platform == "bluesky":
         return "did:plc:" + _encode(int(salt, 16), _B32S, 24)
+    if platform == "facebook":
+        return str(100_000_000_000_000 + index)
+    if platform == "threads":
+        return str(25_000_000_000_000_000 + index)
+    if platform == "pinterest":
+        return str(500_000_000_000_000_000 + index)
     return str(1_400_000_000_000_000_000 + index * 7919)
 
 
@@ -285,6 +322,10 @@ class World:
     def __init__(self, seed: int = 7) -> None:
         self.seed = seed
         self._accounts: dict[str, dict[int, Account]] = {p: {} for p in PLATFORMS}
+        # Posts created through the write APIs: part of the world from their creation on.
+        self._published: dict[str, dict[str, Post]] = {p: {} for p in PLATFORMS}
+        self._published_of: dict[tuple[str, int], list[Post]] = {}
+        self._publish_lock = threading.Lock()
         for platform in PLATFORMS:
             handle, name = OWN_ACCOUNTS[platform]
             self._add(self._make(platform, 0, f"test-{platform}-{handle}", handle, name, "own"))
@@ -420,10 +461,42 @@ class World:
         out: list[Post] = []
         for day in range(today, today - WINDOW_DAYS - 1, -1):
             out.extend(p for p in reversed(self._day_posts(account, day)) if p.visible(now))
+        published = self.published_posts(account)
+        if published:
+            oldest = day_start(today - WINDOW_DAYS)
+            out.extend(p for p in published if p.visible(now) and p.published_at >= oldest)
+            out.sort(key=lambda p: (int(p.published_at.timestamp()), p.number), reverse=True)
         return out
+
+    def publish(self, account: Account, text: str, media_type: str, at: datetime) -> Post:
+        """Create a post through a write API: from ``at`` on it has its own engagement curve."""
+        with self._publish_lock:
+            number = PUBLISHED_BASE + sum(len(v) for v in self._published.values())
+            pr = _rng(self.seed, "published", account.platform, number)
+            tags = tuple(dict.fromkeys(t.lower() for t in _TAG.findall(text)))
+            post = shape_post(
+                account,
+                number,
+                at,
+                tags,
+                pr,
+                self.trending(day_number(at)),
+                lambda _r: (text, media_type),
+                may_vanish=False,
+            )
+            self._published[account.platform][post.external_id] = post
+            self._published_of.setdefault((account.platform, account.index), []).append(post)
+            return post
+
+    def published_posts(self, account: Account) -> list[Post]:
+        """The posts created through the write APIs for ``account``, oldest first."""
+        return list(self._published_of.get((account.platform, account.index), ()))
 
     def post(self, platform: str, external_id: str) -> Post | None:
         """A post by its platform id (deleted or not, published or not: callers check)."""
+        published = self._published[platform].get(external_id)
+        if published is not None:
+            return published
         number = post_number(platform, external_id)
         if number is None or number < 0:
             return None
@@ -460,54 +533,73 @@ def _day_posts(world: World, account: Account, day: int) -> tuple[Post, ...]:
         if pr.random() < 0.35:  # people jump on what is trending
             tags.append(pr.choice(sorted(trending)))
         tags = list(dict.fromkeys(tags))
-        boost = 2.5 if trending.intersection(tags) else 1.0
-        followers = account.followers(published)
-        size = followers * account.reach_rate * pr.lognormvariate(0, 0.9) * boost + 5
-        viral_p = 0.03 * boost
-        surge, surge_at, surge_tau = 0.0, None, 6.0
-        if pr.random() < viral_p:  # a late surge: shared by someone big, hours or days later
-            surge = size * 4 * pr.paretovariate(1.3)
-            surge_at = published + timedelta(hours=pr.uniform(6, 72))
-            surge_tau = pr.uniform(2, 12)
-        er = account.engagement_rate * pr.lognormvariate(0, 0.35)
-        rates = {
-            "reach": pr.uniform(0.55, 0.85),
-            "views": pr.uniform(0.3, 0.6) if platform in VIDEO_PLATFORMS else 0.0,
-            "likes": er,
-            "comments": er * pr.uniform(0.02, 0.12),
-            "reposts": er * pr.uniform(0.05, 0.25),
-            "quotes": er * pr.uniform(0.01, 0.05),
-            "shares": er * pr.uniform(0.03, 0.15),
-            "saves": er * pr.uniform(0.02, 0.2),
-            "bookmarks": er * pr.uniform(0.01, 0.08),
-            "clicks": pr.uniform(0.002, 0.02),
-        }
-        deleted_at = None
-        if pr.random() < 0.01:
-            deleted_at = published + timedelta(hours=pr.uniform(1, 120))
-        media = _media_type(platform, pr)
-        words = " ".join(pr.sample(_PHRASES, 2))
-        text = f"{words.capitalize()}: {account.category} " + " ".join(f"#{t}" for t in tags)
-        posts.append(
-            Post(
-                platform=platform,
-                account=account,
-                number=number,
-                external_id=post_external_id(platform, account, number),
-                published_at=published,
-                text=text,
-                hashtags=tuple(tags),
-                media_type=media,
-                size=size,
-                tau_hours=HALF_LIFE_H[platform] / math.log(2) * pr.uniform(0.6, 1.5),
-                surge=surge,
-                surge_at=surge_at,
-                surge_tau_hours=surge_tau,
-                rates=rates,
-                deleted_at=deleted_at,
-            )
-        )
+
+        def describe(pr: random.Random, tags: list[str] = tags) -> tuple[str, str]:
+            media = _media_type(platform, pr)
+            words = " ".join(pr.sample(_PHRASES, 2))
+            text = f"{words.capitalize()}: {account.category} " + " ".join(f"#{t}" for t in tags)
+            return text, media
+
+        posts.append(shape_post(account, number, published, tuple(tags), pr, trending, describe))
     return tuple(posts)
+
+
+def shape_post(
+    account: Account,
+    number: int,
+    published: datetime,
+    tags: tuple[str, ...],
+    pr: random.Random,
+    trending: frozenset[str],
+    describe: Callable[[random.Random], tuple[str, str]],
+    *,
+    may_vanish: bool = True,
+) -> Post:
+    """A post with its engagement curve drawn from ``pr`` (generated and published alike)."""
+    platform = account.platform
+    boost = 2.5 if trending.intersection(tags) else 1.0
+    followers = account.followers(published)
+    size = followers * account.reach_rate * pr.lognormvariate(0, 0.9) * boost + 5
+    viral_p = 0.03 * boost
+    surge, surge_at, surge_tau = 0.0, None, 6.0
+    if pr.random() < viral_p:  # a late surge: shared by someone big, hours or days later
+        surge = size * 4 * pr.paretovariate(1.3)
+        surge_at = published + timedelta(hours=pr.uniform(6, 72))
+        surge_tau = pr.uniform(2, 12)
+    er = account.engagement_rate * pr.lognormvariate(0, 0.35)
+    rates = {
+        "reach": pr.uniform(0.55, 0.85),
+        "views": pr.uniform(0.3, 0.6) if platform in VIDEO_PLATFORMS else 0.0,
+        "likes": er,
+        "comments": er * pr.uniform(0.02, 0.12),
+        "reposts": er * pr.uniform(0.05, 0.25),
+        "quotes": er * pr.uniform(0.01, 0.05),
+        "shares": er * pr.uniform(0.03, 0.15),
+        "saves": er * pr.uniform(0.02, 0.2),
+        "bookmarks": er * pr.uniform(0.01, 0.08),
+        "clicks": pr.uniform(0.002, 0.02),
+    }
+    deleted_at = None
+    if pr.random() < 0.01 and may_vanish:
+        deleted_at = published + timedelta(hours=pr.uniform(1, 120))
+    text, media = describe(pr)  # drawn last, so the seeded world stays what it was
+    return Post(
+        platform=platform,
+        account=account,
+        number=number,
+        external_id=post_external_id(platform, account, number),
+        published_at=published,
+        text=text,
+        hashtags=tags,
+        media_type=media,
+        size=size,
+        tau_hours=HALF_LIFE_H[platform] / math.log(2) * pr.uniform(0.6, 1.5),
+        surge=surge,
+        surge_at=surge_at,
+        surge_tau_hours=surge_tau,
+        rates=rates,
+        deleted_at=deleted_at,
+    )
 
 
 def _media_type(platform: str, r: random.Random) -> str:
@@ -518,6 +610,9 @@ def _media_type(platform: str, r: random.Random) -> str:
         "instagram": ("image", "video", "carousel"),
         "linkedin": ("text", "image", "link", "video"),
         "bluesky": ("text", "text", "image", "link"),
+        "facebook": ("text", "image", "link", "video"),
+        "threads": ("text", "text", "image"),
+        "pinterest": ("image", "image", "video"),
     }[platform]
     return r.choice(options)
 

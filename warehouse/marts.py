@@ -307,34 +307,8 @@ _FILE_MARTS = frozenset(
 
 
 def read(store: Store, sql: str, params: list[Any]) -> list[Row]:
-    """Run a read that scans several tables: in-process, or on the host when remote.
-
-    Over Quack a client-side query may scan only one remote table (DuckDB 1.5.5: "multiple
-    streaming scans … not supported"), so a join runs on the host through ``quack_query``,
-    which cannot bind: the parameters are rendered through literal() there.
-    """
-    if store.mode != "remote":
-        return store.run(lambda cur: fetch_all(cur, sql, params))
-    rendered = _render(sql, params)
-    return store.run(
-        lambda cur: fetch_all(cur, "SELECT * FROM quack_query(?, ?)", [store.quack_uri, rendered])
-    )
-
-
-def _render(sql: str, params: list[Any]) -> str:
-    pieces = sql.split("?")
-    if len(pieces) != len(params) + 1:
-        raise ValueError("placeholders and parameters differ")
-    out = [pieces[0]]
-    for value, rest in zip(params, pieces[1:], strict=True):
-        if value is None:
-            out.append("NULL")
-        elif isinstance(value, list | tuple):
-            out.append("[" + ", ".join(literal(v) for v in value) + "]")
-        else:
-            out.append(literal(value))
-        out.append(rest)
-    return "".join(out)
+    """Run a read that scans several tables (on the host when the store is remote)."""
+    return store.run(lambda cur: fetch_all(cur, sql, params))
 
 
 # -- reads for the insight assets (bound parameters) --------------------------------------------

@@ -8,9 +8,12 @@ statement's shape.
 
 from __future__ import annotations
 
+import json
 import math
-from datetime import date, datetime
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 
 def literal(value: date | datetime | int | float | Path | str) -> str:
@@ -37,3 +40,47 @@ def literal(value: date | datetime | int | float | Path | str) -> str:
             raise ValueError("literal() refuses NUL characters")
         return "'" + value.replace("'", "''") + "'"
     raise TypeError(f"literal() cannot render {type(value).__name__}")
+
+
+def render(value: Any) -> str:
+    """A bound value as SQL text: scalars through literal(), plus NULL, booleans and lists."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(render(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return literal(json.dumps(value))
+    if isinstance(value, date | datetime | int | float | Path | str):
+        return literal(value)
+    raise TypeError(f"cannot render {type(value).__name__} into SQL")
+
+
+def bind(sql: str, params: Sequence[Any]) -> str:
+    """``sql`` with each ``?`` outside quotes replaced by its rendered parameter."""
+    out: list[str] = []
+    values = iter(params)
+    quote: str | None = None
+    used = 0
+    for char in sql:
+        if quote is not None:
+            if char == quote:
+                quote = None
+            out.append(char)
+        elif char in ("'", '"'):
+            quote = char
+            out.append(char)
+        elif char == "?":
+            try:
+                out.append(render(next(values)))
+            except StopIteration:
+                raise ValueError("fewer parameters than placeholders") from None
+            used += 1
+        else:
+            out.append(char)
+    if used != len(params):
+        raise ValueError(f"{len(params)} parameters for {used} placeholders")
+    return "".join(out)

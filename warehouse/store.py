@@ -16,15 +16,16 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import duckdb
 import structlog
 
 from warehouse.migrations import migrate
+from warehouse.sql import bind
 
 log = structlog.get_logger(__name__)
 
@@ -115,6 +116,38 @@ def read_host_file(path: Path) -> HostInfo | None:
     except (OSError, ValueError, KeyError):
         return None
     return info if info.alive() else None
+
+
+class HostCursor:
+    """The part of a DuckDB cursor the repositories use, running each statement on the host.
+
+    Over Quack (DuckDB 1.5.5) an attached catalog takes only single-table SELECTs and plain
+    INSERTs: an UPDATE or DELETE fails ("Can only update base table"), a statement reading two
+    tables fails ("Multiple streaming scans"), and RETURNING is refused. ``quack_query(uri,
+    sql)`` runs any statement on the host, but binds no parameters; so the repositories keep
+    writing bound SQL and this cursor renders each value through :func:`warehouse.sql.bind`,
+    the one rendering helper. Each statement commits on its own on the host.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._rows: list[tuple[Any, ...]] = []
+        self.description: list[tuple[Any, ...]] | None = None
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> HostCursor:
+        self._rows = []
+        self.description, self._rows = self._store._on_host(bind(sql, list(params or [])))
+        return self
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        rows, self._rows = self._rows, []
+        return rows
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        return self._rows.pop(0) if self._rows else None
+
+    def close(self) -> None:
+        self._rows = []
 
 
 class Store:
@@ -243,10 +276,12 @@ class Store:
 
     @contextlib.contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection of its own for one unit of work (cheap: ~0.1 ms in-process)."""
-        if self._remote_lock is not None:
-            with self._remote_lock:
-                yield self._con
+        """A connection of its own for one unit of work (cheap: ~0.1 ms in-process).
+
+        Remote, it is a :class:`HostCursor`: each statement runs on the host.
+        """
+        if self.mode == "remote":
+            yield cast(duckdb.DuckDBPyConnection, HostCursor(self))
             return
         cur = self._con.cursor()
         try:
@@ -291,6 +326,14 @@ class Store:
                     raise
                 time.sleep(0.002 * (2**attempt) * (0.5 + secrets.randbelow(100) / 100))
         raise AssertionError("unreachable")
+
+    def _on_host(self, sql: str) -> tuple[list[tuple[Any, ...]] | None, list[tuple[Any, ...]]]:
+        """Run one statement on the host over Quack; its description and rows."""
+        assert self._remote_lock is not None
+        with self._remote_lock:
+            self._con.execute("SELECT * FROM quack_query(?, ?)", [self.quack_uri, sql])
+            description = list(self._con.description or [])
+            return description, list(self._con.fetchall())
 
     def execute_script(self, sql: str) -> None:
         """Run a multi-statement script atomically where the data lives (server-side over Quack)."""

@@ -16,6 +16,7 @@ from api.pagination import PageRequest
 from api.schemas import Page
 from warehouse import approvals as repo
 from warehouse import posts as posts_repo
+from warehouse import webhooks as webhooks_repo
 from warehouse.ids import from_db, utcnow
 from warehouse.rows import Cursor, Row
 
@@ -144,4 +145,14 @@ def act(
         posts_repo.set_status(cur, post["id"], post_status, canceled_at=now)
     else:
         posts_repo.set_status(cur, post["id"], post_status)
-    return get_item(cur, workspace_id, item_id)
+    decided = get_item(cur, workspace_id, item_id)
+    # Lifecycle events go to the webhook outbox in this same transaction.
+    webhooks_repo.enqueue_event(
+        cur, workspace_id, f"approval.{item_status}", {"approval": decided.model_dump(mode="json")}
+    )
+    follow = {"approve": "post.scheduled", "reject": "post.canceled"}.get(body.action)
+    if follow is not None:
+        from api.posts import service as posts  # posts' service imports this module
+
+        posts.emit(cur, workspace_id, follow, posts.get_post(cur, workspace_id, post["id"]))
+    return decided

@@ -245,3 +245,91 @@ class OfflineDrafter:
 
 
 default_drafter: Drafter = OfflineDrafter()
+
+
+# -- an OpenAI-compatible provider -------------------------------------------------------------
+
+SYSTEM_PROMPT = (
+    "You draft short, friendly replies for a brand's social media inbox. Answer in the "
+    "language of the message, in at most three sentences, without promising anything the "
+    "brand has not said. Reply with the text of the reply only."
+)
+
+
+class DrafterError(RuntimeError):
+    """The configured drafting service did not give a usable answer."""
+
+
+class OpenAICompatibleDrafter:
+    """Drafts through any chat-completions API (``POST {base}/v1/chat/completions``) over httpx.
+
+    Past human replies go in as examples, so the model writes in the brand's voice. When the
+    service fails, the offline drafter answers instead (a draft is a proposal, never worth an
+    error to the person asking for one), unless ``fallback`` is None.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        model: str = "gpt-4o-mini",
+        timeout: float = 20.0,
+        fallback: Drafter | None = default_drafter,
+        examples: int = 5,
+        confidence: float = 0.7,
+    ) -> None:
+        self.url = base_url.rstrip("/") + "/v1/chat/completions"
+        self.api_key = api_key
+        self.model = model
+        self.timeout = timeout
+        self.fallback = fallback
+        self.examples = examples
+        self.confidence = confidence
+
+    def _messages(self, request: DraftRequest) -> list[dict[str, str]]:
+        messages = [{"role": "system", "content": SYSTEM_PROMPT}]
+        for past in list(request.history)[: self.examples]:
+            messages.append({"role": "user", "content": past.inbound})
+            messages.append({"role": "assistant", "content": past.reply})
+        who = mention(request.author_handle)
+        messages.append(
+            {
+                "role": "user",
+                "content": f"A {request.kind} on {request.platform} from {who}:\n{request.text}",
+            }
+        )
+        return messages
+
+    def complete(self, request: DraftRequest) -> str:
+        """The model's reply text; raises DrafterError when there is none."""
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        body = {"model": self.model, "messages": self._messages(request), "temperature": 0.4}
+        try:
+            response = httpx.post(self.url, json=body, headers=headers, timeout=self.timeout)
+            response.raise_for_status()
+            text = response.json()["choices"][0]["message"]["content"]
+        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
+            raise DrafterError(f"drafting service failed: {exc}") from exc
+        if not isinstance(text, str) or not text.strip():
+            raise DrafterError("drafting service returned no text")
+        return text.strip()
+
+    def draft(self, request: DraftRequest) -> Draft:
+        try:
+            return Draft(self.complete(request), "llm", self.confidence)
+        except DrafterError:
+            if self.fallback is None:
+                raise
+            return self.fallback.draft(request)
+
+
+def drafter_for(
+    base_url: str | None, api_key: str | None = None, model: str = "gpt-4o-mini"
+) -> Drafter:
+    """The OpenAI-compatible drafter when a base URL is configured, else the offline one."""
+    if not base_url:
+        return default_drafter
+    return OpenAICompatibleDrafter(base_url, api_key=api_key, model=model)

@@ -6,8 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from api.deps import InboxRead, InboxWrite
-from api.inbox import service
+from api.deps import InboxRead, InboxWrite, SettingsDep
+from api.inbox import drafts, service
 from api.inbox.schemas import (
     Automation,
     AutomationCreate,
@@ -83,9 +83,12 @@ def respond(ctx: InboxWrite, item_id: ItemPath, body: Respond) -> Envelope[Respo
 
 
 @router.post("/inbox/items/{item_id}/drafts", response_model=Envelope[InboxDraft], status_code=201)
-def create_draft(ctx: InboxWrite, item_id: ItemPath) -> Envelope[InboxDraft]:
+def create_draft(ctx: InboxWrite, item_id: ItemPath, settings: SettingsDep) -> Envelope[InboxDraft]:
     """Draft an AI reply to the latest inbound message; nothing is sent."""
-    return ok(service.create_draft(ctx.tx, ctx.workspace_id, item_id))
+    drafter = drafts.drafter_for(
+        settings.drafter_base_url, settings.drafter_api_key, settings.drafter_model
+    )
+    return ok(service.create_draft(ctx.tx, ctx.workspace_id, item_id, drafter))
 
 
 @router.get("/inbox/items/{item_id}/drafts", response_model=Envelope[Page[InboxDraft]])

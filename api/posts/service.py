@@ -26,6 +26,7 @@ from api.schemas import ErrorDetail, Page
 from api.workspaces.service import resolve_destination
 from warehouse import approvals as approvals_repo
 from warehouse import posts as repo
+from warehouse import webhooks as webhooks_repo
 from warehouse import workspaces as ws_repo
 from warehouse.ids import from_db, to_db, utcnow
 from warehouse.rows import Cursor, Row
@@ -316,7 +317,19 @@ def create_post(cur: Cursor, workspace_id: str, actor: str, body: PostCreate) ->
     repo.replace_destinations(cur, post_id, workspace_id, checked.accounts)
     if status == "pending_approval":
         approvals.submit(cur, workspace_id, post_id, actor)
-    return get_post(cur, workspace_id, post_id)
+    post = get_post(cur, workspace_id, post_id)
+    # Lifecycle events go to the webhook outbox in this same transaction.
+    emit(cur, workspace_id, "post.created", post)
+    if status == "scheduled":
+        emit(cur, workspace_id, "post.scheduled", post)
+    return post
+
+
+def emit(cur: Cursor, workspace_id: str, event_type: str, post: Post) -> None:
+    """Record a post lifecycle event for the workspace's webhooks."""
+    webhooks_repo.enqueue_event(
+        cur, workspace_id, event_type, {"post": post.model_dump(mode="json")}
+    )
 
 
 def get_post(cur: Cursor, workspace_id: str, post_id: str) -> Post:
@@ -395,7 +408,10 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
         repo.replace_destinations(cur, post_id, workspace_id, checked.accounts)
     if submit and new_status == "pending_approval":
         approvals.submit(cur, workspace_id, post_id, actor)
-    return get_post(cur, workspace_id, post_id)
+    post = get_post(cur, workspace_id, post_id)
+    if submit and new_status == "scheduled":
+        emit(cur, workspace_id, "post.scheduled", post)
+    return post
 
 
 def cancel_post(cur: Cursor, workspace_id: str, actor: str, post_id: str) -> Post:
@@ -408,7 +424,9 @@ def cancel_post(cur: Cursor, workspace_id: str, actor: str, post_id: str) -> Pos
     repo.set_status(cur, post_id, "canceled", canceled_at=utcnow())
     if status == "pending_approval":
         approvals.withdraw(cur, workspace_id, post_id, actor)
-    return get_post(cur, workspace_id, post_id)
+    post = get_post(cur, workspace_id, post_id)
+    emit(cur, workspace_id, "post.canceled", post)
+    return post
 
 
 # -- media reads -------------------------------------------------------------------------------

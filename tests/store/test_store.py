@@ -161,13 +161,15 @@ def test_execute_script_is_atomic_remote(hosted: tuple[Store, Store]) -> None:
 def test_client_side_rollback_does_not_undo_remote_writes(hosted: tuple[Store, Store]) -> None:
     """Pins the Quack caveat (DuckDB 1.5.5) that execute_script exists for.
 
-    If a DuckDB upgrade makes client-side transactions real, this test fails and
-    docs/adr/0001-store.md should be revisited.
+    Each remote statement runs (on the host) in a transaction of its own: a client-side
+    BEGIN does not hold, the INSERT commits, and the ROLLBACK finds nothing to undo. If a
+    DuckDB upgrade makes client transactions real, revisit docs/adr/0001-store.md.
     """
     host, client = hosted
     client.execute_script("CREATE TABLE t (i INTEGER);")
     with client.cursor() as cur:
         cur.execute("BEGIN TRANSACTION")
-        cur.execute("INSERT INTO t VALUES (1)")
-        cur.execute("ROLLBACK")
+        cur.execute("INSERT INTO t VALUES (?)", [1])
+        with pytest.raises(duckdb.Error, match="no transaction is active"):
+            cur.execute("ROLLBACK")
     assert count(host, "t") == 1

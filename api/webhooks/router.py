@@ -1,0 +1,68 @@
+"""Webhooks: register endpoints for post lifecycle events and read their delivery log."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query
+
+from api.deps import WorkspacesRead, WorkspacesWrite
+from api.pagination import PageParams
+from api.routing import MurmurRoute
+from api.schemas import Deleted, Envelope, Page, ok
+from api.webhooks import service
+from api.webhooks.schemas import (
+    Delivery,
+    DeliveryStatus,
+    Endpoint,
+    EndpointCreate,
+    EndpointCreated,
+    EndpointUpdate,
+)
+
+router = APIRouter(tags=["Webhooks"], route_class=MurmurRoute)
+
+EndpointPath = Annotated[str, Path(max_length=64)]
+
+
+@router.get("/webhooks", response_model=Envelope[Page[Endpoint]])
+def list_endpoints(ctx: WorkspacesRead, page: PageParams) -> Envelope[Page[Endpoint]]:
+    """List webhook endpoints, newest first."""
+    return ok(service.list_endpoints(ctx.tx, ctx.workspace_id, page))
+
+
+@router.post("/webhooks", response_model=Envelope[EndpointCreated], status_code=201)
+def create_endpoint(ctx: WorkspacesWrite, body: EndpointCreate) -> Envelope[EndpointCreated]:
+    """Register a webhook endpoint; the answer shows its signing secret, once."""
+    return ok(service.create_endpoint(ctx.tx, ctx.workspace_id, body))
+
+
+@router.get("/webhooks/{endpoint_id}", response_model=Envelope[Endpoint])
+def get_endpoint(ctx: WorkspacesRead, endpoint_id: EndpointPath) -> Envelope[Endpoint]:
+    """Get one webhook endpoint (without its secret)."""
+    return ok(service.get_endpoint(ctx.tx, ctx.workspace_id, endpoint_id))
+
+
+@router.patch("/webhooks/{endpoint_id}", response_model=Envelope[Endpoint])
+def update_endpoint(
+    ctx: WorkspacesWrite, endpoint_id: EndpointPath, body: EndpointUpdate
+) -> Envelope[Endpoint]:
+    """Change a webhook endpoint's URL, events, description or enabled flag."""
+    return ok(service.update_endpoint(ctx.tx, ctx.workspace_id, endpoint_id, body))
+
+
+@router.delete("/webhooks/{endpoint_id}", response_model=Envelope[Deleted])
+def delete_endpoint(ctx: WorkspacesWrite, endpoint_id: EndpointPath) -> Envelope[Deleted]:
+    """Delete a webhook endpoint; its pending deliveries are not attempted again."""
+    return ok(service.delete_endpoint(ctx.tx, ctx.workspace_id, endpoint_id))
+
+
+@router.get("/webhooks/{endpoint_id}/deliveries", response_model=Envelope[Page[Delivery]])
+def list_deliveries(
+    ctx: WorkspacesRead,
+    endpoint_id: EndpointPath,
+    page: PageParams,
+    status: Annotated[DeliveryStatus | None, Query(description="Only this status.")] = None,
+) -> Envelope[Page[Delivery]]:
+    """List an endpoint's deliveries, newest first, with attempts and the latest response."""
+    return ok(service.list_deliveries(ctx.tx, ctx.workspace_id, endpoint_id, status, page))

@@ -1,0 +1,134 @@
+"""Webhook endpoints: register, change, delete; read the delivery log."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from urllib.parse import urlparse
+
+from api.errors import NotFound, ValidationFailed
+from api.pagination import PageRequest
+from api.schemas import Deleted, Page
+from api.webhooks.schemas import Delivery, Endpoint, EndpointCreate, EndpointCreated, EndpointUpdate
+from warehouse import webhooks as repo
+from warehouse.ids import from_db
+from warehouse.rows import Cursor, Row
+
+
+def _aware(value: datetime) -> datetime:
+    aware = from_db(value)
+    assert aware is not None
+    return aware
+
+
+def endpoint_out(row: Row) -> Endpoint:
+    return Endpoint(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        url=row["url"],
+        event_types=list(row["event_types"]),
+        description=row["description"],
+        enabled=row["enabled"],
+        secret_hint=row["secret"][:10] + "…",
+        created_at=_aware(row["created_at"]),
+        updated_at=_aware(row["updated_at"]),
+    )
+
+
+def delivery_out(row: Row) -> Delivery:
+    return Delivery(
+        id=row["id"],
+        endpoint_id=row["endpoint_id"],
+        event_id=row["event_id"],
+        event_type=row["event_type"],
+        status=row["status"],
+        attempts=row["attempts"],
+        next_attempt_at=from_db(row["next_attempt_at"]) if row["status"] == "pending" else None,
+        response_status=row["response_status"],
+        response_ms=row["response_ms"],
+        last_error=row["last_error"],
+        delivered_at=from_db(row["delivered_at"]),
+        created_at=_aware(row["created_at"]),
+        updated_at=_aware(row["updated_at"]),
+    )
+
+
+def _check_url(url: str) -> str:
+    parsed = urlparse(url)
+    if parsed.scheme not in {"http", "https"} or not parsed.hostname:
+        raise ValidationFailed.on("url", "invalid_url", "Give an absolute http(s) URL.")
+    return url
+
+
+def _endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> Row:
+    row = repo.get_endpoint(cur, workspace_id, endpoint_id)
+    if row is None:
+        raise NotFound.resource("webhook endpoint", endpoint_id)
+    return row
+
+
+def create_endpoint(cur: Cursor, workspace_id: str, body: EndpointCreate) -> EndpointCreated:
+    secret = "whsec_" + secrets.token_urlsafe(32)
+    endpoint_id = repo.insert_endpoint(
+        cur,
+        workspace_id,
+        url=_check_url(body.url),
+        secret=secret,
+        description=body.description,
+        event_types=list(dict.fromkeys(body.event_types)),
+        enabled=body.enabled,
+    )
+    out = endpoint_out(_endpoint(cur, workspace_id, endpoint_id))
+    return EndpointCreated(**out.model_dump(), secret=secret)
+
+
+def list_endpoints(cur: Cursor, workspace_id: str, page: PageRequest) -> Page[Endpoint]:
+    rows = repo.list_endpoints(cur, workspace_id, page.after_value(), page.fetch)
+    return page.page(rows, endpoint_out, lambda r: [r["id"]])
+
+
+def get_endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> Endpoint:
+    return endpoint_out(_endpoint(cur, workspace_id, endpoint_id))
+
+
+def update_endpoint(
+    cur: Cursor, workspace_id: str, endpoint_id: str, body: EndpointUpdate
+) -> Endpoint:
+    given = body.model_fields_set
+    if not given:
+        raise ValidationFailed.on(
+            "body", "empty", "Send at least one of url, event_types, description, enabled."
+        )
+    for name in ("url", "event_types", "enabled"):
+        if name in given and getattr(body, name) is None:
+            raise ValidationFailed.on(name, "not_nullable", f"{name} cannot be null.")
+    row = _endpoint(cur, workspace_id, endpoint_id)
+    repo.update_endpoint(
+        cur,
+        endpoint_id,
+        url=_check_url(body.url) if body.url is not None else row["url"],
+        description=body.description if "description" in given else row["description"],
+        event_types=(
+            list(dict.fromkeys(body.event_types))
+            if body.event_types is not None
+            else list(row["event_types"])
+        ),
+        enabled=body.enabled if body.enabled is not None else row["enabled"],
+    )
+    return get_endpoint(cur, workspace_id, endpoint_id)
+
+
+def delete_endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> Deleted:
+    _endpoint(cur, workspace_id, endpoint_id)
+    repo.delete_endpoint(cur, endpoint_id)
+    return Deleted(id=endpoint_id)
+
+
+def list_deliveries(
+    cur: Cursor, workspace_id: str, endpoint_id: str, status: str | None, page: PageRequest
+) -> Page[Delivery]:
+    _endpoint(cur, workspace_id, endpoint_id)
+    rows = repo.list_deliveries(
+        cur, workspace_id, endpoint_id, status=status, after=page.after_value(), limit=page.fetch
+    )
+    return page.page(rows, delivery_out, lambda r: [r["id"]])

@@ -1,0 +1,1 @@
+"""Engagement: the inbox in motion, inbox and content automations, outbound webhooks."""

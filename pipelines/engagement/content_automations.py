@@ -1,0 +1,217 @@
+"""Content automations: when a rule is due, make its next posts and advance its schedule.
+
+Sources: ``feed`` (fetch the RSS/Atom URL, one post per item not seen before),
+``evergreen`` (the next post of the list, round-robin) and ``template`` (the next row
+rendered into the template, round-robin). Posts go into the target queue through
+``api.automation.service.add_item`` or straight to scheduling through
+``api.posts.service.create_post``, so validation, approvals and webhook events happen exactly
+as through the API. A workspace that requires approval never gets a queue slot filled
+without review: the post is created through ``create_post`` (``pending_approval``) to the
+queue's destinations instead.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import structlog
+
+from api.automation import service as automation
+from api.automation.schemas import QueueItemCreate
+from api.errors import MurmurError
+from api.posts import service as posts
+from api.posts.schemas import PostCreate
+from warehouse import engagement as repo
+from warehouse import workspaces as ws_repo
+from warehouse.engagement import unit
+from warehouse.ids import utcnow
+from warehouse.rows import Cursor, Row
+from warehouse.store import Store
+
+log = structlog.get_logger(__name__)
+
+MAX_FEED_POSTS_PER_RUN = 10
+_ATOM = "{http://www.w3.org/2005/Atom}"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One post to make: its text and media, and the feed item it came from (if any)."""
+
+    text: str
+    media_ids: tuple[str, ...] = ()
+    key: str | None = None
+
+
+@dataclass
+class ContentReport:
+    runs: int = 0
+    posts: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def _load(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+# -- sources -----------------------------------------------------------------------------------
+
+
+def parse_feed(content: bytes) -> list[tuple[str, str]]:
+    """(item id, post text) of each RSS ``item`` or Atom ``entry``, in document order."""
+    root = ET.fromstring(content)
+    found: list[tuple[str, str]] = []
+    for item in root.iter("item"):
+        title = (item.findtext("title") or "").strip()
+        link = (item.findtext("link") or "").strip()
+        key = (item.findtext("guid") or "").strip() or link or title
+        if key:
+            found.append((key, " ".join(p for p in (title, link) if p)))
+    for entry in root.iter(f"{_ATOM}entry"):
+        title = (entry.findtext(f"{_ATOM}title") or "").strip()
+        link_el = entry.find(f"{_ATOM}link[@rel='alternate']") or entry.find(f"{_ATOM}link")
+        link = (link_el.get("href") or "").strip() if link_el is not None else ""
+        key = (entry.findtext(f"{_ATOM}id") or "").strip() or link or title
+        if key:
+            found.append((key, " ".join(p for p in (title, link) if p)))
+    return found
+
+
+def _feed_entries(url: str, seen: set[str], client: httpx.Client) -> list[Entry]:
+    response = client.get(url, follow_redirects=True, timeout=15)
+    response.raise_for_status()
+    fresh = [Entry(text, key=key) for key, text in parse_feed(response.content) if key not in seen]
+    return fresh[:MAX_FEED_POSTS_PER_RUN]
+
+
+def _next_of(cur: Cursor, automation_id: str, count: int) -> tuple[int, int | None]:
+    """The round-robin index to use now, and the position stored so far (None: none yet)."""
+    stored = repo.automation_position(cur, automation_id)
+    return (stored or 0) % count, stored
+
+
+def render_row(template: str, row: dict[str, Any]) -> str:
+    """A template's ``{name}`` placeholders filled from one row (missing names stay as is)."""
+    values = {
+        name: row.get(name, "{" + name + "}")
+        for _, name, _, _ in string.Formatter().parse(template)
+        if name
+    }
+    return template.format(**values)
+
+
+# -- running -----------------------------------------------------------------------------------
+
+
+def run_due(store: Store, client: httpx.Client, now: datetime | None = None) -> ContentReport:
+    """Run every content automation whose ``next_run_at`` has come."""
+    report = ContentReport()
+    now = now or utcnow()
+    with unit(store) as cur:
+        due = repo.due_content_automations(cur, now)
+    for rule in due:
+        try:
+            made = run_one(store, rule, client, now)
+        except (MurmurError, httpx.HTTPError, ET.ParseError, ValueError, KeyError) as exc:
+            message = exc.message if isinstance(exc, MurmurError) else str(exc)
+            report.errors.append(f"{rule['id']}: {message}"[:500])
+            log.warning("automation.run_failed", automation=rule["id"], error=message)
+            continue
+        if made is not None:
+            report.runs += 1
+            report.posts.extend(made)
+    return report
+
+
+def run_one(store: Store, rule: Row, client: httpx.Client, now: datetime) -> list[str] | None:
+    """Claim one due run (None if another runner did), make its posts, plan the next run."""
+    schedule = _load(rule["schedule"])
+    try:
+        upcoming = automation.compute_next_run(
+            schedule["cron"], schedule["timezone"], now.replace(tzinfo=UTC)
+        )
+        next_run: datetime | None = upcoming.astimezone(UTC).replace(tzinfo=None)
+    except MurmurError:
+        next_run = None  # a schedule that no longer matches stops rather than spins
+    with unit(store) as cur:
+        if not repo.claim_content_run(cur, rule["id"], rule["next_run_at"], next_run, now):
+            return None
+    workspace_id = rule["workspace_id"]
+    source = _load(rule["source"])
+    target = _load(rule["target"])
+    made: list[str] = []
+    with unit(store) as cur:
+        entries = _entries(cur, rule["id"], source, client)
+        for entry in entries:
+            if entry.key is not None and not repo.mark_seen(cur, rule["id"], entry.key):
+                continue  # another run took this feed item
+            post_id = _create(cur, workspace_id, rule["id"], target, entry)
+            if entry.key is not None:
+                repo.set_seen_post(cur, rule["id"], entry.key, post_id)
+            made.append(post_id)
+        repo.finish_run_events(cur, workspace_id, rule["id"], now)
+        automation._plan_run(
+            cur,
+            workspace_id,
+            rule["id"],
+            rule["name"],
+            next_run.replace(tzinfo=UTC) if next_run else None,
+        )
+    log.info("automation.run", automation=rule["id"], posts=len(made), next_run_at=next_run)
+    return made
+
+
+def _entries(
+    cur: Cursor, automation_id: str, source: dict[str, Any], client: httpx.Client
+) -> list[Entry]:
+    kind = source["type"]
+    if kind == "feed":
+        return _feed_entries(source["url"], repo.seen_items(cur, automation_id), client)
+    if kind == "evergreen":
+        items = source["posts"]
+        index, stored = _next_of(cur, automation_id, len(items))
+        repo.save_automation_position(cur, automation_id, index + 1, exists=stored is not None)
+        chosen = items[index]
+        return [Entry(chosen["text"], tuple(chosen.get("media_ids") or ()))]
+    if kind == "template":
+        rows = source["rows"]
+        index, stored = _next_of(cur, automation_id, len(rows))
+        repo.save_automation_position(cur, automation_id, index + 1, exists=stored is not None)
+        return [Entry(render_row(source["template"], rows[index]))]
+    raise ValueError(f"unknown source type {kind!r}")
+
+
+def _create(
+    cur: Cursor, workspace_id: str, automation_id: str, target: dict[str, Any], entry: Entry
+) -> str:
+    """One post from an entry, through the same service code the API uses."""
+    workspace = ws_repo.get_workspace(cur, workspace_id)
+    approval = bool(workspace and workspace["approval_required"])
+    queue_id = target.get("queue_id")
+    if queue_id is not None and not approval:
+        item = automation.add_item(
+            cur,
+            workspace_id,
+            automation_id,
+            queue_id,
+            QueueItemCreate(text=entry.text, media_ids=list(entry.media_ids) or None),
+        )
+        return item.post_id
+    if queue_id is not None:
+        queue = automation._get_queue_row(cur, workspace_id, queue_id)
+        platforms = [d["account_id"] for d in _load(queue["destinations"])]
+    else:
+        platforms = list(target["platforms"])
+    post = posts.create_post(
+        cur,
+        workspace_id,
+        automation_id,
+        PostCreate(text=entry.text, platforms=platforms, media_ids=list(entry.media_ids)),
+    )
+    return post.id

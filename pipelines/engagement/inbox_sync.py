@@ -1,0 +1,223 @@
+"""The inbox in motion: conversations in through the connectors, pending replies out.
+
+Sync reads each active account's conversations since the last one seen and records them
+with ``warehouse.inbox.upsert_conversation`` (idempotent on the platform's message id); a
+message recorded for the first time is claimed once (``inbox_automation_marks``) and its
+automations evaluated. Replies created by ``POST /inbox/items/{id}/respond`` (or by an
+automation) are leased with one ``UPDATE … RETURNING``, sent through ``Publisher.reply``
+with the message id as ``client_ref``, and marked ``sent`` or ``failed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import structlog
+
+from api.inbox import drafts
+from connectors.base import (
+    AccountRef,
+    AuthExpiredError,
+    ConnectorError,
+    Conversation,
+    PermanentError,
+    Publisher,
+    RateLimitedError,
+)
+from pipelines.engagement import inbox_automations
+from warehouse import engagement as repo
+from warehouse import inbox as inbox_repo
+from warehouse import workspaces as ws_repo
+from warehouse.engagement import unit
+from warehouse.ids import utcnow
+from warehouse.store import Store
+
+log = structlog.get_logger(__name__)
+
+PublisherFor = Callable[[str], Publisher]
+TokenFor = Callable[[str, str], str | None]
+MAX_REPLY_ATTEMPTS = 5
+
+
+@dataclass
+class SyncReport:
+    accounts: int = 0
+    messages: int = 0
+    new_messages: int = 0
+    automations_fired: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    return None if value is None else value.replace(tzinfo=UTC)
+
+
+def sync_inbox(
+    store: Store,
+    publisher_for: PublisherFor,
+    token_for: TokenFor,
+    drafter: drafts.Drafter,
+    *,
+    interval: float = 0.0,
+) -> SyncReport:
+    """Read each active account's new conversations (at most every ``interval`` seconds) and
+    fire automations on new messages."""
+    report = SyncReport()
+    with unit(store) as cur:
+        accounts = repo.active_accounts(cur)
+        states = repo.sync_state(cur)
+    recent = utcnow() - timedelta(seconds=interval)
+    for account in accounts:
+        state = states.get(account["id"])
+        if state is not None and interval > 0 and state["updated_at"] > recent:
+            continue
+        since = _aware(state["synced_until"]) if state else None
+        ref = AccountRef(
+            account["platform"],
+            account["external_id"],
+            account["handle"],
+            "own",
+            account_id=account["id"],
+            access_token=token_for(account["platform"], account["external_id"]),
+        )
+        newest = since
+        error: str | None = None
+        try:
+            publisher = publisher_for(account["platform"])
+            for conv in publisher.list_conversations(ref, since):
+                report.messages += 1
+                if _record(store, account, conv, drafter, report):
+                    report.new_messages += 1
+                if newest is None or conv.received_at > newest:
+                    newest = conv.received_at
+        except (ConnectorError, ValueError, KeyError) as exc:
+            error = f"{type(exc).__name__}: {exc}"[:500]
+            report.errors.append(f"{account['id']}: {error}")
+        report.accounts += 1
+        with unit(store) as cur:
+            repo.save_sync_state(
+                cur,
+                account["id"],
+                account["workspace_id"],
+                newest.astimezone(UTC).replace(tzinfo=None) if newest else None,
+                error,
+                exists=state is not None,
+            )
+    return report
+
+
+def _record(
+    store: Store,
+    account: dict[str, object],
+    conv: Conversation,
+    drafter: drafts.Drafter,
+    report: SyncReport,
+) -> bool:
+    workspace_id = str(account["workspace_id"])
+    platform = str(account["platform"])  # the account's, whatever the record says
+    with unit(store) as cur:
+        post_id = (
+            repo.post_for_platform_post(cur, workspace_id, platform, conv.post_external_id)
+            if conv.post_external_id
+            else None
+        )
+        item_id = inbox_repo.upsert_conversation(
+            cur,
+            workspace_id,
+            str(account["id"]),
+            platform,
+            conv.kind,
+            conv.external_id,
+            conv.author_handle,
+            conv.author_name,
+            conv.text,
+            conv.received_at,
+            post_id,
+            message_external_id=conv.message_external_id,
+        )
+        message = repo.message_by_external_id(cur, item_id, conv.message_external_id)
+        if message is None or not repo.mark_for_automations(cur, message["id"], workspace_id):
+            return False
+        fired = inbox_automations.evaluate(cur, workspace_id, item_id, message, drafter)
+        report.automations_fired += len(fired)
+    return True
+
+
+@dataclass
+class ReplyReport:
+    sent: int = 0
+    failed: int = 0
+    retried: int = 0
+
+
+def send_replies(
+    store: Store,
+    worker: str,
+    publisher_for: PublisherFor,
+    token_for: TokenFor,
+    *,
+    lease_seconds: float = 120.0,
+    limit: int = 20,
+) -> ReplyReport:
+    """Send each pending outbound reply once: lease, Publisher.reply, record the outcome."""
+    report = ReplyReport()
+    with unit(store) as cur:
+        claimed = repo.claim_replies(cur, worker, lease_seconds=lease_seconds, limit=limit)
+    for message in claimed:
+        with unit(store) as cur:
+            target = repo.reply_target(cur, message["workspace_id"], message["item_id"])
+            account = (
+                ws_repo.get_account(cur, message["workspace_id"], target["account_id"])
+                if target
+                else None
+            )
+        delivery, external_id, error, retry_at = "failed", None, None, None
+        if target is None or account is None:
+            error = "the conversation or its account no longer exists"
+        else:
+            ref = AccountRef(
+                account["platform"],
+                account["external_id"],
+                account["handle"],
+                "own",
+                account_id=account["id"],
+                access_token=token_for(account["platform"], account["external_id"]),
+            )
+            try:
+                published = publisher_for(account["platform"]).reply(
+                    ref, target["external_id"], message["text"], message["id"]
+                )
+                delivery, external_id = "sent", published.external_id
+            except (AuthExpiredError, PermanentError) as exc:
+                error = f"{type(exc).__name__}: {exc}"[:500]
+            except ConnectorError as exc:  # transient: retry with backoff, then give up
+                error = f"{type(exc).__name__}: {exc}"[:500]
+                attempts = int(message["delivery_attempts"] or 1)
+                if attempts < MAX_REPLY_ATTEMPTS:
+                    delivery = "pending"
+                    wait = (
+                        getattr(exc, "retry_after", None)
+                        if isinstance(exc, RateLimitedError)
+                        else None
+                    )
+                    retry_at = utcnow() + timedelta(seconds=wait or 5 * 2 ** (attempts - 1))
+        with unit(store) as cur:
+            repo.finish_reply(
+                cur,
+                message["id"],
+                worker,
+                delivery=delivery,
+                external_id=external_id,
+                error=error,
+                retry_at=retry_at,
+            )
+        if delivery == "sent":
+            report.sent += 1
+        elif delivery == "failed":
+            report.failed += 1
+        else:
+            report.retried += 1
+        log.info("inbox.reply", message=message["id"], delivery=delivery, error=error)
+    return report

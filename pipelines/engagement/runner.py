@@ -1,0 +1,173 @@
+"""The engagement runner: inbox sync, reply delivery, content automations, webhook deliveries.
+
+One loop, each pass doing every step once; a step that fails is logged and the others go on.
+Every step claims its work with a single statement first (a lease, a compare-and-set or a
+primary key), so several runners may run at once and none does a piece of work twice.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+import structlog
+
+from api.inbox import drafts
+from connectors.base import Publisher
+from murmur.settings import Settings
+from pipelines.engagement import content_automations, inbox_sync, webhooks
+from warehouse.ids import new_id
+from warehouse.store import Secrets, Store
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class Platforms:
+    """Publishers for each platform at the configured root URL (the simulator by default)."""
+
+    root: str
+    _cache: dict[str, Publisher]
+
+    def publisher(self, platform: str) -> Publisher:
+        if platform not in self._cache:
+            from connectors import registry
+
+            self._cache[platform] = registry.build_publisher(
+                platform,
+                base_url=registry.simulator_base_url(self.root, platform),
+                token=registry.simulator_token(platform, "client"),
+            )
+        return self._cache[platform]
+
+    @staticmethod
+    def token(platform: str, external_id: str) -> str | None:
+        from connectors.registry import simulator_token
+
+        return simulator_token(platform, external_id)
+
+
+@dataclass
+class Engagement:
+    """What one pass needs: the store, the platforms, the drafter, the delivery policy."""
+
+    store: Store
+    platforms: Platforms
+    drafter: drafts.Drafter
+    policy: webhooks.DeliveryPolicy
+    http: httpx.Client
+    worker: str
+    sync_interval: float = 30.0
+
+    def steps(self) -> dict[str, Callable[[], int]]:
+        """Each loop's one round, by name."""
+        return {
+            "inbox_sync": self._sync,
+            "replies": self._replies,
+            "content_automations": self._content,
+            "webhooks": self._webhooks,
+        }
+
+    def run_pass(self) -> dict[str, int]:
+        """One round of every loop, one after the other; returns counts of what each did."""
+        return {name: self._guarded(name, step) for name, step in self.steps().items()}
+
+    @staticmethod
+    def _guarded(name: str, step: Callable[[], int]) -> int:
+        try:
+            return step()
+        except Exception:  # one failing round must not stop the loop
+            log.exception("engagement.step_failed", step=name)
+            return -1
+
+    def loop(self, name: str, stop: threading.Event, poll_interval: float) -> None:
+        """Run one step until ``stop``: each loop has its own thread, so a slow platform
+        (inbox sync) never delays webhook deliveries or replies."""
+        step = self.steps()[name]
+        while not stop.is_set():
+            self._guarded(name, step)
+            stop.wait(poll_interval)
+
+    def _webhooks(self) -> int:
+        return webhooks.dispatch(self.store) + self._deliver()
+
+    def _sync(self) -> int:
+        report = inbox_sync.sync_inbox(
+            self.store,
+            self.platforms.publisher,
+            self.platforms.token,
+            self.drafter,
+            interval=self.sync_interval,
+        )
+        return report.new_messages
+
+    def _replies(self) -> int:
+        report = inbox_sync.send_replies(
+            self.store, self.worker, self.platforms.publisher, self.platforms.token
+        )
+        return report.sent + report.failed + report.retried
+
+    def _content(self) -> int:
+        return len(content_automations.run_due(self.store, self.http).posts)
+
+    def _deliver(self) -> int:
+        return webhooks.deliver_due(self.store, self.worker, self.policy, self.http)
+
+
+def engagement_for(settings: Settings, store: Store) -> Engagement:
+    """The runner's parts, configured from ``settings``."""
+    return Engagement(
+        store=store,
+        platforms=Platforms(settings.platforms_url, {}),
+        drafter=drafts.drafter_for(
+            settings.drafter_base_url, settings.drafter_api_key, settings.drafter_model
+        ),
+        policy=webhooks.DeliveryPolicy(
+            max_attempts=settings.webhook_max_attempts,
+            base_delay=settings.webhook_retry_base_seconds,
+            timeout=settings.webhook_timeout_seconds,
+        ),
+        http=httpx.Client(),
+        worker=f"{socket.gethostname()}:{os.getpid()}:{new_id('eng')}",
+        sync_interval=settings.inbox_sync_interval_seconds,
+    )
+
+
+def run_engagement(
+    settings: Settings, *, stop: threading.Event | None = None, poll_interval: float = 1.0
+) -> None:
+    """Run the engagement loops until ``stop`` is set (forever without one)."""
+    stop = stop or threading.Event()
+    settings.ensure_dirs()
+    store = Store.connect(
+        settings.store_path,
+        host_file=settings.host_file,
+        quack_token=Secrets.load(settings.data_dir).quack_token,
+        lock_timeout=settings.store_lock_timeout_seconds,
+    )
+    engagement = engagement_for(settings, store)
+    log.info("engagement.start", worker=engagement.worker, store=store.mode)
+    threads = [
+        threading.Thread(
+            target=engagement.loop,
+            args=(name, stop, poll_interval),
+            name=f"engagement-{name}",
+            daemon=True,
+        )
+        for name in engagement.steps()
+    ]
+    try:
+        for thread in threads:
+            thread.start()
+        stop.wait()
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+        engagement.http.close()
+        store.close()
+        log.info("engagement.stop", worker=engagement.worker)

@@ -1,0 +1,116 @@
+"""Fixtures: a real webhook receiver on loopback, and the engagement runner in a thread."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from murmur.settings import Settings
+from pipelines.engagement.runner import run_engagement
+from tests.support import LiveServer
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class Receiver:
+    """An HTTP server that records every POST and answers 500 to the first ``fail_first``."""
+
+    url: str
+    server: ThreadingHTTPServer | None
+    requests: list[Received] = field(default_factory=list)
+    fail_first: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def json_bodies(self) -> list[Any]:
+        with self.lock:
+            return [json.loads(r.body) for r in self.requests]
+
+
+def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            with receiver.lock:
+                receiver.requests.append(Received(self.path, dict(self.headers.items()), body))
+                failing = len(receiver.requests) <= receiver.fail_first
+            self.send_response(500 if failing else 204)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    made = Receiver(url="", server=None)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(made))
+    made.server = server
+    made.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield made
+    server.shutdown()
+    server.server_close()
+
+
+StartRunner = Callable[..., None]
+
+
+@pytest.fixture
+def start_runner(server: LiveServer) -> Iterator[StartRunner]:
+    """Start the engagement runner over the live server's store, with test-sized delays."""
+    stops: list[tuple[threading.Event, threading.Thread]] = []
+
+    def start(**overrides: Any) -> None:
+        options: dict[str, Any] = {
+            "data_dir": server.settings.data_dir,
+            "quack_port": 0,
+            "webhook_retry_base_seconds": 0.2,
+            "webhook_max_attempts": 8,
+            "webhook_timeout_seconds": 5.0,
+            "store_lock_timeout_seconds": 10,
+        }
+        options.update(overrides)
+        settings = Settings(**options)
+        stop = threading.Event()
+        thread = threading.Thread(
+            target=run_engagement,
+            args=(settings,),
+            kwargs={"stop": stop, "poll_interval": 0.1},
+            daemon=True,
+        )
+        thread.start()
+        stops.append((stop, thread))
+
+    yield start
+    for stop, thread in stops:
+        stop.set()
+        thread.join(timeout=30)
+
+
+def wait_for(check: Callable[[], Any], *, timeout: float = 60.0, what: str = "condition") -> Any:
+    """Poll ``check`` until it returns something truthy (no timing is asserted)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.05)

@@ -1,0 +1,257 @@
+"""Outbound webhooks: endpoints, the outbox of lifecycle events, and deliveries with retries."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from warehouse.ids import new_id, utcnow
+from warehouse.rows import Cursor, Row, fetch_all, fetch_one
+from warehouse.sql import literal
+
+EVENT_TYPES = (
+    "post.created",
+    "post.scheduled",
+    "post.published",
+    "post.failed",
+    "post.canceled",
+    "approval.approved",
+    "approval.rejected",
+    "approval.returned",
+)
+
+
+# -- the outbox --------------------------------------------------------------------------------
+
+
+def enqueue_event(cur: Cursor, workspace_id: str, event_type: str, payload: dict[str, Any]) -> str:
+    """Record a lifecycle event for delivery to the workspace's endpoints; returns its ``evt_`` id.
+
+    One plain INSERT, so it works on any cursor (in a request's transaction, or a remote
+    store over Quack) and commits or rolls back with the change it reports.
+    """
+    if event_type not in EVENT_TYPES:
+        raise ValueError(f"unknown webhook event type {event_type!r}")
+    event_id = new_id("evt")
+    cur.execute(
+        "INSERT INTO webhook_events (id, workspace_id, event_type, payload, created_at,"
+        " dispatched_at) VALUES (?, ?, ?, ?, ?, NULL)",
+        [event_id, workspace_id, event_type, json.dumps(payload, default=str), utcnow()],
+    )
+    return event_id
+
+
+def undispatched_events(cur: Cursor, limit: int = 200) -> list[Row]:
+    return fetch_all(
+        cur,
+        "SELECT * FROM webhook_events WHERE dispatched_at IS NULL ORDER BY id LIMIT ?",
+        [limit],
+    )
+
+
+def delivery_body(event: Row) -> str:
+    """The exact JSON body POSTed for an event: id, type, created_at, workspace_id, data."""
+    created: datetime = event["created_at"]
+    return json.dumps(
+        {
+            "id": event["id"],
+            "type": event["event_type"],
+            "created_at": created.isoformat(timespec="milliseconds") + "Z",
+            "workspace_id": event["workspace_id"],
+            "data": json.loads(event["payload"]),
+        },
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+
+
+def fan_out_script(events: list[Row], endpoints: list[Row], now: datetime) -> str:
+    """SQL creating one delivery per (event, subscribed endpoint) and marking events dispatched.
+
+    Run through ``Store.execute_script`` (one transaction on the host), so an event is never
+    half fanned out; a second runner doing the same batch fails on the unique (event,
+    endpoint) key and rolls back whole. Values go through :func:`literal` (scripts over Quack
+    cannot bind parameters).
+    """
+    statements: list[str] = []
+    for event in events:
+        body = delivery_body(event)
+        for endpoint in endpoints:
+            if endpoint["workspace_id"] != event["workspace_id"]:
+                continue
+            if event["event_type"] not in list(endpoint["event_types"]):
+                continue
+            values = ", ".join(
+                [
+                    literal(new_id("whd")),
+                    literal(str(event["id"])),
+                    literal(str(endpoint["id"])),
+                    literal(str(event["workspace_id"])),
+                    literal(str(event["event_type"])),
+                    literal(body),
+                    "'pending'",
+                    "0",
+                    literal(now),
+                    "NULL, NULL, NULL, NULL, NULL, NULL",
+                    literal(now),
+                    literal(now),
+                ]
+            )
+            # Every value above went through literal(); the rest are constants.
+            statements.append(f"INSERT INTO webhook_deliveries VALUES ({values});")  # noqa: S608
+        statements.append(
+            f"UPDATE webhook_events SET dispatched_at = {literal(now)}"  # noqa: S608 - literal()
+            f" WHERE id = {literal(str(event['id']))} AND dispatched_at IS NULL;"
+        )
+    return "\n".join(statements)
+
+
+# -- endpoints ---------------------------------------------------------------------------------
+
+
+def live_endpoints(cur: Cursor) -> list[Row]:
+    """Every enabled endpoint, across workspaces (the fan-out's targets)."""
+    return fetch_all(
+        cur, "SELECT * FROM webhook_endpoints WHERE enabled AND deleted_at IS NULL ORDER BY id"
+    )
+
+
+def insert_endpoint(
+    cur: Cursor,
+    workspace_id: str,
+    *,
+    url: str,
+    secret: str,
+    description: str | None,
+    event_types: list[str],
+    enabled: bool,
+) -> str:
+    endpoint_id = new_id("whk")
+    now = utcnow()
+    cur.execute(
+        "INSERT INTO webhook_endpoints (id, workspace_id, url, secret, description, event_types,"
+        " enabled, created_at, updated_at, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+        [endpoint_id, workspace_id, url, secret, description, event_types, enabled, now, now],
+    )
+    return endpoint_id
+
+
+def get_endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> Row | None:
+    return fetch_one(
+        cur,
+        "SELECT * FROM webhook_endpoints WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
+        [workspace_id, endpoint_id],
+    )
+
+
+def list_endpoints(cur: Cursor, workspace_id: str, after: str | None, limit: int) -> list[Row]:
+    return fetch_all(
+        cur,
+        "SELECT * FROM webhook_endpoints WHERE workspace_id = ? AND deleted_at IS NULL"
+        " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
+        [workspace_id, after, after, limit],
+    )
+
+
+def update_endpoint(
+    cur: Cursor,
+    endpoint_id: str,
+    *,
+    url: str,
+    description: str | None,
+    event_types: list[str],
+    enabled: bool,
+) -> None:
+    cur.execute(
+        "UPDATE webhook_endpoints SET url = ?, description = ?, event_types = ?, enabled = ?,"
+        " updated_at = ? WHERE id = ? AND deleted_at IS NULL",
+        [url, description, event_types, enabled, utcnow(), endpoint_id],
+    )
+
+
+def delete_endpoint(cur: Cursor, endpoint_id: str) -> None:
+    now = utcnow()
+    cur.execute(
+        "UPDATE webhook_endpoints SET deleted_at = ?, enabled = false, updated_at = ?"
+        " WHERE id = ? AND deleted_at IS NULL",
+        [now, now, endpoint_id],
+    )
+
+
+# -- deliveries --------------------------------------------------------------------------------
+
+
+def claim_deliveries(
+    cur: Cursor, worker: str, *, lease_seconds: float, limit: int, now: datetime | None = None
+) -> list[Row]:
+    """Lease due pending deliveries to ``worker`` in one statement (one runner wins each)."""
+    now = now or utcnow()
+    return fetch_all(
+        cur,
+        "UPDATE webhook_deliveries SET claimed_by = ?, lease_expires_at = ?,"
+        " attempts = attempts + 1, updated_at = ?"
+        " WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending'"
+        "  AND next_attempt_at <= ? AND (lease_expires_at IS NULL OR lease_expires_at < ?)"
+        "  ORDER BY next_attempt_at, id LIMIT ?)"
+        " AND status = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at < ?)"
+        " RETURNING id, event_id, endpoint_id, workspace_id, event_type, body, attempts",
+        [worker, now + timedelta(seconds=lease_seconds), now, now, now, limit, now],
+    )
+
+
+def endpoint_for_delivery(cur: Cursor, endpoint_id: str) -> Row | None:
+    """The endpoint a delivery goes to (deleted or disabled ones included: the caller decides)."""
+    return fetch_one(cur, "SELECT * FROM webhook_endpoints WHERE id = ?", [endpoint_id])
+
+
+def finish_delivery(
+    cur: Cursor,
+    delivery_id: str,
+    worker: str,
+    *,
+    status: str,
+    response_status: int | None,
+    response_ms: float | None,
+    error: str | None,
+    next_attempt_at: datetime | None,
+) -> bool:
+    """Record an attempt's outcome if ``worker`` still holds the lease."""
+    now = utcnow()
+    cur.execute(
+        "UPDATE webhook_deliveries SET status = ?, response_status = ?, response_ms = ?,"
+        " last_error = ?, next_attempt_at = ?, claimed_by = NULL, lease_expires_at = NULL,"
+        " delivered_at = CASE WHEN ? = 'succeeded' THEN ? ELSE delivered_at END, updated_at = ?"
+        " WHERE id = ? AND claimed_by = ? RETURNING id",
+        [
+            status,
+            response_status,
+            response_ms,
+            error,
+            next_attempt_at,
+            status,
+            now,
+            now,
+            delivery_id,
+            worker,
+        ],
+    )
+    return cur.fetchone() is not None
+
+
+def list_deliveries(
+    cur: Cursor,
+    workspace_id: str,
+    endpoint_id: str,
+    *,
+    status: str | None,
+    after: str | None,
+    limit: int,
+) -> list[Row]:
+    """An endpoint's deliveries, newest first."""
+    return fetch_all(
+        cur,
+        "SELECT * FROM webhook_deliveries WHERE workspace_id = ? AND endpoint_id = ?"
+        " AND (? IS NULL OR status = ?) AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
+        [workspace_id, endpoint_id, status, status, after, after, limit],
+    )
