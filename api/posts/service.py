@@ -363,6 +363,9 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
     given = body.model_fields_set
     if body.draft is True and status != "draft":
         raise InvalidState(f"A {status} post cannot go back to draft; cancel it instead.")
+    if any(d["status"] != "pending" for d in repo.destinations_of(cur, [post_id])[post_id]):
+        # The worker has claimed a destination: editing now could change what goes out.
+        raise InvalidState("This post is being published and can no longer be edited.")
     for name in ("text", "platforms", "media_ids", "tags", "platform_options", "draft"):
         if name in given and getattr(body, name) is None:
             raise ValidationFailed.on(name, "null", f"{name} cannot be null.")

@@ -1,0 +1,1 @@
+"""The publishing worker: publishes due posts to each destination exactly once, on time."""

@@ -1,0 +1,216 @@
+"""Fixtures: a real API and store, the simulator on the real clock, and workers to run."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from murmur.settings import Settings
+from pipelines.publishing.policy import RetryPolicy
+from pipelines.publishing.worker import Worker, connect_store
+from simulator.app import create_app
+from tests.support import LiveServer, Tenant, free_port, new_tenant, start_server
+from warehouse import publishing as repo
+from warehouse.rows import Row
+from warehouse.store import Store
+
+# Platforms the tests publish to: text-only posts are accepted by all three.
+TEXT_PLATFORMS = ("x", "linkedin", "bluesky")
+
+
+@dataclass
+class Sim:
+    """The simulator on a loopback port, on the real clock, with an admin client."""
+
+    root: str
+    admin: httpx.Client
+
+    def fault(self, platform: str, kind: str, **options: Any) -> None:
+        response = self.admin.post(
+            "/_sim/faults", json={"platform": platform, "kind": kind, **options}
+        )
+        assert response.status_code == 201, response.text
+
+    def count(self, platform: str, text: str) -> int:
+        """How many times ``text`` was published on ``platform``."""
+        body = self.admin.get("/_sim/posts", params={"platform": platform}).json()
+        return int(body["count_by_text"].get(text, 0))
+
+    def posts(self, platform: str, text: str) -> list[dict[str, Any]]:
+        body = self.admin.get("/_sim/posts", params={"platform": platform}).json()
+        return [p for p in body["posts"] if p["text"] == text]
+
+
+@pytest.fixture(scope="session")
+def sim() -> Iterator[Sim]:
+    port = free_port()
+    config = uvicorn.Config(
+        create_app(23),
+        host="127.0.0.1",
+        port=port,
+        log_config=None,
+        access_log=False,
+        date_header=False,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the simulator did not start")
+        time.sleep(0.02)
+    root = f"http://127.0.0.1:{port}"
+    live = Sim(root, httpx.Client(base_url=root, timeout=30))
+    yield live
+    live.admin.close()
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def pub_server(tmp_path_factory: pytest.TempPathFactory, sim: Sim) -> Iterator[LiveServer]:
+    """An API server of its own, so no other test's due posts reach these workers."""
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("publishing-data"),
+        quack_port=0,
+        store_lock_timeout_seconds=10,
+        platforms_url=sim.root,
+    )
+    live = start_server(settings)
+    yield live
+    live.stop()
+
+
+@pytest.fixture(autouse=True)
+def no_faults(request: pytest.FixtureRequest) -> None:
+    if "sim" in request.fixturenames:
+        live: Sim = request.getfixturevalue("sim")
+        live.admin.delete("/_sim/faults").raise_for_status()
+
+
+def _register(sim: Sim, tenant: Tenant, server: LiveServer) -> None:
+    """Make the tenant's accounts exist on the simulator (their ids are ext-<platform>)."""
+    for platform in TEXT_PLATFORMS:
+        sim.admin.post(
+            "/_sim/accounts",
+            json={
+                "platform": platform,
+                "external_id": f"ext-{platform}",
+                "handle": f"{platform}_handle",
+            },
+        ).raise_for_status()
+
+
+@pytest.fixture
+def pub_tenant(pub_server: LiveServer, sim: Sim) -> Iterator[Tenant]:
+    made = new_tenant(pub_server)
+    _register(sim, made, pub_server)
+    yield made
+    made.api.close()
+
+
+@pytest.fixture
+def review_tenant(pub_server: LiveServer, sim: Sim) -> Iterator[Tenant]:
+    """A workspace that requires approval."""
+    made = new_tenant(pub_server, approval_required=True)
+    _register(sim, made, pub_server)
+    yield made
+    made.api.close()
+
+
+@dataclass
+class RunningWorker:
+    worker: Worker
+    store: Store
+    thread: threading.Thread
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def halt(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=60)
+        self.store.close()
+
+
+StartWorker = Callable[..., RunningWorker]
+
+# Fast retries, so a 429 or a reclaimed lease resolves within a test.
+FAST = RetryPolicy(max_attempts=4, base_delay=0.2, max_delay=1.0, lease_seconds=6, http_timeout=5)
+
+
+@pytest.fixture
+def start_worker(pub_server: LiveServer) -> Iterator[StartWorker]:
+    """Start in-process workers (each with its own store connection); stopped after the test."""
+    running: list[RunningWorker] = []
+
+    def start(**options: Any) -> RunningWorker:
+        store = connect_store(pub_server.settings)
+        options.setdefault("policy", FAST)
+        options.setdefault("poll_interval", 0.05)
+        worker = Worker(pub_server.settings, store, **options)
+        live = RunningWorker(worker, store, threading.Thread(target=lambda: None))
+        live.thread = threading.Thread(target=worker.run, args=(live.stop,), daemon=True)
+        live.thread.start()
+        running.append(live)
+        return live
+
+    yield start
+    for live in running:
+        live.halt()
+
+
+def unique_text(label: str) -> str:
+    return f"{label} {uuid.uuid4().hex[:10]}"
+
+
+def create_post(
+    tenant: Tenant, text: str, platforms: list[str], *, in_seconds: float = 1.5
+) -> dict[str, Any]:
+    """Create a post through the API, scheduled shortly ahead."""
+    when = datetime.now(UTC) + timedelta(seconds=in_seconds)
+    data: dict[str, Any] = tenant.api.ok(
+        tenant.api.post(
+            "/posts",
+            json={"text": text, "platforms": platforms, "scheduled_at": when.isoformat()},
+        ),
+        201,
+    )
+    return data
+
+
+def wait_for(
+    condition: Callable[[], bool], what: str, timeout: float = 60.0, interval: float = 0.1
+) -> None:
+    """Poll until ``condition`` holds (bounded, so a hang fails instead of blocking)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(interval)
+
+
+def post_row(server: LiveServer, post_id: str) -> Row:
+    row = server.store.run(lambda cur: repo.post_status(cur, post_id))
+    assert row is not None
+    return row
+
+
+def destination_rows(server: LiveServer, post: dict[str, Any]) -> list[Row]:
+    ids = [str(d["id"]) for d in post["destinations"]]
+    found = server.store.run(lambda cur: [repo.destination(cur, i) for i in ids])
+    rows = [row for row in found if row is not None]
+    assert len(rows) == len(ids)
+    return rows
+
+
+def settled(server: LiveServer, post_id: str) -> bool:
+    return post_row(server, post_id)["status"] not in ("scheduled", "publishing")

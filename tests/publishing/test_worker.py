@@ -1,0 +1,255 @@
+"""The publishing worker against the simulator over real HTTP, with a real store."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from datetime import UTC, datetime
+
+from tests.publishing.conftest import (
+    Sim,
+    StartWorker,
+    create_post,
+    destination_rows,
+    post_row,
+    settled,
+    unique_text,
+    wait_for,
+)
+from tests.support import LiveServer, Tenant
+from warehouse import publishing as repo
+from warehouse import workspaces as ws_repo
+
+
+def _attempts(server: LiveServer, destination_id: str) -> list[dict[str, object]]:
+    return server.store.run(lambda cur: repo.attempts_of(cur, destination_id))
+
+
+def test_a_scheduled_post_is_published_once_at_its_time(
+    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
+) -> None:
+    text = unique_text("On time")
+    post = create_post(pub_tenant, text, ["x", "bluesky"], in_seconds=2)
+    start_worker()
+    wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
+
+    row = post_row(pub_server, post["id"])
+    assert row["status"] == "published"
+    scheduled = row["scheduled_at"]
+    for dst in destination_rows(pub_server, post):
+        assert dst["status"] == "published"
+        assert dst["platform_post_id"]
+        assert dst["attempts"] == 1
+        # Not before its time: our attempt started after scheduled_at, and the platform's
+        # own timestamp (whole seconds on some platforms) is not earlier either.
+        (attempt,) = _attempts(pub_server, dst["id"])
+        assert attempt["started_at"] >= scheduled
+        assert dst["published_at"] >= scheduled.replace(microsecond=0)
+        assert sim.count(dst["platform"], text) == 1
+        on_platform = sim.posts(dst["platform"], text)[0]
+        platform_time = datetime.fromisoformat(on_platform["published_at"])
+        assert platform_time >= scheduled.replace(microsecond=0, tzinfo=UTC)
+    assert row["published_at"] == max(d["published_at"] for d in destination_rows(pub_server, post))
+
+
+def test_two_workers_never_publish_the_same_destination(
+    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
+) -> None:
+    texts = [unique_text(f"Race {i}") for i in range(40)]
+    posts = [create_post(pub_tenant, t, ["x", "linkedin", "bluesky"], in_seconds=2) for t in texts]
+    first, second = start_worker(concurrency=4), start_worker(concurrency=4)
+    ids = [str(post["id"]) for post in posts]
+    wait_for(lambda: all(settled(pub_server, i) for i in ids), "every post to settle")
+
+    for post, text in zip(posts, texts, strict=True):
+        assert post_row(pub_server, post["id"])["status"] == "published"
+        for dst in destination_rows(pub_server, post):
+            assert dst["status"] == "published"
+            assert sim.count(dst["platform"], text) == 1, (dst["platform"], text)
+            published = [a for a in _attempts(pub_server, dst["id"]) if a["outcome"] == "published"]
+            assert len(published) == 1
+    # Both took part (claims are ordered per worker, so neither starves the other).
+    assert first.worker.counts.get("published", 0) > 0
+    assert second.worker.counts.get("published", 0) > 0
+
+
+def test_a_429_then_success_publishes_once(
+    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
+) -> None:
+    text = unique_text("Rate limited")
+    post = create_post(pub_tenant, text, ["bluesky"])
+    sim.fault("bluesky", "429", count=1, retry_after=1)
+    start_worker()
+    wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
+
+    (dst,) = destination_rows(pub_server, post)
+    assert dst["status"] == "published"
+    assert dst["attempts"] == 2
+    assert dst["error_code"] is None  # the success clears the earlier error
+    assert sim.count("bluesky", text) == 1
+    outcomes = [a["outcome"] for a in _attempts(pub_server, dst["id"])]
+    assert outcomes == ["retry", "published"]
+    assert _attempts(pub_server, dst["id"])[0]["error_code"] == "rate_limited"
+
+
+def test_an_expired_token_fails_clearly_and_marks_the_account(
+    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
+) -> None:
+    text = unique_text("Revoked")
+    post = create_post(pub_tenant, text, ["x"])
+    sim.fault("x", "expired_token", count=1)
+    start_worker()
+    wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
+
+    (dst,) = destination_rows(pub_server, post)
+    assert post_row(pub_server, post["id"])["status"] == "failed"
+    assert dst["status"] == "failed"
+    assert dst["error_code"] == "auth_expired"
+    assert "token" in dst["error_message"].lower()
+    assert dst["attempts"] == 1  # permanent: no retry
+    assert sim.count("x", text) == 0
+    account = pub_server.store.run(
+        lambda cur: ws_repo.get_account(cur, pub_tenant.workspace_id, dst["account_id"])
+    )
+    assert account is not None
+    assert account["status"] == "needs_reconnection"
+    # Visible through the API too.
+    shown = pub_tenant.api.ok(pub_tenant.api.get(f"/posts/{post['id']}"))
+    assert shown["destinations"][0]["error"]["code"] == "auth_expired"
+
+
+def test_some_destinations_failed_is_partially_published(
+    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
+) -> None:
+    text = unique_text("Half")
+    post = create_post(pub_tenant, text, ["x", "linkedin"])
+    sim.fault("linkedin", "reject", message="media type not supported")
+    start_worker()
+    wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
+
+    row = post_row(pub_server, post["id"])
+    assert row["status"] == "partially_published"
+    by_platform = {d["platform"]: d for d in destination_rows(pub_server, post)}
+    assert by_platform["x"]["status"] == "published"
+    assert by_platform["linkedin"]["status"] == "failed"
+    assert by_platform["linkedin"]["error_code"] == "rejected"
+    assert by_platform["linkedin"]["attempts"] == 1
+    assert row["published_at"] == by_platform["x"]["published_at"]
+    assert sim.count("x", text) == 1
+    assert sim.count("linkedin", text) == 0
+
+
+def test_canceled_and_rejected_posts_are_never_published(
+    pub_server: LiveServer,
+    pub_tenant: Tenant,
+    review_tenant: Tenant,
+    sim: Sim,
+    start_worker: StartWorker,
+) -> None:
+    canceled_text, rejected_text = unique_text("Canceled"), unique_text("Rejected")
+    canceled = create_post(pub_tenant, canceled_text, ["x"], in_seconds=1)
+    pub_tenant.api.ok(pub_tenant.api.post(f"/posts/{canceled['id']}/cancel"))
+    rejected = create_post(review_tenant, rejected_text, ["x"], in_seconds=1)
+    assert rejected["status"] == "pending_approval"
+    review_tenant.api.ok(
+        review_tenant.api.post(
+            f"/approvals/{rejected['approval']['item_id']}/action",
+            json={"action": "reject", "comment": "off brand"},
+        )
+    )
+    # A control post due after both: once it is out, both were due and passed over.
+    control = create_post(pub_tenant, unique_text("Control"), ["x"], in_seconds=2.5)
+    start_worker()
+    wait_for(lambda: settled(pub_server, control["id"]), "the control post to settle")
+
+    for post, text in ((canceled, canceled_text), (rejected, rejected_text)):
+        assert post_row(pub_server, post["id"])["status"] == "canceled"
+        (dst,) = destination_rows(pub_server, post)
+        assert dst["status"] == "pending"
+        assert dst["attempts"] == 0
+        assert sim.count("x", text) == 0
+
+
+def test_approving_a_post_whose_time_passed_publishes_it_at_once(
+    pub_server: LiveServer, review_tenant: Tenant, sim: Sim, start_worker: StartWorker
+) -> None:
+    text = unique_text("Late approval")
+    post = create_post(review_tenant, text, ["bluesky"], in_seconds=0.5)
+    start_worker()
+    scheduled = post_row(pub_server, post["id"])["scheduled_at"]
+    wait_for(lambda: datetime.now(UTC).replace(tzinfo=None) > scheduled, "the post's time to pass")
+    assert post_row(pub_server, post["id"])["status"] == "pending_approval"
+    review_tenant.api.ok(
+        review_tenant.api.post(
+            f"/approvals/{post['approval']['item_id']}/action", json={"action": "approve"}
+        )
+    )
+    wait_for(lambda: settled(pub_server, post["id"]), "the approved post to settle")
+    assert post_row(pub_server, post["id"])["status"] == "published"
+    assert sim.count("bluesky", text) == 1
+
+
+def test_killing_the_worker_mid_publish_then_another_publishes_exactly_once(
+    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
+) -> None:
+    text = unique_text("Crash")
+    post = create_post(pub_tenant, text, ["x"], in_seconds=1)
+    # The platform creates the post, then holds its answer back: the worker is mid-call.
+    sim.fault("x", "timeout_after_commit", delay=30)
+    env = dict(os.environ, MURMUR_PLATFORMS_URL=sim.root, MURMUR_QUACK_PORT="0")
+    victim = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pipelines.publishing.worker",
+            "--data-dir",
+            str(pub_server.settings.data_dir),
+            "--worker-id",
+            f"victim-{uuid.uuid4().hex[:6]}",
+            "--poll-interval",
+            "0.05",
+            "--lease-seconds",
+            "6",
+            "--http-timeout",
+            "5",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: sim.count("x", text) == 1, "the platform to create the post")
+        os.kill(victim.pid, signal.SIGKILL)
+    finally:
+        victim.wait(timeout=30)
+    (dst,) = destination_rows(pub_server, post)
+    assert dst["status"] == "publishing"  # the claim the dead worker left behind
+
+    start_worker()
+    wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
+
+    (dst,) = destination_rows(pub_server, post)
+    assert dst["status"] == "published"
+    assert dst["attempts"] == 2
+    assert sim.count("x", text) == 1
+    assert dst["platform_post_id"] == sim.posts("x", text)[0]["external_id"]
+    assert [a["outcome"] for a in _attempts(pub_server, dst["id"])] == ["recovered"]
+
+
+def test_a_timeout_after_commit_is_recovered_not_reposted(
+    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
+) -> None:
+    text = unique_text("Timeout")
+    post = create_post(pub_tenant, text, ["bluesky"])
+    sim.fault("bluesky", "timeout_after_commit", delay=8)
+    start_worker()
+    wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
+
+    (dst,) = destination_rows(pub_server, post)
+    assert dst["status"] == "published"
+    assert sim.count("bluesky", text) == 1
+    assert [a["outcome"] for a in _attempts(pub_server, dst["id"])] == ["retry", "recovered"]
+    assert _attempts(pub_server, dst["id"])[0]["error_code"] == "timeout"

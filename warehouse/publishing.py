@@ -1,0 +1,307 @@
+"""The publishing worker's statements: claim with a lease, record outcomes, roll posts up.
+
+The worker may reach the store over Quack, where only a single statement is atomic, so every
+state change here is ONE statement, fenced by the claim it acts under (``claimed_by`` and the
+``attempts`` number it claimed with): a worker whose lease was taken over changes nothing.
+See docs/publishing.md for the protocol and why a destination is published exactly once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from warehouse.ids import new_id
+from warehouse.rows import Cursor, Row, fetch_all, fetch_one, fetch_value
+
+
+# A destination is due when its post is live (scheduled, or already publishing), its time has
+# come, and it is either waiting (pending, past its retry time) or held by a lease that expired.
+# The claim states this twice (the batch it picks, and the rows it updates); both copies below.
+def claim_due(
+    cur: Cursor, worker_id: str, now: datetime, lease_until: datetime, limit: int
+) -> list[Row]:
+    """Claim up to ``limit`` due destinations for ``worker_id`` in one statement.
+
+    Two workers claiming the same row cannot both commit: DuckDB's optimistic concurrency
+    fails the second with a conflict, which the caller reads as "someone else got it".
+    Within a second, each worker takes the due rows in its own pseudo-random order, so
+    concurrent workers mostly claim disjoint batches instead of colliding on the same one.
+    """
+    # Placeholders only in SET and WHERE (none in FROM): DuckDB numbers an UPDATE's FROM
+    # placeholders first, while a remote store renders them in text order.
+    return fetch_all(
+        cur,
+        "UPDATE post_destinations AS d SET status = 'publishing', claimed_by = ?,"
+        " lease_expires_at = ?, attempts = d.attempts + 1,"
+        " first_attempt_at = coalesce(d.first_attempt_at, ?), updated_at = ?"
+        " FROM posts AS p WHERE p.id = d.post_id"
+        " AND p.status IN ('scheduled', 'publishing') AND p.scheduled_at <= ?"
+        " AND ((d.status = 'pending' AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= ?))"
+        "   OR (d.status = 'publishing' AND d.lease_expires_at < ?))"
+        " AND d.id IN (SELECT d2.id FROM post_destinations AS d2 JOIN posts AS p2"
+        "  ON p2.id = d2.post_id WHERE p2.status IN ('scheduled', 'publishing')"
+        "  AND p2.scheduled_at <= ?"
+        "  AND ((d2.status = 'pending' AND (d2.next_attempt_at IS NULL OR d2.next_attempt_at <= ?))"
+        "   OR (d2.status = 'publishing' AND d2.lease_expires_at < ?))"
+        "  ORDER BY date_trunc('second', coalesce(d2.next_attempt_at, p2.scheduled_at)),"
+        "   hash(d2.id || ?) LIMIT ?)"
+        " RETURNING d.id, d.post_id, d.attempts, d.first_attempt_at",
+        [worker_id, lease_until, now, now, now, now, now, now, now, now, worker_id, limit],
+    )
+
+
+def confirm_posts(cur: Cursor, post_ids: list[str], now: datetime) -> set[str]:
+    """Move claimed posts to ``publishing``; returns those still live (not canceled meanwhile).
+
+    This write on the post row is the gate against a concurrent cancel: the claim only read
+    the post, so a cancel committed in between is seen here (status no longer live), and a
+    cancel racing this statement conflicts with it and retries into "publishing cannot be
+    canceled". Only destinations of the posts returned are sent to the platform.
+    """
+    rows = fetch_all(
+        cur,
+        "UPDATE posts SET status = 'publishing', updated_at = ?"
+        " WHERE list_contains(?, id) AND status IN ('scheduled', 'publishing') RETURNING id",
+        [now, post_ids],
+    )
+    return {row["id"] for row in rows}
+
+
+def release(cur: Cursor, destination_ids: list[str], worker_id: str, now: datetime) -> int:
+    """Give back claims of posts that stopped being live before anything was sent."""
+    if not destination_ids:
+        return 0
+    rows = fetch_all(
+        cur,
+        "UPDATE post_destinations SET status = 'pending', claimed_by = NULL,"
+        " lease_expires_at = NULL, attempts = attempts - 1, updated_at = ?"
+        " WHERE list_contains(?, id) AND claimed_by = ? AND status = 'publishing' RETURNING id",
+        [now, destination_ids, worker_id],
+    )
+    return len(rows)
+
+
+def load_jobs(cur: Cursor, destination_ids: list[str]) -> list[Row]:
+    """What publishing each claimed destination needs: its post, account and attempt."""
+    if not destination_ids:
+        return []
+    return fetch_all(
+        cur,
+        "SELECT d.id, d.post_id, d.workspace_id, d.account_id, d.platform, d.attempts,"
+        " d.first_attempt_at, p.text, p.media_ids, p.platform_options, p.scheduled_at,"
+        " a.external_id, a.handle, a.status AS account_status"
+        " FROM post_destinations d JOIN posts p ON p.id = d.post_id"
+        " LEFT JOIN accounts a ON a.id = d.account_id"
+        " WHERE list_contains(?, d.id)",
+        [destination_ids],
+    )
+
+
+def media_files(cur: Cursor, media_ids: list[str]) -> dict[str, Row]:
+    """Stored media by id (storage key, kind, content type, alt text)."""
+    if not media_ids:
+        return {}
+    rows = fetch_all(
+        cur,
+        "SELECT id, kind, content_type, storage_key, alt_text FROM media"
+        " WHERE list_contains(?, id)",
+        [media_ids],
+    )
+    return {row["id"]: row for row in rows}
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """One attempt's outcome for a destination, recorded under the claim it was made with."""
+
+    destination_id: str
+    post_id: str
+    workspace_id: str
+    attempt: int  # the claim's attempts number: the fencing token
+    status: str  # published | failed | pending (retry later)
+    outcome: str  # published | recovered | failed | retry (for the log)
+    started_at: datetime
+    finished_at: datetime
+    platform_post_id: str | None = None
+    platform_url: str | None = None
+    published_at: datetime | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    next_attempt_at: datetime | None = None
+
+
+def settle(cur: Cursor, worker_id: str, done: Sequence[Settlement], now: datetime) -> set[str]:
+    """Record many outcomes in one statement; returns the destinations still under our claim.
+
+    Each row changes only while ``claimed_by`` is us and ``attempts`` is the number we claimed
+    with, so a worker whose lease was taken over changes nothing. A published row clears any
+    earlier error; a failed or retried row keeps no platform id.
+    """
+    if not done:
+        return set()
+    # Placeholders only in FROM (see claim_due).
+    rows = fetch_all(
+        cur,
+        "UPDATE post_destinations AS d SET status = r.status, platform_post_id = r.pid,"
+        " platform_url = r.url, published_at = r.pub, error_code = r.code,"
+        " error_message = r.msg, next_attempt_at = r.next_at, claimed_by = NULL,"
+        " lease_expires_at = NULL, updated_at = r.now"
+        " FROM (SELECT unnest(?::VARCHAR[]) AS id, unnest(?::INTEGER[]) AS attempt,"
+        "  unnest(?::VARCHAR[]) AS status, unnest(?::VARCHAR[]) AS pid,"
+        "  unnest(?::VARCHAR[]) AS url, unnest(?::TIMESTAMP[]) AS pub,"
+        "  unnest(?::VARCHAR[]) AS code, unnest(?::VARCHAR[]) AS msg,"
+        "  unnest(?::TIMESTAMP[]) AS next_at, ?::VARCHAR AS worker, ?::TIMESTAMP AS now) AS r"
+        " WHERE d.id = r.id AND d.claimed_by = r.worker AND d.attempts = r.attempt"
+        " AND d.status = 'publishing' RETURNING d.id",
+        [
+            [s.destination_id for s in done],
+            [s.attempt for s in done],
+            [s.status for s in done],
+            [s.platform_post_id for s in done],
+            [s.platform_url for s in done],
+            [s.published_at for s in done],
+            [s.error_code for s in done],
+            [s.error_message for s in done],
+            [s.next_attempt_at for s in done],
+            worker_id,
+            now,
+        ],
+    )
+    return {row["id"] for row in rows}
+
+
+def log_attempts(
+    cur: Cursor, worker_id: str, done: Sequence[Settlement], outcomes: Sequence[str]
+) -> None:
+    """Append attempts to the publish log (``outcomes`` may say lost_lease instead)."""
+    if not done:
+        return
+    cur.execute(
+        "INSERT INTO publish_attempts (id, destination_id, post_id, workspace_id, worker_id,"
+        " attempt, outcome, platform_post_id, error_code, error_message, started_at, finished_at)"
+        " SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"
+        " unnest(?::VARCHAR[]), ?, unnest(?::INTEGER[]), unnest(?::VARCHAR[]),"
+        " unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"
+        " unnest(?::TIMESTAMP[]), unnest(?::TIMESTAMP[])",
+        [
+            [new_id("pat") for _ in done],
+            [s.destination_id for s in done],
+            [s.post_id for s in done],
+            [s.workspace_id for s in done],
+            worker_id,
+            [s.attempt for s in done],
+            list(outcomes),
+            [s.platform_post_id for s in done],
+            [s.error_code for s in done],
+            [s.error_message for s in done],
+            [s.started_at for s in done],
+            [s.finished_at for s in done],
+        ],
+    )
+
+
+def roll_up(cur: Cursor, post_ids: list[str] | None, now: datetime) -> list[Row]:
+    """Settle live posts whose destinations are all done (all posts when ``post_ids`` is None).
+
+    published when every destination published (published_at = the last one), failed when
+    all failed, partially_published otherwise. Only a live post moves, so a post canceled
+    meanwhile is never resurrected. Run after each destination's outcome commits: the last
+    one to commit sees every outcome, so no post is left behind (the sweep covers crashes).
+    """
+    return fetch_all(
+        cur,
+        "UPDATE posts AS p SET"
+        " status = CASE WHEN s.failed = 0 THEN 'published'"
+        "   WHEN s.published = 0 THEN 'failed' ELSE 'partially_published' END,"
+        " published_at = CASE WHEN s.published > 0 THEN s.last_published ELSE p.published_at END,"
+        " updated_at = k.now"
+        " FROM (SELECT post_id, count(*) AS total,"
+        "   count(*) FILTER (WHERE status = 'published') AS published,"
+        "   count(*) FILTER (WHERE status = 'failed') AS failed,"
+        "   max(published_at) AS last_published"
+        "  FROM post_destinations WHERE (? AND post_id IN"
+        "   (SELECT id FROM posts WHERE status = 'publishing'))"
+        "   OR list_contains(?, post_id) GROUP BY post_id) AS s,"
+        "  (SELECT ?::TIMESTAMP AS now) AS k"
+        " WHERE p.id = s.post_id AND p.status IN ('scheduled', 'publishing')"
+        " AND s.published + s.failed = s.total"
+        " RETURNING p.id, p.status",
+        # Placeholders only in FROM, in text order (see claim_due).
+        [post_ids is None, post_ids or [], now],
+    )
+
+
+def attempts_of(cur: Cursor, destination_id: str) -> list[Row]:
+    """A destination's logged attempts, oldest first."""
+    return fetch_all(
+        cur,
+        "SELECT * FROM publish_attempts WHERE destination_id = ? ORDER BY attempt, started_at",
+        [destination_id],
+    )
+
+
+def destination(cur: Cursor, destination_id: str) -> Row | None:
+    """One destination row."""
+    return fetch_one(cur, "SELECT * FROM post_destinations WHERE id = ?", [destination_id])
+
+
+def post_status(cur: Cursor, post_id: str) -> Row | None:
+    """A post's status and published_at."""
+    return fetch_one(
+        cur, "SELECT id, status, published_at, scheduled_at FROM posts WHERE id = ?", [post_id]
+    )
+
+
+def open_destinations(cur: Cursor, post_ids: list[str]) -> int:
+    """How many of these posts' destinations are not yet published or failed."""
+    value: Any = fetch_value(
+        cur,
+        "SELECT count(*) FROM post_destinations WHERE list_contains(?, post_id)"
+        " AND status NOT IN ('published', 'failed')",
+        [post_ids],
+    )
+    return int(value)
+
+
+def register_worker(
+    cur: Cursor, worker_id: str, hostname: str, pid: int, concurrency: int, now: datetime
+) -> None:
+    """Record a worker starting (or restarting under the same id)."""
+    # Two statements, idempotent: Quack (DuckDB 1.5.5) has no INSERT OR REPLACE / ON CONFLICT.
+    restarted = fetch_one(
+        cur,
+        "UPDATE publishing_workers SET hostname = ?, pid = ?, concurrency = ?, started_at = ?,"
+        " heartbeat_at = ?, stopped_at = NULL WHERE id = ? RETURNING id",
+        [hostname, pid, concurrency, now, now, worker_id],
+    )
+    if restarted is None:
+        cur.execute(
+            "INSERT INTO publishing_workers"
+            " (id, hostname, pid, concurrency, started_at, heartbeat_at, stopped_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, NULL)",
+            [worker_id, hostname, pid, concurrency, now, now],
+        )
+
+
+def heartbeat(cur: Cursor, worker_id: str, now: datetime, *, stopped: bool = False) -> None:
+    """Mark a worker alive now (or stopped)."""
+    cur.execute(
+        "UPDATE publishing_workers SET heartbeat_at = ?,"
+        " stopped_at = CASE WHEN ? THEN ? ELSE stopped_at END WHERE id = ?",
+        [now, stopped, now, worker_id],
+    )
+
+
+def lateness(cur: Cursor, post_ids: list[str]) -> list[float]:
+    """Seconds from scheduled_at to the end of the successful platform call, per destination."""
+    rows = fetch_all(
+        cur,
+        "SELECT epoch(a.finished_at) - epoch(p.scheduled_at) AS late"
+        " FROM publish_attempts a JOIN posts p ON p.id = a.post_id"
+        " WHERE list_contains(?, a.post_id) AND a.outcome IN ('published', 'recovered')",
+        [post_ids],
+    )
+    return [float(row["late"]) for row in rows]
