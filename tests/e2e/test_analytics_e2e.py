@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import timedelta
 from typing import Any
 
+from pipelines.publishing.worker import run_worker
 from pipelines.run import run_all
 from tests.e2e.conftest import Product
 from warehouse.rows import Cursor, fetch_one
@@ -65,3 +68,46 @@ def test_two_runs_then_dashboards_match_the_raw_data(product: Product) -> None:
     for item in trends["items"]:
         assert item["status"] in {"emerging", "peaking", "declining"}
         assert item["evidence"]
+
+
+def test_a_post_created_through_the_api_appears_in_analytics(product: Product) -> None:
+    """POST /posts → the worker publishes it on the simulated platforms → the next run."""
+    api = product.api
+    created = [
+        api.ok(
+            api.post("/posts", json={"text": f"Launch {i} #murmur", "platforms": ["x", "bluesky"]}),
+            201,
+        )
+        for i in range(3)
+    ]
+    stop = threading.Event()
+    worker = threading.Thread(
+        target=run_worker,
+        args=(product.server.settings,),
+        kwargs={"stop": stop, "poll_interval": 0.1},
+    )
+    worker.start()
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            statuses = {api.ok(api.get(f"/posts/{p['post_id']}"))["status"] for p in created}
+            if statuses == {"published"}:
+                break
+            assert time.monotonic() < deadline, statuses
+            time.sleep(0.2)
+    finally:
+        stop.set()
+        worker.join(timeout=30)
+
+    settings = product.server.settings
+    assert run_all(settings, now=product.sim.now()).success
+    product.sim.advance(3 * 3600)  # engagement on the new posts grows on the platforms
+    assert run_all(settings, now=product.sim.now()).success
+
+    end = product.sim.now() + timedelta(days=1)
+    params = {"from": (end - timedelta(days=7)).isoformat(), "to": end.isoformat()}
+    for post in created:
+        analytics = api.ok(api.get(f"/posts/{post['post_id']}/analytics", params=params))
+        platforms = {d["platform"] for d in analytics["destinations"]}
+        assert platforms == {"x", "bluesky"}, analytics
+        assert analytics["totals"]["engagements"] > 0, analytics
