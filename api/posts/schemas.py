@@ -35,7 +35,13 @@ class DestinationRef(Model):
     account_id: str = Field(max_length=64, examples=["acc_01j9z3k5v8d2q4x6y7w8e9r0t1"])
 
 
-Destination = AccountOrPlatform | DestinationRef
+class PresetRef(Model):
+    """A destination preset: its accounts, with its per-platform options as defaults."""
+
+    preset_id: str = Field(max_length=64, examples=["dps_01j9z3k5v8d2q4x6y7w8e9r0t1"])
+
+
+Destination = AccountOrPlatform | DestinationRef | PresetRef
 
 _PLATFORMS_DESCRIPTION = (
     'At least one destination: a connected account id (`acc_…`), `{"account_id": "acc_…"}`, '

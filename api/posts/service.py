@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,10 +22,12 @@ from api.posts.schemas import (
     PostCreate,
     PostDestination,
     PostUpdate,
+    PresetRef,
 )
 from api.schemas import ErrorDetail, Page
 from api.workspaces.service import resolve_destination
 from warehouse import approvals as approvals_repo
+from warehouse import automation as automation_repo
 from warehouse import posts as repo
 from warehouse import webhooks as webhooks_repo
 from warehouse import workspaces as ws_repo
@@ -134,21 +137,66 @@ class Checked:
 
     accounts: list[tuple[str, str]]  # (account id, platform), in the order given
     media_ids: list[str]
+    # Options of the presets named in `platforms`, per platform: defaults under the post's own.
+    preset_options: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+    def options(self, given: dict[str, Any]) -> dict[str, Any]:
+        """The post's platform_options with its presets' options filled in beneath them."""
+        merged: dict[str, Any] = {k: dict(v) for k, v in self.preset_options.items()}
+        for platform, value in given.items():
+            merged[platform] = {**merged.get(platform, {}), **value}
+        return merged
 
 
 def _detail(field: str, issue: str, message: str) -> ErrorDetail:
     return ErrorDetail(field=field, issue=issue, message=message)
 
 
+def _expand(
+    cur: Cursor,
+    workspace_id: str,
+    platforms: Sequence[Destination],
+    details: list[ErrorDetail],
+    preset_options: dict[str, dict[str, Any]],
+) -> list[tuple[int, str, str]]:
+    """(index, account id or platform name, field) of each entry, presets opened up."""
+    refs: list[tuple[int, str, str]] = []
+    for index, entry in enumerate(platforms):
+        field_name = f"platforms[{index}]"
+        if isinstance(entry, PresetRef):
+            preset = automation_repo.get_preset(cur, workspace_id, entry.preset_id)
+            if preset is None:
+                details.append(
+                    _detail(
+                        f"{field_name}.preset_id",
+                        "unknown_preset",
+                        f"No destination preset {entry.preset_id!r} here.",
+                    )
+                )
+                continue
+            for dest in json.loads(preset["destinations"]):
+                refs.append((index, str(dest["account_id"]), field_name))
+                account = ws_repo.get_account(cur, workspace_id, str(dest["account_id"]))
+                if account is not None and dest.get("options"):
+                    preset_options.setdefault(account["platform"], {}).update(dest["options"])
+        elif isinstance(entry, DestinationRef):
+            refs.append((index, entry.account_id, field_name))
+        else:
+            refs.append((index, entry, field_name))
+    return refs
+
+
 def _resolve(
-    cur: Cursor, workspace_id: str, platforms: Sequence[Destination], details: list[ErrorDetail]
+    cur: Cursor,
+    workspace_id: str,
+    platforms: Sequence[Destination],
+    details: list[ErrorDetail],
+    preset_options: dict[str, dict[str, Any]],
 ) -> list[tuple[int, str, str]]:
     """(index, account id, platform) of each destination that resolves."""
     resolved: list[tuple[int, str, str]] = []
     seen: dict[str, int] = {}
-    for index, entry in enumerate(platforms):
-        field = f"platforms[{index}]"
-        ref = entry.account_id if isinstance(entry, DestinationRef) else entry
+    for index, ref, field in _expand(cur, workspace_id, platforms, details, preset_options):
         if not ref.startswith("acc_") and ref not in TEXT_LIMITS:
             details.append(
                 _detail(
@@ -230,7 +278,8 @@ def validate(
 ) -> Checked:
     """Check a post's destinations, text and media against every platform; all failures at once."""
     details: list[ErrorDetail] = []
-    resolved = _resolve(cur, workspace_id, platforms, details)
+    preset_options: dict[str, dict[str, Any]] = {}
+    resolved = _resolve(cur, workspace_id, platforms, details, preset_options)
 
     found = repo.media_by_ids(cur, workspace_id, list(media_ids))
     kinds: list[str] = []
@@ -267,7 +316,11 @@ def validate(
         raise ValidationFailed(
             details[0].message if len(details) == 1 else "The post is invalid.", details
         )
-    return Checked([(account, platform) for _, account, platform in resolved], list(media_ids))
+    return Checked(
+        [(account, platform) for _, account, platform in resolved],
+        list(media_ids),
+        preset_options,
+    )
 
 
 def _check_future(value: datetime | None) -> datetime | None:
@@ -310,7 +363,7 @@ def create_post(cur: Cursor, workspace_id: str, actor: str, body: PostCreate) ->
             approval_required=body.approval_required,
             tags=list(body.tags),
             media_ids=checked.media_ids,
-            platform_options={str(k): v for k, v in body.platform_options.items()},
+            platform_options=checked.options({str(k): v for k, v in body.platform_options.items()}),
             created_by=actor,
         ),
     )
@@ -405,7 +458,7 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
         scheduled_at=scheduled_at,
         tags=list(body.tags) if body.tags is not None else list(row["tags"]),
         media_ids=checked.media_ids,
-        platform_options=options,
+        platform_options=checked.options(options),
     )
     if body.platforms is not None:
         repo.replace_destinations(cur, post_id, workspace_id, checked.accounts)
