@@ -194,12 +194,16 @@ def automation_runs(cur: Cursor, workspace_id: str, item_id: str | None = None) 
 # -- content automations -----------------------------------------------------------------------
 
 
-def due_content_automations(cur: Cursor, now: datetime, limit: int = 50) -> list[Row]:
+def due_content_automations(
+    cur: Cursor, now: datetime, limit: int = 50, workspace_id: str | None = None
+) -> list[Row]:
+    """Enabled rules whose next run has come (in one workspace, or all)."""
     return fetch_all(
         cur,
         "SELECT * FROM content_automations WHERE enabled AND deleted_at IS NULL"
-        " AND next_run_at IS NOT NULL AND next_run_at <= ? ORDER BY next_run_at, id LIMIT ?",
-        [now, limit],
+        " AND next_run_at IS NOT NULL AND next_run_at <= ?"
+        " AND (? IS NULL OR workspace_id = ?) ORDER BY next_run_at, id LIMIT ?",
+        [now, workspace_id, workspace_id, limit],
     )
 
 

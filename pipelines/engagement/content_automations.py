@@ -109,12 +109,17 @@ def render_row(template: str, row: dict[str, Any]) -> str:
 # -- running -----------------------------------------------------------------------------------
 
 
-def run_due(store: Store, client: httpx.Client, now: datetime | None = None) -> ContentReport:
-    """Run every content automation whose ``next_run_at`` has come."""
+def run_due(
+    store: Store,
+    client: httpx.Client,
+    now: datetime | None = None,
+    workspace_id: str | None = None,
+) -> ContentReport:
+    """Run every content automation whose ``next_run_at`` has come (in one workspace, or all)."""
     report = ContentReport()
     now = now or utcnow()
     with unit(store) as cur:
-        due = repo.due_content_automations(cur, now)
+        due = repo.due_content_automations(cur, now, workspace_id=workspace_id)
     for rule in due:
         try:
             made = run_one(store, rule, client, now)

@@ -59,8 +59,12 @@ def test_an_evergreen_automation_fills_its_queue_round_robin_once_per_run(
     )
     due = datetime.fromisoformat(rule["next_run_at"].replace("Z", "+00:00")).replace(tzinfo=None)
     with httpx.Client() as client:
-        first = content_automations.run_due(remote, client, now=due)
-        again = content_automations.run_due(remote, client, now=due)
+        first = content_automations.run_due(
+            remote, client, now=due, workspace_id=tenant.workspace_id
+        )
+        again = content_automations.run_due(
+            remote, client, now=due, workspace_id=tenant.workspace_id
+        )
     assert first.errors == []
     assert first.runs == 1
     assert len(first.posts) == 1
@@ -75,10 +79,14 @@ def test_an_evergreen_automation_fills_its_queue_round_robin_once_per_run(
 
     nxt = datetime.fromisoformat(after["next_run_at"].replace("Z", "+00:00")).replace(tzinfo=None)
     with httpx.Client() as client:
-        second = content_automations.run_due(remote, client, now=nxt)
+        second = content_automations.run_due(
+            remote, client, now=nxt, workspace_id=tenant.workspace_id
+        )
         third_due = tenant.api.ok(tenant.api.get(f"/content-automations/{rule['id']}"))
         third_at = datetime.fromisoformat(third_due["next_run_at"].replace("Z", "+00:00"))
-        third = content_automations.run_due(remote, client, now=third_at.replace(tzinfo=None))
+        third = content_automations.run_due(
+            remote, client, now=third_at.replace(tzinfo=None), workspace_id=tenant.workspace_id
+        )
     assert second.runs == 1
     assert third.runs == 1
     items = tenant.api.list_all(f"/queues/{queue['id']}/items")
@@ -114,7 +122,9 @@ def test_a_template_automation_schedules_posts_directly_with_approval_when_requi
     )
     due = datetime.fromisoformat(rule["next_run_at"].replace("Z", "+00:00")).replace(tzinfo=None)
     with httpx.Client() as client:
-        report = content_automations.run_due(remote, client, now=due)
+        report = content_automations.run_due(
+            remote, client, now=due, workspace_id=tenant.workspace_id
+        )
     assert report.errors == []
     assert len(report.posts) == 1
     post = tenant.api.ok(tenant.api.get(f"/posts/{report.posts[0]}"))
