@@ -75,6 +75,7 @@ def staging_script(start: date, end: date, *, run_id: str, computed_at: datetime
     """Dimensions upserted from the days' raw rows, then the days' engagement deltas rebuilt."""
     t0, t1 = literal(_ts(start)), literal(_ts(end))
     lb = literal(_ts(start) - timedelta(days=LOOKBACK_DAYS))
+    d1 = literal(_ts(start) - timedelta(days=1))
     key = "workspace_id, platform, external_id"
     last_known = ",\n       ".join(
         f"arg_max({m}, captured_at) FILTER (WHERE {m} IS NOT NULL) AS {m}" for m in METRICS
@@ -131,20 +132,37 @@ WITH cur AS (
                                ORDER BY ingested_at DESC, ingest_batch DESC) = 1
 ),
 keys AS (SELECT DISTINCT {key} FROM cur),
-recent AS (
-    -- the last known value of each counter before the window, within the look-back
+known AS (
+    -- publication times of the posts described in the look-back and the window
+    SELECT {key}, max(published_at) AS published_at FROM raw_posts
+    WHERE captured_at >= {lb} AND captured_at < {t1} GROUP BY {key}
+),
+recent1 AS (
+    -- the last known value of each counter in the day before the window: a tracked post
+    -- was read there, so the usual partition scans one day of history, not the look-back
     SELECT {key}, max(captured_at) AS captured_at,
        {last_known}
     FROM raw_engagement_snapshots SEMI JOIN keys USING ({key})
-    WHERE captured_at >= {lb} AND captured_at < {t0}
+    WHERE captured_at >= {d1} AND captured_at < {t0}
     GROUP BY {key}
 ),
+missing1 AS (
+    -- posts not read that day and not known to be newer than it
+    SELECT {key} FROM keys ANTI JOIN recent1 USING ({key})
+    ANTI JOIN (SELECT {key} FROM known WHERE published_at >= {d1}) USING ({key})
+),
+recent2 AS (
+    SELECT {key}, max(captured_at) AS captured_at,
+       {last_known}
+    FROM raw_engagement_snapshots SEMI JOIN missing1 USING ({key})
+    WHERE captured_at >= {lb} AND captured_at < {d1}
+    GROUP BY {key}
+),
+recent AS (SELECT * FROM recent1 UNION ALL BY NAME SELECT * FROM recent2),
 missing AS (
     -- posts with no snapshot in the look-back that are not known to be newer than it
-    SELECT {key} FROM keys ANTI JOIN recent USING ({key})
-    ANTI JOIN (SELECT DISTINCT {key} FROM raw_posts
-               WHERE captured_at >= {lb} AND captured_at < {t1} AND published_at >= {lb})
-         USING ({key})
+    SELECT {key} FROM missing1 ANTI JOIN recent2 USING ({key})
+    ANTI JOIN (SELECT {key} FROM known WHERE published_at >= {lb}) USING ({key})
 ),
 older AS (
     SELECT {key}, max(captured_at) AS captured_at,

@@ -74,6 +74,15 @@ def read_bytes(path: Path, on_progress: Callable[[int], None]) -> tuple[bytes, s
     return b"".join(chunks), digest.hexdigest()
 
 
+def file_digest(path: Path) -> str:
+    """The file's SHA-256, streamed (the direct path never holds the file in memory)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def load(
     path: Path,
     required: Sequence[str],
