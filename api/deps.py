@@ -77,6 +77,17 @@ def _begin(store: Store) -> duckdb.DuckDBPyConnection:
     return cur
 
 
+def _authenticate_and_begin(
+    store: Store, authorization: str | None
+) -> tuple[ApiKey | None, duckdb.DuckDBPyConnection, BaseException | None]:
+    """A read's key and transaction in one thread hop (each hop costs ~0.1 ms under load)."""
+    cur = _begin(store)
+    try:
+        return authenticate(cur, authorization), cur, None
+    except BaseException as exc:  # handed back so that the caller registers cur first
+        return None, cur, exc
+
+
 async def context(
     request: Request,
     security_scopes: SecurityScopes,
@@ -92,8 +103,21 @@ async def context(
     ] = None,
 ) -> Context:
     """Authenticate, check scope and budget, claim the idempotency key, open the transaction."""
-    key = await run_in_threadpool(_authenticate, store, request.headers.get("authorization"))
     is_write = request.method in WRITE_METHODS
+    tx: duckdb.DuckDBPyConnection | None = None
+    if is_write:
+        key = await run_in_threadpool(_authenticate, store, request.headers.get("authorization"))
+    else:
+        # The key is read inside the request's transaction; the route class rolls it back
+        # if anything below refuses the request.
+        found, tx, error = await run_in_threadpool(
+            _authenticate_and_begin, store, request.headers.get("authorization")
+        )
+        request.state.tx = tx
+        if error is not None:
+            raise error
+        assert found is not None
+        key = found
     limiter: RateLimiter = request.app.state.rate_limiter
     if is_write:
         limit = key.write_rate_limit or settings.write_rate_limit
@@ -126,8 +150,9 @@ async def context(
             lease_seconds=settings.idempotency_lease_seconds,
             ttl_seconds=settings.idempotency_ttl_seconds,
         )
-    tx = await run_in_threadpool(_begin, store)
-    request.state.tx = tx
+    if tx is None:
+        tx = await run_in_threadpool(_begin, store)
+        request.state.tx = tx
     ctx_workspace.tx = tx
     return ctx_workspace
 

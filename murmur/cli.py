@@ -164,8 +164,11 @@ def up(
     simulator: Annotated[bool, typer.Option(help="Run the platform simulator.")] = True,
     pipeline: Annotated[bool, typer.Option(help="Run the pipeline once at start.")] = True,
     dagster: Annotated[bool, typer.Option(help="Run Dagster's webserver and daemon.")] = True,
+    workers: Annotated[
+        bool, typer.Option(help="Run the publishing and engagement workers.")
+    ] = True,
 ) -> None:
-    """Everything on the embedded default: store, test key, API, simulator, pipeline, Dagster."""
+    """The whole product on the embedded default: store, key, API, simulator, workers, Dagster."""
     import uvicorn
 
     from api.app import create_app
@@ -193,6 +196,8 @@ def up(
             if not thread.is_alive():
                 raise typer.Exit(1)
             time.sleep(0.05)
+        if workers:
+            children.append(_spawn(["worker"], env))
         if pipeline:
             console.print("Running the pipeline once (platforms → raw → marts)…")
             subprocess.run([*_murmur(), "pipeline", "run"], env=env, check=False)
@@ -301,6 +306,51 @@ def simulator(
     from simulator.app import serve as serve_simulator
 
     serve_simulator(host, port, seed)
+
+
+@app.command()
+def worker(
+    data_dir: DataDir = None,
+    publishing: Annotated[bool, typer.Option(help="Publish due posts.")] = True,
+    engagement: Annotated[
+        bool, typer.Option(help="Sync the inbox, send replies, run automations and webhooks.")
+    ] = True,
+) -> None:
+    """Run the workers: publishing on time, inbox and automations, webhook deliveries."""
+    from pipelines.engagement.runner import run_engagement
+    from pipelines.publishing.worker import run_worker
+
+    settings = _settings(data_dir)
+    stop = threading.Event()
+    threads = []
+    if publishing:
+        threads.append(threading.Thread(target=run_worker, args=(settings,), kwargs={"stop": stop}))
+    if engagement:
+        threads.append(
+            threading.Thread(target=run_engagement, args=(settings,), kwargs={"stop": stop})
+        )
+    for thread in threads:
+        thread.start()
+    try:
+        while any(t.is_alive() for t in threads):
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        stop.set()
+    for thread in threads:
+        thread.join(timeout=30)
+
+
+@app.command()
+def bench(
+    quick: Annotated[bool, typer.Option(help="A seconds-long smoke version.")] = False,
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Where to build the data (default: temp).")
+    ] = None,
+) -> None:
+    """Measure Murmur against its limits, each figure beside its reference, and print the table."""
+    from benchmarks.bench import main as run_bench
+
+    run_bench(quick=quick, data_dir=data_dir)
 
 
 @app.command()

@@ -118,42 +118,41 @@ def list_posts(
     cur: Cursor, workspace_id: str, where: PostFilter, after: str | None, limit: int
 ) -> list[Row]:
     """Posts of a workspace, newest first, after the keyset cursor ``after``."""
-    by_destination = where.platform is not None or where.account_id is not None
-    return fetch_all(
-        cur,
-        "SELECT p.* FROM posts p WHERE p.workspace_id = ?"
-        " AND (? IS NULL OR p.status = ?)"
-        " AND (? IS NULL OR list_contains(p.tags, ?))"
-        " AND (? IS NULL OR p.created_at >= ?) AND (? IS NULL OR p.created_at < ?)"
-        " AND (? IS NULL OR p.scheduled_at >= ?) AND (? IS NULL OR p.scheduled_at < ?)"
-        " AND (NOT ? OR EXISTS (SELECT 1 FROM post_destinations d WHERE d.post_id = p.id"
-        "   AND (? IS NULL OR d.platform = ?) AND (? IS NULL OR d.account_id = ?)))"
-        " AND (? IS NULL OR p.id < ?)"
-        " ORDER BY p.id DESC LIMIT ?",
-        [
-            workspace_id,
-            where.status,
-            where.status,
-            where.tag,
-            where.tag,
-            where.created_from,
-            where.created_from,
-            where.created_to,
-            where.created_to,
-            where.scheduled_from,
-            where.scheduled_from,
-            where.scheduled_to,
-            where.scheduled_to,
-            by_destination,
-            where.platform,
-            where.platform,
-            where.account_id,
-            where.account_id,
-            after,
-            after,
-            limit,
-        ],
+    # Only the filters given become predicates: DuckDB does not fold "? IS NULL OR …" on
+    # bound parameters, and those ORs cost 20 of a page's 32 ms on 100k posts (measured by
+    # murmur bench). Every value is still bound; only this function's constants are joined.
+    clauses = ["p.workspace_id = ?"]
+    params: list[Any] = [workspace_id]
+    for sql, value in (
+        ("p.status = ?", where.status),
+        ("list_contains(p.tags, ?)", where.tag),
+        ("p.created_at >= ?", where.created_from),
+        ("p.created_at < ?", where.created_to),
+        ("p.scheduled_at >= ?", where.scheduled_from),
+        ("p.scheduled_at < ?", where.scheduled_to),
+        ("p.id < ?", after),
+    ):
+        if value is not None:
+            clauses.append(sql)
+            params.append(value)
+    if where.platform is not None or where.account_id is not None:
+        inner = ["d.post_id = p.id"]
+        for sql, value in (
+            ("d.platform = ?", where.platform),
+            ("d.account_id = ?", where.account_id),
+        ):
+            if value is not None:
+                inner.append(sql)
+                params.append(value)
+        exists = " AND ".join(inner)
+        clauses.append(f"EXISTS (SELECT 1 FROM post_destinations d WHERE {exists})")  # noqa: S608 - constants
+    # The page's ids first (one narrow column through the top-N), then its rows by id.
+    page = (
+        "SELECT p.* FROM posts p WHERE p.id IN (SELECT p.id FROM posts p WHERE "  # noqa: S608 - constants
+        + " AND ".join(clauses)
+        + " ORDER BY p.id DESC LIMIT ?) ORDER BY p.id DESC"
     )
+    return fetch_all(cur, page, [*params, limit])
 
 
 # -- destinations ------------------------------------------------------------------------------
@@ -180,7 +179,10 @@ def destinations_of(cur: Cursor, post_ids: list[str]) -> dict[str, list[Row]]:
         return found
     for row in fetch_all(
         cur,
-        "SELECT * FROM post_destinations WHERE list_contains(?, post_id) ORDER BY id",
+        # IN (unnest) is a hash join on the page's ids; list_contains(?, post_id) scanned
+        # every destination (15 ms of a 50-post page on 100k posts).
+        "SELECT * FROM post_destinations WHERE post_id IN (SELECT unnest(?::VARCHAR[]))"
+        " ORDER BY id",
         [post_ids],
     ):
         found[row["post_id"]].append(row)

@@ -173,13 +173,26 @@ def unified(
         account_id=account_id,
         granularity=granularity,
     )
-    platforms = repo.unified_by_platform(cur, where)
+    marts = [
+        "mart_post_hourly" if granularity == "hour" else "mart_post_daily",
+        "mart_account_daily",
+    ]
+    after = tuple(page.after) if page.after else None
+    # One version check per request: the three reads are remembered together.
+    platforms, rows, snapshot_row = repo.cache.value(
+        cur,
+        ("unified", where.cache_key(), after, page.fetch),
+        lambda: (
+            repo.unified_by_platform(cur, where),
+            repo.unified_series(cur, where, page.after, page.fetch),
+            repo.snapshot(cur, marts, where.first_day, where.last_day),
+        ),
+    )
     totals_row: dict[str, Any] = {c: sum(int(r[c]) for r in platforms) for c in COUNTERS}
     for name in ("posts", "active_posts"):
         totals_row[name] = sum(int(r[name]) for r in platforms)
     totals_row["followers"] = _sum_optional([r["followers"] for r in platforms])
     totals_row["follower_growth"] = _sum_optional([r["follower_growth"] for r in platforms])
-    rows = repo.unified_series(cur, where, page.after, page.fetch)
     series = page.page(
         rows,
         lambda r: SeriesPoint(
@@ -191,17 +204,13 @@ def unified(
         ),
         lambda r: [r["bucket"].isoformat(), r["platform"], r["account_external_id"]],
     )
-    marts = [
-        "mart_post_hourly" if granularity == "hour" else "mart_post_daily",
-        "mart_account_daily",
-    ]
     return UnifiedAnalytics(
         range=Range(from_=start, to=end, first_bucket=_utc(first), last_bucket=_utc(last)),
         granularity=granularity,
         totals=Metrics(**_metrics(totals_row)),
         by_platform=[PlatformMetrics(platform=r["platform"], **_metrics(r)) for r in platforms],
         series=series,
-        snapshot=read_snapshot(cur, marts, where.first_day, where.last_day),
+        snapshot=snapshot_out(snapshot_row, marts),
     )
 
 
@@ -211,7 +220,15 @@ def unified(
 def viral_trends(
     cur: Cursor, workspace_id: str, where: repo.TrendFilter, page: PageRequest
 ) -> ViralTrends:
-    rows = repo.list_viral_trends(cur, workspace_id, where, page.after, page.fetch)
+    after = tuple(page.after) if page.after else None
+    rows, snapshot_row = repo.cache.value(
+        cur,
+        ("viral_trends", workspace_id, where, after, page.fetch),
+        lambda: (
+            repo.list_viral_trends(cur, workspace_id, where, page.after, page.fetch),
+            repo.snapshot(cur, ["mart_viral_trends"]),
+        ),
+    )
     found = page.page(
         rows,
         lambda r: ViralTrend(
@@ -232,7 +249,7 @@ def viral_trends(
     return ViralTrends(
         items=found.items,
         pagination=found.pagination,
-        snapshot=read_snapshot(cur, ["mart_viral_trends"]),
+        snapshot=snapshot_out(snapshot_row, ["mart_viral_trends"]),
     )
 
 

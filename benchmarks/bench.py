@@ -1,0 +1,602 @@
+"""``murmur bench``: Murmur's figures beside their references, measured in the same run.
+
+One call builds a fresh data directory (a test workspace, a key, posts with destinations and
+seeded marts), serves it with ``benchmarks.server`` (Murmur's app plus a bare reference
+route, in its own process), drives it from another process (``benchmarks.loadgen``: wrk
+when installed, else asyncio + httpx), and prints one table: each figure, its reference,
+the ratio, the target and PASS/MISS. Several runs are interleaved (reference, then each
+target) and the table quotes their medians, because absolute times drift on a shared
+machine. The pipeline/import rows come from ``benchmarks.pipeline_scale`` and the
+publishing row from ``benchmarks.publishing_lateness``; each runs in a child process and
+shows "not measured" with the reason if it is absent or fails.
+
+Their row dicts may carry: ``what`` (or ``name``), ``figure`` (or ``value``), ``reference``,
+``ratio``, ``target``, ``status`` ("PASS"/"MISS"/…) or ``passed`` (bool), ``note``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from benchmarks.loadgen import LoadResult, LoadSpec, run_load, wrk_path
+from benchmarks.seed import Tenant, create_tenant, grow, open_store
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+BASE = "/api/public/v1"
+
+READS: dict[str, str] = {
+    "GET /analytics/unified": f"{BASE}/analytics/unified",
+    "GET /viral-trends": f"{BASE}/viral-trends?limit=50",
+    "GET /posts (page of 50)": f"{BASE}/posts?limit=50",
+}
+BARE = "bare route (reference)"
+READ_RPS_RATIO = 0.5
+READ_P99_MS = 50.0
+WRITE_RPS = 300.0
+WRITE_P99_MS = 100.0
+
+TABLE_START = "<!-- bench:table -->"
+TABLE_END = "<!-- /bench:table -->"
+
+
+@dataclass
+class BenchSettings:
+    """How big and how long: the full run by default, seconds-long with ``quick``."""
+
+    quick: bool = False
+    data_dir: Path | None = None
+    posts: int = 100_000
+    scale_sizes: tuple[int, ...] = (10_000, 30_000, 100_000, 300_000)
+    repeats: int = 3
+    seconds: float = 8.0
+    scale_seconds: float = 3.0
+    clients: int = 32
+    engine: str = "auto"
+    write_docs: bool = True
+    colleagues: bool = True
+
+    @classmethod
+    def for_mode(cls, quick: bool, data_dir: Path | None = None) -> BenchSettings:
+        if not quick:
+            return cls(data_dir=data_dir)
+        return cls(
+            quick=True,
+            data_dir=data_dir,
+            posts=2_000,
+            scale_sizes=(500, 2_000),
+            repeats=1,
+            seconds=1.0,
+            scale_seconds=0.5,
+            clients=4,
+            write_docs=False,
+        )
+
+
+@dataclass
+class Row:
+    """One line of the table."""
+
+    group: str
+    what: str
+    figure: str
+    reference: str
+    ratio: float | None
+    target: str
+    status: str  # PASS | MISS | not measured
+    note: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+# -- the server ------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def serve(data_dir: Path) -> Iterator[str]:
+    """Run ``benchmarks.server`` over ``data_dir`` in a child process; yield its base URL."""
+    import httpx
+
+    port = _free_port()
+    env = dict(os.environ, MURMUR_READ_RATE_LIMIT="1000000000")
+    env["MURMUR_WRITE_RATE_LIMIT"] = "1000000000"
+    log = (data_dir / "serve.log").open("wb")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.server",
+            "--data-dir",
+            str(data_dir),
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=REPO,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the benchmark server exited: see {data_dir / 'serve.log'}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/bench/bare", timeout=2).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError("the benchmark server did not start in time")
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        log.close()
+
+
+# -- measuring --------------------------------------------------------------------------------
+
+
+def _auth(tenant: Tenant) -> dict[str, str]:
+    return {"Authorization": f"Bearer {tenant.key}"}
+
+
+def _load(
+    cfg: BenchSettings, url: str, headers: dict[str, str], clients: int, seconds: float
+) -> LoadResult:
+    return run_load(
+        LoadSpec(url=url, clients=clients, seconds=seconds, headers=headers, engine=cfg.engine)
+    )
+
+
+def measure_reads(cfg: BenchSettings, base: str, tenant: Tenant) -> dict[str, list[LoadResult]]:
+    """Interleaved runs of the bare route and each read at ``cfg.clients`` clients."""
+    runs: dict[str, list[LoadResult]] = {BARE: [], **{name: [] for name in READS}}
+    for _ in range(cfg.repeats):
+        runs[BARE].append(_load(cfg, f"{base}/bench/bare", _auth(tenant), cfg.clients, cfg.seconds))
+        for name, path in READS.items():
+            runs[name].append(_load(cfg, base + path, _auth(tenant), cfg.clients, cfg.seconds))
+    return runs
+
+
+def _post_body(tenant: Tenant) -> str:
+    at = (datetime.now(UTC) + timedelta(days=30)).replace(microsecond=0)
+    return json.dumps(
+        {
+            "text": "Benchmark write",
+            "platforms": [tenant.account_id],
+            "scheduled_at": at.isoformat().replace("+00:00", "Z"),
+            "tags": ["bench"],
+        }
+    )
+
+
+def _write_load(cfg: BenchSettings, base: str, tenant: Tenant) -> LoadResult:
+    headers = {**_auth(tenant), "Content-Type": "application/json"}
+    spec = LoadSpec(
+        url=f"{base}{BASE}/posts",
+        clients=cfg.clients,
+        seconds=cfg.seconds,
+        method="POST",
+        headers=headers,
+        body=_post_body(tenant),
+        fresh_idempotency_key=True,
+        engine=cfg.engine,
+    )
+    return run_load(spec)
+
+
+def measure_writes(
+    cfg: BenchSettings, base: str, tenant: Tenant, data_dir: Path
+) -> dict[str, list[Any]]:
+    """Interleaved runs of POST /posts alone and while a pipeline-like writer runs."""
+    runs: dict[str, list[Any]] = {"alone": [], "pipeline": [], "pipeline_scripts": []}
+    for _ in range(cfg.repeats):
+        runs["alone"].append(_write_load(cfg, base, tenant))
+        writer = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.pipeline_load",
+                "--data-dir",
+                str(data_dir),
+                "--seconds",
+                str(cfg.seconds + 1),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+        )
+        time.sleep(1.0)  # let it attach and start its first script
+        runs["pipeline"].append(_write_load(cfg, base, tenant))
+        out, err = writer.communicate(timeout=cfg.seconds + 120)
+        try:
+            runs["pipeline_scripts"].append(json.loads(out.strip().splitlines()[-1]))
+        except (ValueError, IndexError):
+            runs["pipeline_scripts"].append({"error": err[-300:]})
+    return runs
+
+
+def measure_scale(cfg: BenchSettings, base: str, tenant: Tenant, posts: int) -> dict[str, Any]:
+    """One client, one request at a time: each read's latency at this data size."""
+    p50: dict[str, float] = {}
+    for name, path in READS.items():
+        found = _load(cfg, base + path, _auth(tenant), 1, cfg.scale_seconds)
+        p50[name] = found.p50_ms
+    found = _load(cfg, f"{base}/bench/bare", _auth(tenant), 1, cfg.scale_seconds)
+    p50[BARE] = found.p50_ms
+    return {"posts": posts, "p50_ms": p50}
+
+
+# -- the rows ---------------------------------------------------------------------------------
+
+
+def _med(values: list[float]) -> float:
+    return float(statistics.median(values)) if values else 0.0
+
+
+def _fmt(r: dict[str, float], errors: int | None = None) -> str:
+    text = f"{r['rps']:.0f} req/s, p50 {r['p50']:.1f} ms, p99 {r['p99']:.1f} ms"
+    if errors is not None:
+        text += f", {errors} errors"
+    return text
+
+
+def _summary(results: list[LoadResult]) -> dict[str, float]:
+    return {
+        "rps": _med([r.rps for r in results]),
+        "p50": _med([r.p50_ms for r in results]),
+        "p99": _med([r.p99_ms for r in results]),
+        "errors": float(sum(r.errors for r in results)),
+    }
+
+
+def read_rows(runs: dict[str, list[LoadResult]], clients: int) -> list[Row]:
+    bare = _summary(runs[BARE])
+    rows = []
+    for name in READS:
+        mine = _summary(runs[name])
+        # Paired ratios (each run against the reference run just before it) resist drift.
+        ratio = _med([m.rps / b.rps for m, b in zip(runs[name], runs[BARE], strict=True) if b.rps])
+        passed = ratio >= READ_RPS_RATIO and mine["p99"] <= READ_P99_MS and not mine["errors"]
+        rows.append(
+            Row(
+                group="reads",
+                what=f"{name}, {clients} clients",
+                figure=_fmt(mine, int(mine["errors"])),
+                reference="bare route: " + _fmt(bare),
+                ratio=round(ratio, 2),
+                target=f"≥ {READ_RPS_RATIO}x ref, p99 ≤ {READ_P99_MS:.0f} ms",
+                status="PASS" if passed else "MISS",
+                detail={"runs": [r.to_dict() for r in runs[name]]},
+            )
+        )
+    return rows
+
+
+def write_rows(runs: dict[str, list[Any]], clients: int) -> list[Row]:
+    alone = _summary(runs["alone"])
+    loaded = _summary(runs["pipeline"])
+    rows = []
+    for label, mine, ref in (
+        ("POST /posts", alone, "—"),
+        ("POST /posts while a pipeline writes", loaded, "alone: " + _fmt(alone)),
+    ):
+        passed = mine["rps"] >= WRITE_RPS and mine["p99"] <= WRITE_P99_MS and not mine["errors"]
+        ratio = None
+        if mine is loaded and alone["rps"]:
+            ratio = round(
+                _med(
+                    [
+                        p.rps / a.rps
+                        for p, a in zip(runs["pipeline"], runs["alone"], strict=True)
+                        if a.rps
+                    ]
+                ),
+                2,
+            )
+        rows.append(
+            Row(
+                group="writes",
+                what=f"{label}, {clients} clients, fresh keys",
+                figure=_fmt(mine, int(mine["errors"])),
+                reference=ref,
+                ratio=ratio,
+                target=f"≥ {WRITE_RPS:.0f}/s, p99 ≤ {WRITE_P99_MS:.0f} ms, 0 errors",
+                status="PASS" if passed else "MISS",
+                detail={
+                    "runs": [r.to_dict() for r in runs["pipeline" if mine is loaded else "alone"]],
+                    "pipeline_scripts": runs["pipeline_scripts"] if mine is loaded else None,
+                },
+            )
+        )
+    return rows
+
+
+def _first(raw: dict[str, Any], *names: str) -> Any:
+    return next((raw[n] for n in names if raw.get(n) is not None), None)
+
+
+def _row_from(group: str, raw: dict[str, Any]) -> Row:
+    status = raw.get("status")
+    if status is None:
+        passed = _first(raw, "passed", "ok")
+        status = "PASS" if passed is True else "MISS" if passed is False else "—"
+    ratio = raw.get("ratio")
+    return Row(
+        group=group,
+        what=str(_first(raw, "what", "name", "row") or "?"),
+        figure=str(_first(raw, "figure", "value", "measured") or ""),
+        reference=str(raw.get("reference", "—")),
+        ratio=round(float(ratio), 2) if isinstance(ratio, int | float) else None,
+        target=str(raw.get("target", "")),
+        status=str(status),
+        note=str(_first(raw, "note", "notes") or ""),
+        detail={k: v for k, v in raw.items() if k not in {"what", "name", "figure"}},
+    )
+
+
+def _publishing_row(run: Any, quick: bool) -> dict[str, Any]:
+    """The lateness row from ``publishing_lateness.run``'s figures."""
+    posts = 200 if quick else 5000
+    spread, lead = (5.0, 5.0) if quick else (60.0, 20.0)
+    found: dict[str, Any] = run(posts, 2, spread, lead, 16)
+    late = found["lateness_seconds"]
+    once = found["exactly_once"]
+    passed = late["p99"] <= 5 and not once["more_than_once"] and not once["missing"]
+    return {
+        "what": f"publishing lateness, {posts:,} posts due within {spread:.0f} s",
+        "figure": f"p99 {late['p99']:.2f} s (p50 {late['p50']:.2f}, max {late['max']:.2f})"
+        f", {once['once']} published once, {once['more_than_once']} twice,"
+        f" {once['missing']} missing",
+        "reference": "—",
+        "target": "p99 ≤ 5 s after scheduled_at",
+        "passed": passed,
+        "figures": found,
+    }
+
+
+_COLLEAGUES = {
+    "pipeline": ("benchmarks.pipeline_scale", ("run_pipeline_rows",)),
+    "publishing": (
+        "benchmarks.publishing_lateness",
+        ("run_publishing_rows", "run_publishing_row", "run_lateness_row", "publishing_row"),
+    ),
+}
+_PLACEHOLDERS = {
+    "pipeline": [
+        "full pipeline build, 10M engagement snapshots",
+        "incremental run adding an hour (10M vs 1M history)",
+        "import of a 10M-row CSV export",
+    ],
+    "publishing": ["publishing lateness, 5,000 posts due in one minute"],
+}
+
+
+def colleague_rows(group: str, quick: bool, timeout: float) -> list[Row]:
+    """A colleague's rows, computed in a child process; "not measured" rows if that fails."""
+    cmd = [sys.executable, "-m", "benchmarks.bench", "--rows-of", group]
+    if quick:
+        cmd.append("--quick")
+    try:
+        done = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO, check=False
+        )
+        last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+        if done.returncode != 0 or not last.startswith("ROWS "):
+            tail = [x for x in (done.stderr or done.stdout).strip().splitlines() if x.strip()]
+            errors = [x for x in tail if "Error" in x or "error" in x]
+            raise RuntimeError((errors or tail or [f"exit {done.returncode}"])[-1].strip())
+        raws = json.loads(last.removeprefix("ROWS "))
+        return [_row_from(group, raw) for raw in raws]
+    except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
+        reason = (
+            f"timed out after {timeout:.0f} s"
+            if isinstance(exc, subprocess.TimeoutExpired)
+            else str(exc)
+        )
+        return [
+            Row(group, what, "—", "—", None, "", "not measured", note=reason[:200])
+            for what in _PLACEHOLDERS[group]
+        ]
+
+
+def _print_rows_of(group: str, quick: bool) -> int:
+    """The child side of ``colleague_rows``: import the module, call it, print its rows."""
+    import importlib
+
+    module_name, names = _COLLEAGUES[group]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        print(f"{module_name} is absent: {exc}", file=sys.stderr)
+        return 2
+    fn = next((getattr(module, n) for n in names if hasattr(module, n)), None)
+    if fn is None and group == "publishing" and hasattr(module, "run"):
+        print("ROWS " + json.dumps([_publishing_row(module.run, quick)], default=str))
+        return 0
+    if fn is None:
+        print(f"{module_name} has none of {', '.join(names)}", file=sys.stderr)
+        return 2
+    found = fn(quick)
+    rows = found if isinstance(found, list) else [found]
+    print(
+        "ROWS " + json.dumps([r if isinstance(r, dict) else asdict(r) for r in rows], default=str)
+    )
+    return 0
+
+
+# -- the table --------------------------------------------------------------------------------
+
+
+def table(rows: list[Row]) -> str:
+    """The rows as a Markdown table."""
+    out = [
+        "| what | figure (median) | reference, same run | ratio | target | result |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        ratio = "—" if r.ratio is None else f"{r.ratio:.2f}x"
+        status = r.status if not r.note else f"{r.status} ({r.note})"
+        out.append(f"| {r.what} | {r.figure} | {r.reference} | {ratio} | {r.target} | {status} |")
+    return "\n".join(out)
+
+
+def write_docs(rows: list[Row], results: dict[str, Any], command: str) -> None:
+    """Replace the table in docs/performance.md and redraw the chart beside it."""
+    from benchmarks.chart import draw
+
+    (DOCS / "performance-latest.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
+    draw(results, DOCS / "performance-scale.png")
+    meta = results["meta"]
+    block = "\n".join(
+        [
+            TABLE_START,
+            f"Latest run: `{command}` on {meta['finished']} ({meta['cpus']} CPUs, load average "
+            f"{meta['loadavg_before'][0]} → {meta['loadavg_after'][0]}, load generator "
+            f"{meta['engine']}, {meta['repeats']} interleaved runs of {meta['seconds']:.0f} s, "
+            f"{meta['posts']} posts; wall {meta['wall_s']:.0f} s).",
+            "",
+            table(rows),
+            "",
+            "![p50 latency of each read vs posts in the store](performance-scale.png)",
+            TABLE_END,
+        ]
+    )
+    path = DOCS / "performance.md"
+    text = (
+        path.read_text()
+        if path.exists()
+        else "# Performance\n\n" + TABLE_START + "\n" + TABLE_END + "\n"
+    )
+    head, _, rest = text.partition(TABLE_START)
+    _, _, tail = rest.partition(TABLE_END)
+    path.write_text(head + block + tail)
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]:
+    """Build the data, measure every row, print the table; write the docs on a full run."""
+    cfg = (
+        settings_or_args
+        if isinstance(settings_or_args, BenchSettings)
+        else BenchSettings.for_mode(bool(settings_or_args.quick), settings_or_args.data_dir)
+    )
+    started = time.monotonic()
+    load_before = os.getloadavg()
+    own_tmp = cfg.data_dir is None
+    root = Path(tempfile.mkdtemp(prefix="murmur-bench-")) if own_tmp else Path(cfg.data_dir or ".")
+    data_dir = root / "data"
+    if data_dir.exists():
+        shutil.rmtree(data_dir)
+    engine = cfg.engine if cfg.engine != "auto" else ("wrk" if wrk_path() else "python")
+    results: dict[str, Any] = {"scale": []}
+    try:
+        with open_store(data_dir) as store:
+            tenant = create_tenant(store)
+        sizes = sorted({*(s for s in cfg.scale_sizes), cfg.posts})
+        have = 0
+        with serve(data_dir) as base:
+            _say(f"serving {data_dir} at {base}; load generator: {engine}")
+
+            def grow_to(n: int) -> None:
+                nonlocal have
+                with open_store(data_dir) as remote:
+                    grow(remote, tenant.workspace_id, have, n)
+                have = n
+
+            for size in (s for s in sizes if s <= cfg.posts):
+                grow_to(size)
+                results["scale"].append(measure_scale(cfg, base, tenant, size))
+                _say(f"scale {size} posts: {results['scale'][-1]['p50_ms']}")
+            reads = measure_reads(cfg, base, tenant)
+            _say("reads done")
+            writes = measure_writes(cfg, base, tenant, data_dir)
+            _say("writes done")
+            for size in (s for s in sizes if s > cfg.posts):
+                grow_to(size)
+                results["scale"].append(measure_scale(cfg, base, tenant, size))
+                _say(f"scale {size} posts: {results['scale'][-1]['p50_ms']}")
+        rows = read_rows(reads, cfg.clients) + write_rows(writes, cfg.clients)
+        if cfg.colleagues:
+            # Budgets that keep the whole run inside 15 minutes (this part takes ~4).
+            rows += colleague_rows("pipeline", cfg.quick, 120.0 if cfg.quick else 480.0)
+            rows += colleague_rows("publishing", cfg.quick, 120.0 if cfg.quick else 180.0)
+    finally:
+        if own_tmp:
+            shutil.rmtree(root, ignore_errors=True)
+    results["meta"] = {
+        "finished": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "duckdb": __import__("duckdb").__version__,
+        "loadavg_before": [round(x, 2) for x in load_before],
+        "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+        "engine": engine,
+        "repeats": cfg.repeats,
+        "seconds": cfg.seconds,
+        "clients": cfg.clients,
+        "posts": cfg.posts,
+        "wall_s": round(time.monotonic() - started, 1),
+    }
+    results["rows"] = [asdict(r) for r in rows]
+    print(table(rows))
+    print(f"\n(wall {results['meta']['wall_s']} s, load generator {engine})")
+    if cfg.write_docs:
+        write_docs(rows, results, "murmur bench" + (" --quick" if cfg.quick else ""))
+    return rows
+
+
+def _say(text: str) -> None:
+    print(f"[bench] {text}", file=sys.stderr, flush=True)
+
+
+def main(quick: bool = False, data_dir: Path | None = None) -> list[Row]:
+    """What ``murmur bench [--quick] [--data-dir D]`` calls."""
+    return run_bench(BenchSettings.for_mode(quick, data_dir))
+
+
+def _cli(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("--rows-of", choices=sorted(_COLLEAGUES), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.rows_of:
+        return _print_rows_of(args.rows_of, args.quick)
+    main(args.quick, args.data_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_cli())
