@@ -15,6 +15,12 @@ from warehouse.rows import Cursor, fetch_one
 METRICS = ("impressions", "reach", "views", "likes", "comments", "shares", "saves", "clicks")
 
 
+def api_post_totals(product: Product, post_id: str, params: dict[str, str]) -> dict[str, Any]:
+    analytics = product.api.ok(product.api.get(f"/posts/{post_id}/analytics", params=params))
+    totals: dict[str, Any] = analytics["totals"]
+    return totals
+
+
 def _raw_totals(cur: Cursor, workspace_id: str) -> dict[str, Any]:
     """Straight from the raw snapshots: each own post's latest cumulative counters, summed."""
     columns = ", ".join(f"sum(coalesce(s.{m}, 0)) AS {m}" for m in METRICS)
@@ -42,6 +48,7 @@ def _raw_totals(cur: Cursor, workspace_id: str) -> dict[str, Any]:
 
 def test_two_runs_then_dashboards_match_the_raw_data(product: Product) -> None:
     settings = product.server.settings
+    ours = _publish_through_the_api(product, 2)
     first = run_all(settings, now=product.sim.now())
     assert first.success, first
     # Let engagement grow on the platforms, then the next scheduled run.
@@ -62,6 +69,9 @@ def test_two_runs_then_dashboards_match_the_raw_data(product: Product) -> None:
     assert totals["engagement_rate"] == engagements / raw["impressions"]
     assert sum(p["engagements"] for p in unified["by_platform"]) == engagements
     assert unified["snapshot"]["data_through"] is not None
+    for post in ours:  # the posts created through the API are part of those totals
+        mine = api_post_totals(product, post["post_id"], params)
+        assert mine["engagements"] > 0
 
     trends = product.api.ok(product.api.get("/viral-trends", params={"limit": 100}))
     assert trends["snapshot"]["computed_at"] is not None
@@ -70,15 +80,15 @@ def test_two_runs_then_dashboards_match_the_raw_data(product: Product) -> None:
         assert item["evidence"]
 
 
-def test_a_post_created_through_the_api_appears_in_analytics(product: Product) -> None:
-    """POST /posts → the worker publishes it on the simulated platforms → the next run."""
+def _publish_through_the_api(product: Product, count: int) -> list[dict[str, Any]]:
+    """Create posts with POST /posts and let the worker publish them on the simulator."""
     api = product.api
     created = [
         api.ok(
             api.post("/posts", json={"text": f"Launch {i} #murmur", "platforms": ["x", "bluesky"]}),
             201,
         )
-        for i in range(3)
+        for i in range(count)
     ]
     stop = threading.Event()
     worker = threading.Thread(
@@ -92,12 +102,18 @@ def test_a_post_created_through_the_api_appears_in_analytics(product: Product) -
         while True:
             statuses = {api.ok(api.get(f"/posts/{p['post_id']}"))["status"] for p in created}
             if statuses == {"published"}:
-                break
+                return created
             assert time.monotonic() < deadline, statuses
             time.sleep(0.2)
     finally:
         stop.set()
         worker.join(timeout=30)
+
+
+def test_a_post_created_through_the_api_appears_in_analytics(product: Product) -> None:
+    """POST /posts → the worker publishes it on the simulated platforms → the next run."""
+    api = product.api
+    created = _publish_through_the_api(product, 3)
 
     settings = product.server.settings
     assert run_all(settings, now=product.sim.now()).success
