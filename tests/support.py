@@ -29,12 +29,10 @@ def free_port() -> int:
 
 
 @dataclass
-class LiveServer:
-    """The real API on a loopback port, hosting a real store in a temporary directory."""
+class ThreadServer:
+    """An ASGI app served by uvicorn in a daemon thread on a free loopback port."""
 
-    base_url: str
-    settings: Settings
-    store: Store
+    root: str
     server: uvicorn.Server
     thread: threading.Thread
 
@@ -43,19 +41,47 @@ class LiveServer:
         self.thread.join(timeout=10)
 
 
-def start_server(settings: Settings) -> LiveServer:
-    app = create_app(settings)
+def serve_in_thread(app: Any, **options: Any) -> ThreadServer:
+    """Start ``app`` on 127.0.0.1 and return once it accepts connections."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_config=None, access_log=False, **options
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
         if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the API server did not start")
+            raise RuntimeError("the server did not start")
         time.sleep(0.02)
-    return LiveServer(f"http://127.0.0.1:{port}", settings, app.state.store, server, thread)
+    return ThreadServer(f"http://127.0.0.1:{port}", server, thread)
+
+
+def start_simulator(seed: int) -> ThreadServer:
+    """The bundled platform simulator; it writes its own Date header (the world's clock)."""
+    from simulator.app import create_app as create_simulator
+
+    return serve_in_thread(create_simulator(seed), date_header=False)
+
+
+@dataclass
+class LiveServer:
+    """The real API on a loopback port, hosting a real store in a temporary directory."""
+
+    base_url: str
+    settings: Settings
+    store: Store
+    running: ThreadServer
+
+    def stop(self) -> None:
+        self.running.stop()
+
+
+def start_server(settings: Settings) -> LiveServer:
+    app = create_app(settings)
+    running = serve_in_thread(app)
+    return LiveServer(running.root, settings, app.state.store, running)
 
 
 class Api:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,9 +15,8 @@ import uvicorn
 from connectors.base import AccountRef
 from connectors.http import HttpConnector, PlatformHttp
 from connectors.registry import build_connector, simulator_base_url, simulator_token
-from simulator.app import create_app
 from simulator.world import OWN_ACCOUNTS
-from tests.support import free_port
+from tests.support import start_simulator
 
 SEED = 11
 T0 = datetime(2025, 6, 15, 12, 0, tzinfo=UTC)
@@ -48,29 +46,16 @@ class SimServer:
 
 @pytest.fixture(scope="session")
 def sim() -> Iterator[SimServer]:
-    port = free_port()
-    config = uvicorn.Config(
-        create_app(SEED),
-        host="127.0.0.1",
-        port=port,
-        log_config=None,
-        access_log=False,
-        date_header=False,
+    running = start_simulator(SEED)
+    live = SimServer(
+        running.root,
+        running.server,
+        running.thread,
+        httpx.Client(base_url=running.root, timeout=30),
     )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the simulator did not start")
-        time.sleep(0.02)
-    root = f"http://127.0.0.1:{port}"
-    live = SimServer(root, server, thread, httpx.Client(base_url=root, timeout=30))
     yield live
     live.admin.close()
-    server.should_exit = True
-    thread.join(timeout=10)
+    running.stop()
 
 
 @pytest.fixture(autouse=True)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,8 +14,7 @@ import uvicorn
 from api.auth import mint_key
 from api.workspaces.service import bootstrap_test_workspace
 from murmur.settings import Settings
-from simulator.app import create_app as create_simulator
-from tests.support import Api, LiveServer, free_port, start_server
+from tests.support import Api, LiveServer, start_server, start_simulator
 from warehouse import workspaces as ws_repo
 from warehouse.rows import Cursor
 
@@ -51,24 +48,8 @@ class Product:
 
 @pytest.fixture
 def product(tmp_path: Path) -> Iterator[Product]:
-    port = free_port()
-    config = uvicorn.Config(
-        create_simulator(7),
-        host="127.0.0.1",
-        port=port,
-        log_config=None,
-        access_log=False,
-        date_header=False,
-    )
-    sim_server = uvicorn.Server(config)
-    thread = threading.Thread(target=sim_server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not sim_server.started:
-        assert thread.is_alive(), "simulator died"
-        assert time.monotonic() < deadline, "simulator did not start"
-        time.sleep(0.02)
-    root = f"http://127.0.0.1:{port}"
+    running = start_simulator(7)
+    root = running.root
     admin = httpx.Client(base_url=root, timeout=30)
     admin.post("/_sim/clock", json={"now": T0.isoformat()}).raise_for_status()
     settings = Settings(
@@ -89,10 +70,9 @@ def product(tmp_path: Path) -> Iterator[Product]:
     ws_id, key = live.store.run(setup)
     api = Api(live.base_url, key)
     try:
-        yield Product(Simulator(root, sim_server, admin), live, api, ws_id)
+        yield Product(Simulator(root, running.server, admin), live, api, ws_id)
     finally:
         api.close()
         live.stop()
-        sim_server.should_exit = True
-        thread.join(timeout=10)
+        running.stop()
         admin.close()

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from dagster import materialize
 
 from api.workspaces.service import bootstrap_test_workspace
 from pipelines.analytics.assets import DAILY_ASSETS
 from pipelines.definitions import resources
 from pipelines.ingest.assets import INGEST_ASSETS
-from simulator.app import create_app
-from tests.support import free_port
+from tests.support import start_simulator
 from warehouse.ids import new_id
 from warehouse.store import Secrets, Store
 
@@ -27,26 +23,9 @@ T0 = datetime(2025, 6, 15, 12, 0, tzinfo=UTC)
 
 @pytest.fixture(scope="module")
 def sim_root() -> Iterator[str]:
-    port = free_port()
-    config = uvicorn.Config(
-        create_app(11),
-        host="127.0.0.1",
-        port=port,
-        log_config=None,
-        access_log=False,
-        date_header=False,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the simulator did not start")
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    running = start_simulator(11)
+    yield running.root
+    running.stop()
 
 
 def _set_clock(root: str, now: datetime) -> None:

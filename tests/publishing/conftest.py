@@ -12,13 +12,11 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from murmur.settings import Settings
 from pipelines.publishing.policy import RetryPolicy
 from pipelines.publishing.worker import Worker, connect_store
-from simulator.app import create_app
-from tests.support import LiveServer, Tenant, free_port, new_tenant, start_server
+from tests.support import LiveServer, Tenant, new_tenant, start_server, start_simulator
 from warehouse import publishing as repo
 from warehouse.rows import Row
 from warehouse.store import Store
@@ -52,29 +50,11 @@ class Sim:
 
 @pytest.fixture(scope="session")
 def sim() -> Iterator[Sim]:
-    port = free_port()
-    config = uvicorn.Config(
-        create_app(23),
-        host="127.0.0.1",
-        port=port,
-        log_config=None,
-        access_log=False,
-        date_header=False,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the simulator did not start")
-        time.sleep(0.02)
-    root = f"http://127.0.0.1:{port}"
-    live = Sim(root, httpx.Client(base_url=root, timeout=30))
+    running = start_simulator(23)
+    live = Sim(running.root, httpx.Client(base_url=running.root, timeout=30))
     yield live
     live.admin.close()
-    server.should_exit = True
-    thread.join(timeout=10)
+    running.stop()
 
 
 @pytest.fixture(scope="session")

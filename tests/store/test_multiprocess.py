@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -24,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support import free_port
 from warehouse.store import Secrets, Store
 
 pytestmark = pytest.mark.timeout(240)
@@ -100,13 +100,6 @@ with Store.connect(
     n = cur.execute("SELECT count(*) FROM marker").fetchone()[0]
     print(store.mode, round(time.monotonic() - start, 2), n)
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass
