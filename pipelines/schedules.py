@@ -4,6 +4,7 @@ from datetime import timedelta
 
 from dagster import (
     AssetSelection,
+    DefaultScheduleStatus,
     RunRequest,
     ScheduleEvaluationContext,
     define_asset_job,
@@ -31,14 +32,24 @@ insights_job = define_asset_job(
 )
 
 
-@schedule(job=ingest_job, cron_schedule="5 * * * *", execution_timezone="UTC")
+@schedule(
+    job=ingest_job,
+    cron_schedule="5 * * * *",
+    execution_timezone="UTC",
+    default_status=DefaultScheduleStatus.RUNNING,
+)
 def hourly_ingest(context: ScheduleEvaluationContext) -> RunRequest:
     """At :05 each hour, ingest the hour that just started."""
     key = context.scheduled_execution_time.strftime("%Y-%m-%d-%H:00")
     return RunRequest(run_key=key, partition_key=key)
 
 
-@schedule(job=marts_job, cron_schedule="20 * * * *", execution_timezone="UTC")
+@schedule(
+    job=marts_job,
+    cron_schedule="20 * * * *",
+    execution_timezone="UTC",
+    default_status=DefaultScheduleStatus.RUNNING,
+)
 def hourly_marts(context: ScheduleEvaluationContext) -> list[RunRequest]:
     """At :20 each hour, rebuild today's day (and yesterday's in the first hour of a day)."""
     now = context.scheduled_execution_time
@@ -49,7 +60,12 @@ def hourly_marts(context: ScheduleEvaluationContext) -> list[RunRequest]:
     return [RunRequest(run_key=f"{k}@{tag}", partition_key=k) for k in dict.fromkeys(keys)]
 
 
-@schedule(job=insights_job, cron_schedule="40 * * * *", execution_timezone="UTC")
+@schedule(
+    job=insights_job,
+    cron_schedule="40 * * * *",
+    execution_timezone="UTC",
+    default_status=DefaultScheduleStatus.RUNNING,
+)
 def hourly_insights(context: ScheduleEvaluationContext) -> RunRequest:
     """At :40 each hour, recompute the insights from the refreshed marts."""
     return RunRequest(run_key=context.scheduled_execution_time.strftime("%Y-%m-%dT%H"))

@@ -1,6 +1,12 @@
 """Sensors: a file import that lands new raw rows starts the marts for its days."""
 
-from dagster import RunRequest, SensorEvaluationContext, SkipReason, sensor
+from dagster import (
+    DefaultSensorStatus,
+    RunRequest,
+    SensorEvaluationContext,
+    SkipReason,
+    sensor,
+)
 
 from pipelines.partitions import day_ranges, range_tags
 from pipelines.resources import StoreResource
@@ -8,7 +14,12 @@ from pipelines.schedules import insights_job, marts_job
 from warehouse import marts
 
 
-@sensor(jobs=[marts_job, insights_job], minimum_interval_seconds=60)
+# Running from the start: `murmur up` should need no clicks in the UI.
+@sensor(
+    jobs=[marts_job, insights_job],
+    minimum_interval_seconds=60,
+    default_status=DefaultSensorStatus.RUNNING,
+)
 def import_batches(
     context: SensorEvaluationContext, store: StoreResource
 ) -> list[RunRequest] | SkipReason:
