@@ -30,6 +30,28 @@ class Claim:
     response_body: str | None = None
 
 
+def claim_new(
+    cur: Cursor, rk: RecordKey, fingerprint: str, *, lease_seconds: int, ttl_seconds: int
+) -> bool:
+    """Take a key never seen before in one statement; False when a record exists already."""
+    # The common case (a fresh key) costs one autocommitted INSERT instead of a transaction
+    # of SELECT + INSERT; any existing record, live or expired, goes through claim().
+    now = utcnow()
+    cur.execute(
+        "INSERT INTO idempotency_keys (api_key_id, method, path, key, fingerprint, status,"
+        " locked_until, created_at, expires_at) VALUES (?, ?, ?, ?, ?, 'in_progress', ?, ?, ?)"
+        " ON CONFLICT DO NOTHING RETURNING 1",
+        [
+            *rk.params(),
+            fingerprint,
+            now + timedelta(seconds=lease_seconds),
+            now,
+            now + timedelta(seconds=ttl_seconds),
+        ],
+    )
+    return bool(cur.fetchall())
+
+
 def claim(
     cur: Cursor, rk: RecordKey, fingerprint: str, *, lease_seconds: int, ttl_seconds: int
 ) -> Claim:

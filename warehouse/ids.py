@@ -36,6 +36,16 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{''.join(reversed(chars))}"
 
 
+def id_floor(prefix: str, at: datetime) -> str:
+    """The smallest id :func:`new_id` can make at or after ``at`` (naive UTC): a keyset bound."""
+    value = int(at.replace(tzinfo=UTC).timestamp() * 1000) << 80
+    chars = []
+    for _ in range(26):
+        chars.append(_ALPHABET[value & 31])
+        value >>= 5
+    return f"{prefix}_{''.join(reversed(chars))}"
+
+
 def utcnow() -> datetime:
     """Now, as the naive UTC timestamp every TIMESTAMP column holds."""
     return datetime.now(UTC).replace(tzinfo=None)

@@ -25,7 +25,7 @@ from api.posts.schemas import (
     PresetRef,
 )
 from api.schemas import ErrorDetail, Page
-from api.workspaces.service import resolve_destination
+from api.workspaces.service import choose_destination
 from warehouse import approvals as approvals_repo
 from warehouse import automation as automation_repo
 from warehouse import posts as repo
@@ -158,6 +158,7 @@ def _expand(
     platforms: Sequence[Destination],
     details: list[ErrorDetail],
     preset_options: dict[str, dict[str, Any]],
+    by_id: dict[str, Row],
 ) -> list[tuple[int, str, str]]:
     """(index, account id or platform name, field) of each entry, presets opened up."""
     refs: list[tuple[int, str, str]] = []
@@ -176,7 +177,7 @@ def _expand(
                 continue
             for dest in json.loads(preset["destinations"]):
                 refs.append((index, str(dest["account_id"]), field_name))
-                account = ws_repo.get_account(cur, workspace_id, str(dest["account_id"]))
+                account = by_id.get(str(dest["account_id"]))
                 if account is not None and dest.get("options"):
                     preset_options.setdefault(account["platform"], {}).update(dest["options"])
         elif isinstance(entry, DestinationRef):
@@ -192,11 +193,13 @@ def _resolve(
     platforms: Sequence[Destination],
     details: list[ErrorDetail],
     preset_options: dict[str, dict[str, Any]],
+    accounts: list[Row],
 ) -> list[tuple[int, str, str]]:
     """(index, account id, platform) of each destination that resolves."""
     resolved: list[tuple[int, str, str]] = []
     seen: dict[str, int] = {}
-    for index, ref, field in _expand(cur, workspace_id, platforms, details, preset_options):
+    by_id = {a["id"]: a for a in accounts}
+    for index, ref, field in _expand(cur, workspace_id, platforms, details, preset_options, by_id):
         if not ref.startswith("acc_") and ref not in TEXT_LIMITS:
             details.append(
                 _detail(
@@ -208,7 +211,7 @@ def _resolve(
             )
             continue
         try:
-            account = resolve_destination(cur, workspace_id, ref, field)
+            account = choose_destination(accounts, ref, field)
         except ValidationFailed as exc:
             details.extend(exc.details)
             continue
@@ -275,11 +278,14 @@ def validate(
     text: str,
     platforms: Sequence[Destination],
     media_ids: Sequence[str],
+    accounts: list[Row] | None = None,
 ) -> Checked:
     """Check a post's destinations, text and media against every platform; all failures at once."""
     details: list[ErrorDetail] = []
     preset_options: dict[str, dict[str, Any]] = {}
-    resolved = _resolve(cur, workspace_id, platforms, details, preset_options)
+    if accounts is None:
+        accounts = repo.destination_choices(cur, workspace_id)[1]
+    resolved = _resolve(cur, workspace_id, platforms, details, preset_options, accounts)
 
     found = repo.media_by_ids(cur, workspace_id, list(media_ids))
     kinds: list[str] = []
@@ -344,8 +350,10 @@ def _needs_approval(cur: Cursor, workspace_id: str, requested: bool) -> bool:
 
 def create_post(cur: Cursor, workspace_id: str, actor: str, body: PostCreate) -> Post:
     scheduled_at = _check_future(body.scheduled_at)
-    checked = validate(cur, workspace_id, body.text, body.platforms, body.media_ids)
-    approval = _needs_approval(cur, workspace_id, body.approval_required)
+    # The workspace's approval rule and its accounts in one query, for every destination.
+    workspace_approval, accounts = repo.destination_choices(cur, workspace_id)
+    checked = validate(cur, workspace_id, body.text, body.platforms, body.media_ids, accounts)
+    approval = body.approval_required or workspace_approval
     if body.draft:
         status = "draft"
     elif approval:
@@ -353,7 +361,7 @@ def create_post(cur: Cursor, workspace_id: str, actor: str, body: PostCreate) ->
     else:
         status = "scheduled"
         scheduled_at = scheduled_at or utcnow()
-    post_id = repo.insert_post(
+    row = repo.insert_post_row(
         cur,
         repo.NewPost(
             workspace_id=workspace_id,
@@ -367,10 +375,14 @@ def create_post(cur: Cursor, workspace_id: str, actor: str, body: PostCreate) ->
             created_by=actor,
         ),
     )
-    repo.replace_destinations(cur, post_id, workspace_id, checked.accounts)
+    post_id: str = row["id"]
+    # A new post has no destinations to delete; the response is built from what was inserted.
+    destinations = repo.insert_destinations(cur, post_id, workspace_id, checked.accounts)
+    item: Row | None = None
     if status == "pending_approval":
         approvals.submit(cur, workspace_id, post_id, actor)
-    post = get_post(cur, workspace_id, post_id)
+        item = approvals_repo.latest_items_of_posts(cur, [post_id]).get(post_id)
+    post = _post_out(row, destinations, item)
     # Lifecycle events go to the webhook outbox in this same transaction.
     emit(cur, workspace_id, "post.created", post)
     if status == "scheduled":

@@ -79,12 +79,17 @@ def get_account(cur: Cursor, workspace_id: str, account_id: str) -> Account:
 
 def resolve_destination(cur: Cursor, workspace_id: str, ref: str, field: str) -> Row:
     """A destination given as an account id or as a platform name with one account."""
+    return choose_destination(repo.list_accounts(cur, workspace_id), ref, field)
+
+
+def choose_destination(accounts: list[Row], ref: str, field: str) -> Row:
+    """The account ``ref`` names among ``accounts``: an acc_ id, or a platform with one account."""
     if ref.startswith("acc_"):
-        row = repo.get_account(cur, workspace_id, ref)
-        if row is None:
-            raise ValidationFailed.on(field, "unknown_account", f"No account {ref!r} here.")
-        return row
-    matches = repo.list_accounts(cur, workspace_id, platform=ref)
+        for row in accounts:
+            if row["id"] == ref:
+                return row
+        raise ValidationFailed.on(field, "unknown_account", f"No account {ref!r} here.")
+    matches = [a for a in accounts if a["platform"] == ref]
     if len(matches) != 1:
         choices = ", ".join(m["id"] for m in matches) or "none connected"
         raise ValidationFailed.on(
