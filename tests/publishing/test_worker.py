@@ -251,5 +251,7 @@ def test_a_timeout_after_commit_is_recovered_not_reposted(
     (dst,) = destination_rows(pub_server, post)
     assert dst["status"] == "published"
     assert sim.count("bluesky", text) == 1
+    # The attempt log is written beside the outcome, in a statement of its own.
+    wait_for(lambda: len(_attempts(pub_server, dst["id"])) >= 2, "the attempt log")
     assert [a["outcome"] for a in _attempts(pub_server, dst["id"])] == ["retry", "recovered"]
     assert _attempts(pub_server, dst["id"])[0]["error_code"] == "timeout"
