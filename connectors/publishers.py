@@ -235,6 +235,28 @@ class GraphPublishing(Publishing, InstagramConnector):
             self.http.sleep(POLL_SECONDS)
         raise TransientError("media still processing", code="processing")
 
+    def _own_posts(
+        self, account: AccountRef, edge: str, since: datetime, *, time: str, link: str, text: str
+    ) -> Iterator[tuple[Published, str | None]]:
+        """The account's posts on a Graph edge, newest first, until one older than ``since``."""
+        after: str | None = None
+        while True:
+            params: dict[str, Any] = {"fields": f"id,{text},{time},{link}", "limit": 50}
+            if after:
+                params["after"] = after
+            body = self._call(
+                "GET", f"/{account.external_id}/{edge}", account, params, idempotent=True
+            )
+            for post in body.get("data") or []:
+                at = parse_time(post[time])
+                if at < since:
+                    return
+                yield self.published(str(post["id"]), post.get(link), at), post.get(text)
+            paging = body.get("paging") or {}
+            after = (paging.get("cursors") or {}).get("after")
+            if not paging.get("next") or not after:
+                return
+
     def _comments(self, account: AccountRef, media_id: str, edge: str) -> Iterator[dict[str, Any]]:
         body = self._call(
             "GET",
@@ -448,29 +470,9 @@ class FacebookPublisher(GraphPublishing):
     def _page_posts(
         self, account: AccountRef, since: datetime
     ) -> Iterator[tuple[Published, str | None]]:
-        after: str | None = None
-        while True:
-            params: dict[str, Any] = {
-                "fields": "id,message,created_time,permalink_url",
-                "limit": 50,
-            }
-            if after:
-                params["after"] = after
-            body = self._call(
-                "GET", f"/{account.external_id}/posts", account, params, idempotent=True
-            )
-            for post in body.get("data") or []:
-                at = parse_time(post["created_time"])
-                if at < since:
-                    return
-                yield (
-                    self.published(str(post["id"]), post.get("permalink_url"), at),
-                    post.get("message"),
-                )
-            paging = body.get("paging") or {}
-            after = (paging.get("cursors") or {}).get("after")
-            if not paging.get("next") or not after:
-                return
+        return self._own_posts(
+            account, "posts", since, time="created_time", link="permalink_url", text="message"
+        )
 
     def find_published(self, request: PublishRequest, since: datetime) -> Published | None:
         """GET /{page-id}/posts since then, matching the normalised message."""
@@ -550,23 +552,9 @@ class ThreadsPublisher(GraphPublishing):
     def _threads(
         self, account: AccountRef, since: datetime
     ) -> Iterator[tuple[Published, str | None]]:
-        after: str | None = None
-        while True:
-            params: dict[str, Any] = {"fields": "id,text,timestamp,permalink", "limit": 50}
-            if after:
-                params["after"] = after
-            body = self._call(
-                "GET", f"/{account.external_id}/threads", account, params, idempotent=True
-            )
-            for post in body.get("data") or []:
-                at = parse_time(post["timestamp"])
-                if at < since:
-                    return
-                yield self.published(str(post["id"]), post.get("permalink"), at), post.get("text")
-            paging = body.get("paging") or {}
-            after = (paging.get("cursors") or {}).get("after")
-            if not paging.get("next") or not after:
-                return
+        return self._own_posts(
+            account, "threads", since, time="timestamp", link="permalink", text="text"
+        )
 
     def find_published(self, request: PublishRequest, since: datetime) -> Published | None:
         """GET /{threads-user-id}/threads since then, matching the normalised text."""
