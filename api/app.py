@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,6 +14,8 @@ from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 
+from api.auth import KeyCache
+from api.caching import ResponseCache
 from api.errors import install_error_handlers
 from api.middleware import EdgeMiddleware
 from api.pagination import CursorCodec
@@ -84,6 +87,11 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             app.state.store = await asyncio.to_thread(open_host_store, settings)
         app.state.cursor_codec = CursorCodec(Secrets.load(settings.data_dir).signing_key)
         purge = asyncio.create_task(_purge_idempotency(app.state.store))
+        # The modules, routes and models loaded so far live as long as the process: moved
+        # out of the collector's sight, a full collection no longer walks them (under load
+        # those walks were the p99: 13 full collections of up to 128 ms in 25 s of reads).
+        gc.collect()
+        gc.freeze()
         try:
             yield
         finally:
@@ -107,6 +115,8 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.state.settings = settings
     app.state.store = store
     app.state.rate_limiter = RateLimiter()
+    app.state.keys = KeyCache()
+    app.state.responses = ResponseCache()
     if store is not None:
         app.state.cursor_codec = CursorCodec(Secrets.load(settings.data_dir).signing_key)
     install_error_handlers(app)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -95,6 +97,12 @@ class ApiKey:
     workspace_ids: tuple[str, ...]
     read_rate_limit: int | None
     write_rate_limit: int | None
+    expires_at: datetime | None = None
+
+    def check_live(self) -> None:
+        """Refuse a key that expired since it was looked up."""
+        if self.expires_at is not None and self.expires_at <= utcnow():
+            raise ApiKeyExpired("The API key has expired.")
 
     def require(self, scope: str) -> None:
         if scope not in self.scopes:
@@ -115,20 +123,23 @@ class ApiKey:
         return requested
 
 
-def authenticate(cur: Cursor, authorization: str | None) -> ApiKey:
-    """Resolve the ``Authorization: Bearer`` header to a live key."""
+def bearer_hash(authorization: str | None) -> str:
+    """The stored hash of the ``Authorization: Bearer`` header's key."""
     if not authorization:
         raise AuthRequired("Send your API key as 'Authorization: Bearer <key>'.")
     scheme, _, token = authorization.partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise AuthRequired("Send your API key as 'Authorization: Bearer <key>'.")
-    found = repo.find_api_key(cur, hash_key(token))
+    return hash_key(token)
+
+
+def authenticate(cur: Cursor, key_hash: str) -> ApiKey:
+    """Resolve a key's hash to a live key."""
+    found = repo.find_api_key(cur, key_hash)
     if found is None or found["revoked_at"] is not None:
         raise ApiKeyInvalid("The API key is unknown or revoked.")
-    if found["expires_at"] is not None and found["expires_at"] <= utcnow():
-        raise ApiKeyExpired("The API key has expired.")
-    return ApiKey(
+    key = ApiKey(
         id=found["id"],
         organization_id=found["organization_id"],
         mode=found["mode"],
@@ -136,4 +147,37 @@ def authenticate(cur: Cursor, authorization: str | None) -> ApiKey:
         workspace_ids=tuple(found["workspace_ids"]),
         read_rate_limit=found["read_rate_limit"],
         write_rate_limit=found["write_rate_limit"],
+        expires_at=found["expires_at"],
     )
+    key.check_live()
+    return key
+
+
+class KeyCache:
+    """Live keys by hash, valid while the store's change token is unchanged (an LRU).
+
+    Revoking a key is a committed write, which replaces the token (warehouse/changes.py),
+    so the next request looks the key up again: revocation stays immediate while a read
+    that finds the token unchanged skips the lookup (~0.2 ms of statement CPU).
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[str, tuple[bytes, ApiKey]] = OrderedDict()
+
+    def get(self, key_hash: str, token: bytes) -> ApiKey | None:
+        with self._lock:
+            found = self._entries.get(key_hash)
+            if found is None or found[0] != token:
+                return None
+            self._entries.move_to_end(key_hash)
+        found[1].check_live()
+        return found[1]
+
+    def put(self, key_hash: str, token: bytes, key: ApiKey) -> None:
+        with self._lock:
+            self._entries[key_hash] = (token, key)
+            self._entries.move_to_end(key_hash)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)

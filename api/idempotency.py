@@ -17,7 +17,7 @@ from api.errors import (
     ValidationFailed,
 )
 from warehouse import idempotency as repo
-from warehouse.store import Store
+from warehouse.store import Store, Transaction
 
 HEADER = "Idempotency-Key"
 _VALID_KEY = re.compile(r"^[\x21-\x7e][\x20-\x7e]{0,254}$")
@@ -63,9 +63,39 @@ def validate_key(value: str | None) -> str:
 
 @dataclass(frozen=True)
 class Claimed:
-    """A key this request holds until its work commits or fails."""
+    """A key this request holds until its work commits or fails.
+
+    ``in_tx``: the claim was inserted in the request's own transaction and commits (or
+    vanishes) with its work, so a failed attempt leaves nothing to release.
+    """
 
     record: repo.RecordKey
+    fingerprint: str = ""
+    ttl_seconds: int = 0
+    in_tx: bool = False
+
+
+def take_in(
+    store: Store,
+    txn: Transaction,
+    record: repo.RecordKey,
+    digest: str,
+    *,
+    lease_seconds: int,
+    ttl_seconds: int,
+) -> Claimed:
+    """Claim a fresh key inside the request's transaction: one commit per write, not two.
+
+    Two requests racing with one fresh key both insert it; the second fails at commit on
+    the primary key, and its retry finds the first's completed record and replays it. A
+    key seen before goes through :func:`take` (replay, conflict or in progress).
+    """
+    if repo.claim_new(
+        txn.cur, record, digest, lease_seconds=lease_seconds, ttl_seconds=ttl_seconds
+    ):
+        return Claimed(record, digest, ttl_seconds, in_tx=True)
+    txn.rollback()
+    return take(store, record, digest, lease_seconds=lease_seconds, ttl_seconds=ttl_seconds)
 
 
 def take(

@@ -65,6 +65,10 @@ class PageRequest:
         """Rows to read: one more than the page, to learn whether another page follows."""
         return self.limit + 1
 
+    def key(self) -> tuple[Any, ...] | None:
+        """Where the page starts, hashable (for caches keyed by the request)."""
+        return None if self.after is None else tuple(self.after)
+
     def after_value(self, index: int = 0) -> Any:
         return None if self.after is None else self.after[index]
 
@@ -86,7 +90,7 @@ class PageRequest:
         )
 
 
-def page_request(
+async def page_request(
     request: Request,
     limit: Annotated[int, Query(ge=1, le=100, description="Page size, 1 to 100.")] = 25,
     cursor: Annotated[

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -14,10 +13,11 @@ from fastapi import Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.routing import APIRoute
 
+from api.deps import WRITE_METHODS
 from api.errors import STORABLE_ERRORS, MurmurError, ServiceUnavailable, murmur_error_response
 from api.idempotency import Claimed, IdempotentReplay
 from warehouse import idempotency as idem_repo
-from warehouse.store import Store, is_conflict
+from warehouse.store import Store, Transaction, is_conflict
 
 log = structlog.get_logger(__name__)
 
@@ -26,13 +26,27 @@ Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
 def _settle(
     store: Store,
-    tx: duckdb.DuckDBPyConnection | None,
+    tx: Transaction | None,
     claim: Claimed | None,
     outcome: Response | None,
 ) -> None:
     """Roll a failed attempt back; keep its outcome under the key, or free the key."""
     _abort(tx)
     if claim is None:
+        return
+    if claim.in_tx:
+        if outcome is not None:
+            body = bytes(outcome.body).decode()
+            store.run(
+                lambda cur: idem_repo.record_outcome(
+                    cur,
+                    claim.record,
+                    claim.fingerprint,
+                    outcome.status_code,
+                    body,
+                    ttl_seconds=claim.ttl_seconds,
+                )
+            )
         return
     if outcome is not None:
         # A refusal that follows from the resource's state is the request's outcome.
@@ -42,32 +56,24 @@ def _settle(
         store.run(lambda cur: idem_repo.release(cur, claim.record))
 
 
-def _commit(
-    tx: duckdb.DuckDBPyConnection | None, claim: Claimed | None, response: Response
-) -> None:
+def _commit(tx: Transaction | None, claim: Claimed | None, response: Response, wrote: bool) -> None:
     """Record the response with the write it describes, and commit both (closing the cursor)."""
-    if tx is None:
+    if tx is None or not tx.begun:
         return
     try:
         if claim is not None and response.status_code < 400:
             idem_repo.complete(
-                tx, claim.record, response.status_code, bytes(response.body).decode()
+                tx.cur, claim.record, response.status_code, bytes(response.body).decode()
             )
-        tx.execute("COMMIT")
     except BaseException:
-        with contextlib.suppress(duckdb.Error):
-            tx.execute("ROLLBACK")
+        tx.rollback()
         raise
-    finally:
-        tx.close()
+    tx.commit(wrote=wrote)
 
 
-def _abort(tx: duckdb.DuckDBPyConnection | None) -> None:
-    if tx is None:
-        return
-    with contextlib.suppress(duckdb.Error):
-        tx.execute("ROLLBACK")
-    tx.close()
+def _abort(tx: Transaction | None) -> None:
+    if tx is not None:
+        tx.rollback()
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -97,6 +103,9 @@ class MurmurRoute(APIRoute):
             store: Store = request.app.state.store
             for attempt in range(1, _ATTEMPTS + 1):
                 request.state.tx = None
+                held = getattr(request.state, "idempotency", None)
+                if held is not None and held.in_tx:
+                    request.state.idempotency = None  # rolled back with the failed attempt
                 try:
                     response = await original(request)
                 except IdempotentReplay as replay:
@@ -109,7 +118,8 @@ class MurmurRoute(APIRoute):
                         stored = murmur_error_response(exc)
                         await run_in_threadpool(_settle, store, tx, claim, stored)
                         return stored
-                    await run_in_threadpool(_settle_released, store, tx, claim)
+                    if claim is not None or (tx is not None and tx.begun):
+                        await run_in_threadpool(_settle_released, store, tx, claim)
                     raise
                 except BaseException as exc:
                     claim = getattr(request.state, "idempotency", None)
@@ -122,8 +132,11 @@ class MurmurRoute(APIRoute):
                         raise _busy() from exc
                     raise
                 claim = getattr(request.state, "idempotency", None)
+                tx = request.state.tx
+                wrote = request.method in WRITE_METHODS
                 try:
-                    await run_in_threadpool(_commit, request.state.tx, claim, response)
+                    if tx is not None and tx.begun:
+                        await run_in_threadpool(_commit, tx, claim, response, wrote)
                 except (duckdb.TransactionException, duckdb.ConstraintException) as exc:
                     if not _retryable(exc):
                         await run_in_threadpool(_settle_released, store, None, claim)
@@ -144,9 +157,7 @@ class MurmurRoute(APIRoute):
         return attempt < _ATTEMPTS and not getattr(request.state, "manual_idempotency", False)
 
 
-def _settle_released(
-    store: Store, tx: duckdb.DuckDBPyConnection | None, claim: Claimed | None
-) -> None:
+def _settle_released(store: Store, tx: Transaction | None, claim: Claimed | None) -> None:
     _settle(store, tx, claim, None)
 
 

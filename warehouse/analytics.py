@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeVar, cast
 
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, Row, fetch_all, fetch_one
+from warehouse.store import Transaction
 
 T = TypeVar("T")
 Granularity = Literal["day", "hour"]
@@ -74,15 +75,16 @@ class UnifiedFilter:
 
 
 class SnapshotCache:
-    """Mart reads remembered while ``mart_snapshots`` is unchanged (an LRU of ``size`` entries).
+    """Mart reads remembered while the marts are unchanged (an LRU of ``size`` entries).
 
     Every pipeline write to a mart upserts its ``mart_snapshots`` rows with a new
     ``computed_at`` in the same transaction (warehouse/marts.py), so the table's newest
-    ``computed_at``, row count and summed rows identify the marts' version: a read keyed by
-    them returns what the query would. The token is read in the request's own transaction,
-    so it matches the data that transaction sees. Dashboards polling the same range then
-    cost one small query instead of an aggregate over the range (murmur bench: unified
-    analytics on 100k posts, ~100 ms of DuckDB CPU per request).
+    ``computed_at``, row count and summed rows identify the marts' version, and a read
+    keyed by it returns what the query would. The version is read in the request's own
+    transaction, and only when the store's change token moved since it was last read
+    (warehouse/changes.py): a dashboard polling an unchanged store touches no table at all,
+    and after any write elsewhere (a post, an inbox sync) it pays one small query, not the
+    aggregate (murmur bench: unified analytics on 100k posts, ~100 ms of DuckDB CPU).
     """
 
     def __init__(self, size: int = 1024) -> None:
@@ -90,20 +92,28 @@ class SnapshotCache:
         self._lock = threading.Lock()
         self._entries: OrderedDict[Hashable, Any] = OrderedDict()
         self._computing: dict[Hashable, threading.Lock] = {}
+        self._checked: tuple[bytes, tuple[Any, ...]] | None = None
 
     @staticmethod
-    def token(cur: Cursor) -> tuple[Any, ...]:
+    def _read_version(cur: Cursor) -> tuple[Any, ...]:
         cur.execute("SELECT max(computed_at), count(*), sum(rows), max(run_id) FROM mart_snapshots")
         found = cur.fetchone()
         return tuple(found) if found else ()
 
-    def rows(self, cur: Cursor, key: Hashable, compute: Callable[[], list[Row]]) -> list[Row]:
-        """``compute()``'s rows, remembered under ``key`` and the marts' version."""
-        return list(self.value(cur, key, compute))
+    def version(self, txn: Transaction) -> tuple[Any, ...]:
+        """The marts' version as ``txn`` sees it, re-read only when the change token moved."""
+        with self._lock:
+            checked = self._checked
+        if checked is not None and checked[0] == txn.token:
+            return checked[1]
+        found = self._read_version(txn.cur)
+        with self._lock:
+            self._checked = (txn.token, found)
+        return found
 
-    def value(self, cur: Cursor, key: Hashable, compute: Callable[[], T]) -> T:
-        """``compute()``, remembered under ``key`` and the marts' version (treat as read-only)."""
-        full = (key, self.token(cur))
+    def value(self, txn: Transaction, key: Hashable, compute: Callable[[Cursor], T]) -> T:
+        """``compute(cur)``, remembered under ``key`` and the marts' version (read-only)."""
+        full = (key, self.version(txn))
         with self._lock:
             if full in self._entries:
                 self._entries.move_to_end(full)
@@ -116,7 +126,7 @@ class SnapshotCache:
             with self._lock:
                 if full in self._entries:
                     return cast("T", self._entries[full])
-            found = compute()
+            found = compute(txn.cur)
             with self._lock:
                 self._computing.pop(full, None)
                 self._entries[full] = found
@@ -127,6 +137,7 @@ class SnapshotCache:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._checked = None
 
 
 cache = SnapshotCache()
@@ -153,10 +164,6 @@ def _post_source(f: UnifiedFilter) -> tuple[str, list[Any]]:
 
 def unified_by_platform(cur: Cursor, f: UnifiedFilter) -> list[Row]:
     """Per platform over the whole range: summed counters, posts and followers."""
-    return cache.rows(cur, ("by_platform", f.cache_key()), lambda: _unified_by_platform(cur, f))
-
-
-def _unified_by_platform(cur: Cursor, f: UnifiedFilter) -> list[Row]:
     source, params = _post_source(f)
     return fetch_all(
         cur,
@@ -190,13 +197,6 @@ def _unified_by_platform(cur: Cursor, f: UnifiedFilter) -> list[Row]:
 
 def unified_series(cur: Cursor, f: UnifiedFilter, after: list[Any] | None, limit: int) -> list[Row]:
     """Per bucket, platform and account, ascending, after the keyset position ``after``."""
-    key = ("series", f.cache_key(), tuple(after) if after else None, limit)
-    return cache.rows(cur, key, lambda: _unified_series(cur, f, after, limit))
-
-
-def _unified_series(
-    cur: Cursor, f: UnifiedFilter, after: list[Any] | None, limit: int
-) -> list[Row]:
     bucket = "hour" if f.granularity == "hour" else "day"
     source, params = _post_source(f)
     position = after or [None, None, None]
@@ -251,11 +251,6 @@ def snapshot(
     cur: Cursor, marts: list[str], first_day: date | None = None, last_day: date | None = None
 ) -> Row:
     """The newest computation and data of ``marts`` (their day partitions in the range, if any)."""
-    key = ("snapshot", tuple(marts), first_day, last_day)
-    return cache.rows(cur, key, lambda: [_snapshot(cur, marts, first_day, last_day)])[0]
-
-
-def _snapshot(cur: Cursor, marts: list[str], first_day: date | None, last_day: date | None) -> Row:
     found = fetch_one(
         cur,
         """
@@ -287,13 +282,6 @@ def list_viral_trends(
     cur: Cursor, workspace_id: str, f: TrendFilter, after: list[Any] | None, limit: int
 ) -> list[Row]:
     """The latest window of each trending entity, by score (desc) then entity, after ``after``."""
-    key = ("trends", workspace_id, f, tuple(after) if after else None, limit)
-    return cache.rows(cur, key, lambda: _list_viral_trends(cur, workspace_id, f, after, limit))
-
-
-def _list_viral_trends(
-    cur: Cursor, workspace_id: str, f: TrendFilter, after: list[Any] | None, limit: int
-) -> list[Row]:
     position = after or [None, None, None]
     return fetch_all(
         cur,

@@ -108,6 +108,19 @@ def complete(cur: Cursor, rk: RecordKey, status: int, body: str) -> None:
     )
 
 
+def record_outcome(
+    cur: Cursor, rk: RecordKey, fingerprint: str, status: int, body: str, *, ttl_seconds: int
+) -> None:
+    """Store a refusal under a key whose claim was rolled back with the request's work."""
+    now = utcnow()
+    cur.execute(
+        "INSERT INTO idempotency_keys (api_key_id, method, path, key, fingerprint, status,"
+        " response_status, response_body, locked_until, created_at, expires_at)"
+        " VALUES (?, ?, ?, ?, ?, 'completed', ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        [*rk.params(), fingerprint, status, body, now, now, now + timedelta(seconds=ttl_seconds)],
+    )
+
+
 def release(cur: Cursor, rk: RecordKey) -> None:
     """Drop an unfinished claim so that the client may retry with the same key."""
     cur.execute(

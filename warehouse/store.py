@@ -26,6 +26,7 @@ from typing import Any, Literal, TypeVar, cast
 import duckdb
 import structlog
 
+from warehouse.changes import ChangeSignal
 from warehouse.migrations import migrate
 from warehouse.sql import bind
 
@@ -180,6 +181,7 @@ class Store:
         # A Quack client connection is not safe for concurrent statements.
         self._remote_lock = threading.RLock() if mode == "remote" else None
         self._closed = False
+        self.changes = ChangeSignal(path.with_name(path.name + ".changes"))
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -269,6 +271,7 @@ class Store:
             with contextlib.suppress(duckdb.Error):
                 self._con.execute("SELECT * FROM quack_stop(?)", [self.quack_uri])
         self._con.close()
+        self.changes.close()
 
     def __enter__(self) -> Store:
         return self
@@ -288,16 +291,20 @@ class Store:
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A connection of its own for one unit of work (cheap: ~0.1 ms in-process).
 
-        Remote, it is a :class:`HostCursor`: each statement runs on the host.
+        Remote, it is a :class:`HostCursor`: each statement runs on the host. The unit may
+        have written, so the change token is replaced when it ends (see warehouse/changes.py).
         """
-        if self.mode == "remote":
-            yield cast(duckdb.DuckDBPyConnection, HostCursor(self))
-            return
-        cur = self._con.cursor()
         try:
-            yield cur
+            if self.mode == "remote":
+                yield cast(duckdb.DuckDBPyConnection, HostCursor(self))
+                return
+            cur = self._con.cursor()
+            try:
+                yield cur
+            finally:
+                cur.close()
         finally:
-            cur.close()
+            self.changes.bump()
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -351,7 +358,10 @@ class Store:
         if self.mode == "remote":
             assert self._remote_lock is not None
             with self._remote_lock:
-                self._con.execute("SELECT * FROM quack_query(?, ?)", [self.quack_uri, body])
+                try:
+                    self._con.execute("SELECT * FROM quack_query(?, ?)", [self.quack_uri, body])
+                finally:
+                    self.changes.bump()
                 self._con.execute("CALL quack_clear_cache()")
             return
         with self.cursor() as cur:
@@ -361,6 +371,57 @@ class Store:
                 with contextlib.suppress(duckdb.Error):
                     cur.execute("ROLLBACK")
                 raise
+
+
+class Transaction:
+    """A request's transaction on the host, begun on first use.
+
+    ``token`` is the change token read when the request started, before the transaction
+    began: what the transaction reads is at least that new, so it may be cached under it.
+    A read answered from such a cache never begins a transaction at all.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.token = store.changes.token()
+        self._cur: duckdb.DuckDBPyConnection | None = None
+
+    @property
+    def begun(self) -> bool:
+        return self._cur is not None
+
+    @property
+    def cur(self) -> duckdb.DuckDBPyConnection:
+        """The transaction's cursor, beginning the transaction if this is its first use."""
+        if self._cur is None:
+            cur = self.store.new_cursor()
+            cur.execute("BEGIN TRANSACTION")
+            self._cur = cur
+        return self._cur
+
+    def commit(self, *, wrote: bool) -> None:
+        """Commit (and close); a write replaces the change token once it is committed."""
+        cur, self._cur = self._cur, None
+        if cur is None:
+            return
+        try:
+            cur.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(duckdb.Error):
+                cur.execute("ROLLBACK")
+            raise
+        finally:
+            cur.close()
+        if wrote:
+            self.store.changes.bump()
+
+    def rollback(self) -> None:
+        cur, self._cur = self._cur, None
+        if cur is None:
+            return
+        with contextlib.suppress(duckdb.Error):
+            cur.execute("ROLLBACK")
+        cur.close()
 
 
 def _connect_file(

@@ -31,15 +31,27 @@ def enqueue_event(cur: Cursor, workspace_id: str, event_type: str, payload: dict
     One plain INSERT, so it works on any cursor (in a request's transaction, or a remote
     store over Quack) and commits or rolls back with the change it reports.
     """
-    if event_type not in EVENT_TYPES:
-        raise ValueError(f"unknown webhook event type {event_type!r}")
-    event_id = new_id("evt")
+    return enqueue_events(cur, workspace_id, [(event_type, payload)])[0]
+
+
+def enqueue_events(
+    cur: Cursor, workspace_id: str, events: list[tuple[str, dict[str, Any]]]
+) -> list[str]:
+    """Record several events, in order, in one INSERT; returns their ``evt_`` ids."""
+    unknown = [kind for kind, _ in events if kind not in EVENT_TYPES]
+    if unknown:
+        raise ValueError(f"unknown webhook event types {unknown!r}")
+    now = utcnow()
+    ids = [new_id("evt") for _ in events]
+    params: list[Any] = []
+    for event_id, (kind, payload) in zip(ids, events, strict=True):
+        params += [event_id, workspace_id, kind, json.dumps(payload, default=str), now]
     cur.execute(
-        "INSERT INTO webhook_events (id, workspace_id, event_type, payload, created_at,"
-        " dispatched_at) VALUES (?, ?, ?, ?, ?, NULL)",
-        [event_id, workspace_id, event_type, json.dumps(payload, default=str), utcnow()],
+        "INSERT INTO webhook_events (id, workspace_id, event_type, payload, created_at,"  # noqa: S608
+        " dispatched_at) VALUES " + ", ".join(["(?, ?, ?, ?, ?, NULL)"] * len(events)),
+        params,
     )
-    return event_id
+    return ids
 
 
 def undispatched_events(cur: Cursor, limit: int = 200) -> list[Row]:

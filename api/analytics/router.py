@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Request, Response
 
 from api.analytics import service
 from api.analytics.schemas import (
@@ -22,6 +23,7 @@ from api.analytics.schemas import (
     UnifiedAnalytics,
     ViralTrends,
 )
+from api.caching import cached_json
 from api.deps import AnalyticsRead, WorkspacesWrite
 from api.pagination import PageParams
 from api.routing import MurmurRoute
@@ -38,8 +40,15 @@ AccountFilter = Annotated[
 ]
 
 
+# What varies between two identical reads of an unchanged store: the clock (freshness, and
+# the default range, which ends now).
+_FRESHNESS = {"snapshot": {"freshness_seconds"}}
+_CLOCK = {"snapshot": {"freshness_seconds"}, "range": {"from_", "to"}}
+
+
 @router.get("/analytics/unified", response_model=Envelope[UnifiedAnalytics])
-def unified_analytics(
+async def unified_analytics(
+    request: Request,
     ctx: AnalyticsRead,
     page: PageParams,
     from_: Annotated[
@@ -56,29 +65,42 @@ def unified_analytics(
     granularity: Annotated[
         Granularity, Query(description="`day`, or `hour` for ranges of 14 days at most.")
     ] = "day",
-) -> Envelope[UnifiedAnalytics]:
+) -> Response:
     """Own accounts' metrics over a range: totals, per platform, and a paged series."""
-    return ok(
-        service.unified(
-            ctx.tx, ctx.workspace_id, from_, to, granularity, platform, account_id, page
-        )
+    # Defaults are relative to now and freshness is measured from now: keyed by the second.
+    key = ("unified", from_, to, platform, account_id, granularity, page.limit, page.key())
+    return await cached_json(
+        request,
+        ctx,
+        (*key, int(time.time())),
+        lambda: service.unified(
+            ctx.txn, ctx.workspace_id, from_, to, granularity, platform, account_id, page
+        ),
+        volatile=_CLOCK,
     )
 
 
 @router.get("/viral-trends", response_model=Envelope[ViralTrends])
-def list_viral_trends(
+async def list_viral_trends(
+    request: Request,
     ctx: AnalyticsRead,
     page: PageParams,
     entity_type: Annotated[EntityType | None, Query(description="post, hashtag or topic.")] = None,
     status: Annotated[TrendStatus | None, Query(description="Only this status.")] = None,
     platform: PlatformFilter = None,
     min_score: Annotated[float | None, Query(description="Only scores at least this.")] = None,
-) -> Envelope[ViralTrends]:
+) -> Response:
     """Posts, hashtags and topics trending against their own baseline, highest score first."""
     where = TrendFilter(
         entity_type=entity_type, status=status, platform=platform, min_score=min_score
     )
-    return ok(service.viral_trends(ctx.tx, ctx.workspace_id, where, page))
+    return await cached_json(
+        request,
+        ctx,
+        ("viral_trends", where, page.limit, page.key(), int(time.time())),
+        lambda: service.viral_trends(ctx.txn, ctx.workspace_id, where, page),
+        volatile=_FRESHNESS,
+    )
 
 
 @router.get("/insights", response_model=Envelope[Insights])

@@ -41,6 +41,7 @@ from warehouse import workspaces as ws_repo
 from warehouse.analytics import COUNTERS
 from warehouse.ids import from_db, to_db, utcnow
 from warehouse.rows import Cursor, Row
+from warehouse.store import Transaction
 
 DEFAULT_RANGE = timedelta(days=28)
 MAX_RANGE = timedelta(days=400)
@@ -146,7 +147,7 @@ def _sum_optional(values: list[Any]) -> int | None:
 
 
 def unified(
-    cur: Cursor,
+    txn: Transaction,
     workspace_id: str,
     start: datetime | None,
     end: datetime | None,
@@ -180,9 +181,9 @@ def unified(
     after = tuple(page.after) if page.after else None
     # One version check per request: the three reads are remembered together.
     platforms, rows, snapshot_row = repo.cache.value(
-        cur,
+        txn,
         ("unified", where.cache_key(), after, page.fetch),
-        lambda: (
+        lambda cur: (
             repo.unified_by_platform(cur, where),
             repo.unified_series(cur, where, page.after, page.fetch),
             repo.snapshot(cur, marts, where.first_day, where.last_day),
@@ -218,13 +219,13 @@ def unified(
 
 
 def viral_trends(
-    cur: Cursor, workspace_id: str, where: repo.TrendFilter, page: PageRequest
+    txn: Transaction, workspace_id: str, where: repo.TrendFilter, page: PageRequest
 ) -> ViralTrends:
     after = tuple(page.after) if page.after else None
     rows, snapshot_row = repo.cache.value(
-        cur,
+        txn,
         ("viral_trends", workspace_id, where, after, page.fetch),
-        lambda: (
+        lambda cur: (
             repo.list_viral_trends(cur, workspace_id, where, page.after, page.fetch),
             repo.snapshot(cur, ["mart_viral_trends"]),
         ),

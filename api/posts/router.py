@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from api import idempotency
+from api.caching import cached_json
 from api.deps import MediaWrite, PostsRead, PostsWrite, SettingsDep, StoreDep
 from api.pagination import PageParams
 from api.posts import service
@@ -34,7 +35,8 @@ def create_post(ctx: PostsWrite, body: PostCreate) -> Envelope[Post]:
 
 
 @router.get("/posts", response_model=Envelope[Page[Post]])
-def list_posts(
+async def list_posts(
+    request: Request,
     ctx: PostsRead,
     page: PageParams,
     status: Annotated[PostStatus | None, Query(description="Only posts in this state.")] = None,
@@ -49,7 +51,7 @@ def list_posts(
     created_to: Until = None,
     scheduled_from: Since = None,
     scheduled_to: Until = None,
-) -> Envelope[Page[Post]]:
+) -> Response:
     """List the workspace's posts, newest first."""
     where = repo.PostFilter(
         status=status,
@@ -61,7 +63,12 @@ def list_posts(
         scheduled_from=to_db(scheduled_from),
         scheduled_to=to_db(scheduled_to),
     )
-    return ok(service.list_posts(ctx.tx, ctx.workspace_id, where, page))
+    return await cached_json(
+        request,
+        ctx,
+        ("posts", where, page.limit, page.key()),
+        lambda: service.list_posts(ctx.tx, ctx.workspace_id, where, page),
+    )
 
 
 @router.get("/posts/{post_id}", response_model=Envelope[Post])
@@ -85,7 +92,7 @@ def cancel_post(ctx: PostsWrite, post_id: Id) -> Envelope[Post]:
 # -- media -------------------------------------------------------------------------------------
 
 
-def _manual_idempotency(request: Request) -> None:
+async def _manual_idempotency(request: Request) -> None:
     """Tell the context dependency that this endpoint claims its Idempotency-Key itself."""
     request.state.manual_idempotency = True
 

@@ -384,17 +384,18 @@ def create_post(cur: Cursor, workspace_id: str, actor: str, body: PostCreate) ->
         item = approvals_repo.latest_items_of_posts(cur, [post_id]).get(post_id)
     post = _post_out(row, destinations, item)
     # Lifecycle events go to the webhook outbox in this same transaction.
-    emit(cur, workspace_id, "post.created", post)
-    if status == "scheduled":
-        emit(cur, workspace_id, "post.scheduled", post)
+    also = ["post.scheduled"] if status == "scheduled" else []
+    emit(cur, workspace_id, "post.created", post, also=also)
     return post
 
 
-def emit(cur: Cursor, workspace_id: str, event_type: str, post: Post) -> None:
-    """Record a post lifecycle event for the workspace's webhooks."""
-    webhooks_repo.enqueue_event(
-        cur, workspace_id, event_type, {"post": post.model_dump(mode="json")}
-    )
+def emit(
+    cur: Cursor, workspace_id: str, event_type: str, post: Post, also: list[str] | None = None
+) -> None:
+    """Record a post lifecycle event (and ``also`` these) for the workspace's webhooks."""
+    payload = {"post": post.model_dump(mode="json")}
+    kinds = [event_type, *(also or [])]
+    webhooks_repo.enqueue_events(cur, workspace_id, [(kind, payload) for kind in kinds])
 
 
 def get_post(cur: Cursor, workspace_id: str, post_id: str) -> Post:

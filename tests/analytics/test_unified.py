@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time as time_module
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -248,3 +249,34 @@ def test_empty_marts_give_zeros_and_a_null_snapshot(tmp_path: Any) -> None:
         tenant.api.close()
     finally:
         live.stop()
+
+
+def test_a_polling_dashboard_gets_304_while_only_freshness_moves(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    seed_unified(server, tenant)
+    first = tenant.api.get("/analytics/unified")
+    etag = first.headers["ETag"]
+    # freshness_seconds is measured from now; a second later the data is still the same.
+    time_module.sleep(1.1)
+    later = tenant.api.get("/analytics/unified")
+    assert (
+        later.json()["data"]["snapshot"]["freshness_seconds"]
+        != (first.json()["data"]["snapshot"]["freshness_seconds"])
+    )
+    assert later.headers["ETag"] == etag
+    assert tenant.api.get("/analytics/unified", headers={"If-None-Match": etag}).status_code == 304
+
+    # A pipeline run rewrites a day of the mart and its snapshot row: a new answer, a new tag.
+    def rerun(cur: Any) -> None:
+        cur.execute(
+            "UPDATE mart_post_daily SET impressions = impressions + 7"
+            " WHERE workspace_id = ? AND day = ?",
+            [tenant.workspace_id, today()],
+        )
+        cur.execute("UPDATE mart_snapshots SET computed_at = now()::TIMESTAMP")
+
+    server.store.run(rerun)
+    changed = tenant.api.get("/analytics/unified", headers={"If-None-Match": etag})
+    assert changed.status_code == 200
+    assert changed.headers["ETag"] != etag

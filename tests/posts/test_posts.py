@@ -333,3 +333,26 @@ def test_cancel_state_machine(tenant: Tenant) -> None:
         assert canceled["canceled_at"] is not None
         assert_error(api.post(f"/posts/{post['id']}/cancel"), 409, "INVALID_STATE")
         assert_error(api.patch(f"/posts/{post['id']}", json={"text": "x"}), 409, "INVALID_STATE")
+
+
+def test_a_polled_page_answers_304_until_the_posts_change(tenant: Tenant) -> None:
+    api = tenant.api
+    create_post(api)
+    first = api.get("/posts")
+    etag = first.headers["ETag"]
+    assert etag.startswith('W/"')
+    again = api.get("/posts", headers={"If-None-Match": etag})
+    assert again.status_code == 304
+    assert again.content == b""
+    assert again.headers["ETag"] == etag
+    # The same page from the cache carries this request's own id.
+    repeat = api.get("/posts")
+    assert repeat.json()["data"] == first.json()["data"]
+    assert (
+        repeat.json()["request_id"] == repeat.headers["X-Request-Id"] != first.json()["request_id"]
+    )
+    created = create_post(api)
+    changed = api.get("/posts", headers={"If-None-Match": etag})
+    assert changed.status_code == 200
+    assert changed.headers["ETag"] != etag
+    assert changed.json()["data"]["items"][0]["id"] == created["id"]

@@ -284,3 +284,38 @@ def test_without_a_host_the_file_is_opened_directly_and_waited_for(tmp_path: Pat
     assert mode == "direct"
     assert float(waited) >= 1.5
     assert int(marker_rows) == 1
+
+
+def test_a_change_from_another_process_reaches_the_api_caches_at_once(served: Served) -> None:
+    """Cached keys and pages are dropped by a CLI revocation and a remote write (the token)."""
+    env, data_dir = served.env, str(served.data_dir)
+    key = run_murmur(env, "keys", "create", "--data-dir", data_dir, "--name", "short-lived")
+    headers = {"Authorization": f"Bearer {key.strip().splitlines()[-1]}"}
+    with httpx.Client(base_url=served.base_url, headers=headers, timeout=30) as http:
+        accounts = http.get("/accounts").json()["data"]["items"]
+        bluesky = next(a["id"] for a in accounts if a["platform"] == "bluesky")  # text only
+        body = {"text": "before", "platforms": [bluesky], "draft": True}
+        created = http.post("/posts", json=body, headers={"Idempotency-Key": "mp-cache-1"})
+        assert created.status_code == 201, created.text
+        post_id = created.json()["data"]["id"]
+        for _ in range(2):  # the second answer comes from the caches
+            page = http.get("/posts")
+            assert page.status_code == 200
+            assert page.json()["data"]["items"][0]["text"] == "before"
+        with Store.connect(
+            served.data_dir / "murmur.duckdb",
+            host_file=served.data_dir / "store.host.json",
+            quack_token=Secrets.load(served.data_dir).quack_token,
+            lock_timeout=20,
+        ) as store:
+            assert store.mode == "remote"
+            store.run(
+                lambda cur: cur.execute("UPDATE posts SET text = 'after' WHERE id = ?", [post_id])
+            )
+        assert http.get("/posts").json()["data"]["items"][0]["text"] == "after"
+        listed = run_murmur(env, "keys", "list", "--data-dir", data_dir)
+        key_id = next(line.split()[0] for line in listed.splitlines() if "short-lived" in line)
+        run_murmur(env, "keys", "revoke", key_id, "--data-dir", data_dir)
+        refused = http.get("/posts")
+        assert refused.status_code == 401
+        assert refused.json()["error"]["code"] == "API_KEY_INVALID"

@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from warehouse.migrations import available, migrate
-from warehouse.store import Secrets, Store
+from warehouse.store import Secrets, Store, Transaction
 
 
 def connect(data_dir: Path) -> Store:
@@ -173,3 +173,36 @@ def test_client_side_rollback_does_not_undo_remote_writes(hosted: tuple[Store, S
         with pytest.raises(duckdb.Error, match="no transaction is active"):
             cur.execute("ROLLBACK")
     assert count(host, "t") == 1
+
+
+def test_every_committed_write_replaces_the_change_token(hosted: tuple[Store, Store]) -> None:
+    host, remote = hosted
+    # Both processes' handles read one token file beside the store.
+    assert host.changes.path == remote.changes.path
+    before = host.changes.token()
+    assert remote.changes.token() == before
+    remote.run(lambda cur: cur.execute("CREATE TABLE IF NOT EXISTS signal_probe (i INTEGER)"))
+    after_run = host.changes.token()
+    assert after_run != before
+    remote.execute_script("INSERT INTO signal_probe VALUES (1);")
+    after_script = host.changes.token()
+    assert after_script != after_run
+    with host.transaction() as cur:
+        cur.execute("INSERT INTO signal_probe VALUES (2)")
+    assert remote.changes.token() != after_script
+
+
+def test_a_request_transaction_signals_only_when_it_wrote(direct: Store) -> None:
+    direct.run(lambda cur: cur.execute("CREATE TABLE probe (i INTEGER)"))
+    start = direct.changes.token()
+    reader = Transaction(direct)
+    assert reader.token == start
+    assert not reader.begun  # nothing touched the store yet
+    assert reader.cur.execute("SELECT count(*) FROM probe").fetchone() == (0,)
+    reader.commit(wrote=False)
+    assert direct.changes.token() == start
+    writer = Transaction(direct)
+    writer.cur.execute("INSERT INTO probe VALUES (1)")
+    writer.commit(wrote=True)
+    assert direct.changes.token() != start
+    assert direct.run(lambda cur: cur.execute("SELECT count(*) FROM probe").fetchone()) == (1,)

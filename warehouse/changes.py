@@ -1,0 +1,64 @@
+"""The store's change signal: a token every committed write replaces, readable in ~1 µs.
+
+DuckDB tells no one when a transaction commits, and asking it anything costs a statement
+(~0.2 ms through the Python client). Every process that writes through :class:`Store`
+(the API host, the worker, the pipeline, the CLI; directly or over Quack) therefore
+writes 16 fresh random bytes into a small file beside the store *after* each commit, and
+the API process keeps its caches (keys, mart versions, pages) keyed by those bytes. A
+reader reads the token *before* it opens its transaction, so whatever it then reads and
+caches under that token is at least as new as the token; the next commit anywhere
+replaces the token and every such entry stops matching.
+
+The file is mapped into memory (shared), so reading the token is a 16-byte copy that
+neither makes a system call nor releases the GIL (a released GIL costs the event loop a
+wait behind the worker threads); a torn read yields a value never seen before, which only
+costs a cache miss. Writes that bypass :class:`Store` (an analyst with raw
+``quack_query``) are not signalled; docs/adr/0001-store.md says so.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import random
+import threading
+from pathlib import Path
+
+TOKEN_BYTES = 16
+
+
+class ChangeSignal:
+    """The token file of one store: ``token()`` to read it, ``bump()`` after a commit."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._map: mmap.mmap | None = None
+        self._lock = threading.Lock()
+
+    def _open(self) -> mmap.mmap:
+        with self._lock:
+            if self._map is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+                try:
+                    if os.fstat(fd).st_size < TOKEN_BYTES:
+                        os.pwrite(fd, random.randbytes(TOKEN_BYTES), 0)
+                    self._map = mmap.mmap(fd, TOKEN_BYTES)
+                finally:
+                    os.close(fd)
+            return self._map
+
+    def token(self) -> bytes:
+        """The current token (changes whenever any process commits a write)."""
+        return (self._map or self._open())[:TOKEN_BYTES]
+
+    def bump(self) -> None:
+        """Announce a committed write: every cache keyed by the old token stops matching."""
+        # Not a secret: 128 random bits only need to differ from every earlier token.
+        (self._map or self._open())[:TOKEN_BYTES] = random.randbytes(TOKEN_BYTES)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._map is not None:
+                self._map.close()
+                self._map = None
