@@ -112,13 +112,13 @@ async def context(
     request.state.tx = txn
     key_hash = bearer_hash(request.headers.get("authorization"))
     keys: KeyCache = request.app.state.keys
-    key = keys.get(key_hash, txn.token)
+    key = keys.get(key_hash, txn.keys_token)
     if key is None:
         if is_write:
             key = await run_in_threadpool(_look_up_key, store, key_hash)
         else:
             key = await run_in_threadpool(_look_up_key_in, txn, key_hash)
-        keys.put(key_hash, txn.token, key)
+        keys.put(key_hash, txn.keys_token, key)
     limiter: RateLimiter = request.app.state.rate_limiter
     if is_write:
         limit = key.write_rate_limit or settings.write_rate_limit

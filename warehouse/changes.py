@@ -25,6 +25,10 @@ import threading
 from pathlib import Path
 
 TOKEN_BYTES = 16
+# Two tokens side by side: [0:16] moves on every committed write; [16:32] on every write
+# except an API request's, which never touches ``api_keys`` (keys are minted and revoked
+# through the CLI and Store.run), so resolved keys survive a burst of POST /posts.
+_SIZE = 2 * TOKEN_BYTES
 
 
 class ChangeSignal:
@@ -41,9 +45,9 @@ class ChangeSignal:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
                 try:
-                    if os.fstat(fd).st_size < TOKEN_BYTES:
-                        os.pwrite(fd, random.randbytes(TOKEN_BYTES), 0)
-                    self._map = mmap.mmap(fd, TOKEN_BYTES)
+                    if os.fstat(fd).st_size < _SIZE:
+                        os.pwrite(fd, random.randbytes(_SIZE), 0)
+                    self._map = mmap.mmap(fd, _SIZE)
                 finally:
                     os.close(fd)
             return self._map
@@ -52,10 +56,17 @@ class ChangeSignal:
         """The current token (changes whenever any process commits a write)."""
         return (self._map or self._open())[:TOKEN_BYTES]
 
-    def bump(self) -> None:
+    def keys_token(self) -> bytes:
+        """A token that every write except an API request's changes (what key caches need)."""
+        return (self._map or self._open())[TOKEN_BYTES:_SIZE]
+
+    def bump(self, *, keys: bool = True) -> None:
         """Announce a committed write: every cache keyed by the old token stops matching."""
-        # Not a secret: 128 random bits only need to differ from every earlier token.
-        (self._map or self._open())[:TOKEN_BYTES] = random.randbytes(TOKEN_BYTES)
+        found = self._map or self._open()
+        # Not secrets: 128 random bits only need to differ from every earlier token.
+        found[:TOKEN_BYTES] = random.randbytes(TOKEN_BYTES)
+        if keys:
+            found[TOKEN_BYTES:_SIZE] = random.randbytes(TOKEN_BYTES)
 
     def close(self) -> None:
         with self._lock:

@@ -384,6 +384,7 @@ class Transaction:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.token = store.changes.token()
+        self.keys_token = store.changes.keys_token()
         self._cur: duckdb.DuckDBPyConnection | None = None
 
     @property
@@ -413,7 +414,8 @@ class Transaction:
         finally:
             cur.close()
         if wrote:
-            self.store.changes.bump()
+            # A request's transaction never writes api_keys (see warehouse/changes.py).
+            self.store.changes.bump(keys=False)
 
     def rollback(self) -> None:
         cur, self._cur = self._cur, None

@@ -201,8 +201,14 @@ def test_a_request_transaction_signals_only_when_it_wrote(direct: Store) -> None
     assert reader.cur.execute("SELECT count(*) FROM probe").fetchone() == (0,)
     reader.commit(wrote=False)
     assert direct.changes.token() == start
+    keys = direct.changes.keys_token()
     writer = Transaction(direct)
     writer.cur.execute("INSERT INTO probe VALUES (1)")
     writer.commit(wrote=True)
     assert direct.changes.token() != start
-    assert direct.run(lambda cur: cur.execute("SELECT count(*) FROM probe").fetchone()) == (1,)
+    # An API request never writes api_keys: resolved keys stay valid across its commit...
+    assert direct.changes.keys_token() == keys
+    # ...and not across any other write (a revocation through the CLI is one).
+    direct.run(lambda cur: cur.execute("INSERT INTO probe VALUES (2)"))
+    assert direct.changes.keys_token() != keys
+    assert direct.run(lambda cur: cur.execute("SELECT count(*) FROM probe").fetchone()) == (2,)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 from api.auth import hash_key
 from tests.support import Api, LiveServer, Tenant, assert_error
@@ -123,3 +124,15 @@ def test_stored_keys_are_hashes(server: LiveServer, tenant: Tenant) -> None:
     assert found is not None
     assert tenant.key not in str(found)
     assert found["key_hint"].endswith(tenant.key[-4:])
+
+
+def test_no_endpoint_writes_api_keys() -> None:
+    """The key cache trusts it (warehouse/changes.py): keys change only outside requests."""
+    api_dir = Path(__file__).resolve().parents[2] / "api"
+    for source in api_dir.rglob("*.py"):
+        text = source.read_text()
+        if source.name != "auth.py":
+            for name in ("insert_api_key", "revoke_api_key", "mint_key"):
+                assert name not in text, f"{source} writes api_keys through {name}"
+        assert "UPDATE api_keys" not in text, source
+        assert "INTO api_keys" not in text, source
