@@ -111,6 +111,16 @@ class Served:
     openapi: dict[str, Any]
 
 
+def remote_store(served: Served) -> Store:
+    """This test process's handle on the served store (through the host, over Quack)."""
+    return Store.connect(
+        served.data_dir / "murmur.duckdb",
+        host_file=served.data_dir / "store.host.json",
+        quack_token=Secrets.load(served.data_dir).quack_token,
+        lock_timeout=20,
+    )
+
+
 def run_murmur(env: dict[str, str], *args: str) -> str:
     done = subprocess.run(
         [MURMUR, *args], env=env, capture_output=True, text=True, timeout=90, check=False
@@ -238,12 +248,7 @@ def test_api_pipeline_and_analyst_share_the_store(served: Served) -> None:
         assert body["success"] is True, (what, body)
 
     # No acknowledged write was lost: every batch and every created post is there.
-    with Store.connect(
-        served.data_dir / "murmur.duckdb",
-        host_file=served.data_dir / "store.host.json",
-        quack_token=Secrets.load(served.data_dir).quack_token,
-        lock_timeout=20,
-    ) as store:
+    with remote_store(served) as store:
         assert store.mode == "remote"
         with store.cursor() as cur:
             got = cur.execute("SELECT batch, count(*) FROM pipeline_rows GROUP BY batch").fetchall()
@@ -302,12 +307,7 @@ def test_a_change_from_another_process_reaches_the_api_caches_at_once(served: Se
             page = http.get("/posts")
             assert page.status_code == 200
             assert page.json()["data"]["items"][0]["text"] == "before"
-        with Store.connect(
-            served.data_dir / "murmur.duckdb",
-            host_file=served.data_dir / "store.host.json",
-            quack_token=Secrets.load(served.data_dir).quack_token,
-            lock_timeout=20,
-        ) as store:
+        with remote_store(served) as store:
             assert store.mode == "remote"
             store.run(
                 lambda cur: cur.execute("UPDATE posts SET text = 'after' WHERE id = ?", [post_id])
