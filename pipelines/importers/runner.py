@@ -77,6 +77,7 @@ class ImportResult:
     conflicts_resolved: int
     seconds: float
     notes: list[str] = field(default_factory=list)
+    direct: bool = False  # read and loaded by DuckDB alone (docs/importers.md)
 
 
 def run_import(
@@ -236,6 +237,7 @@ def _youtube_direct(
         duplicates_dropped=0,
         conflicts_resolved=0,
         seconds=round(time.perf_counter() - started, 3),
+        direct=True,
     )
 
 
