@@ -38,10 +38,11 @@ class Cached:
 
 
 class ResponseCache:
-    """An LRU of ``size`` serialized responses keyed by (arguments, change token)."""
+    """An LRU of serialized responses keyed by (arguments, change token), ``max_bytes`` at most."""
 
-    def __init__(self, size: int = 2048) -> None:
-        self._size = size
+    def __init__(self, max_bytes: int = 64 * 1024 * 1024) -> None:
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self._lock = threading.Lock()
         self._entries: OrderedDict[Hashable, Cached] = OrderedDict()
         # Builds under way, on the event loop's thread only: concurrent misses share one.
@@ -56,10 +57,14 @@ class ResponseCache:
 
     def put(self, key: Hashable, value: Cached) -> None:
         with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._bytes -= len(old.data)
             self._entries[key] = value
-            self._entries.move_to_end(key)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
+            self._bytes += len(value.data)
+            while self._bytes > self._max_bytes and len(self._entries) > 1:
+                _, evicted = self._entries.popitem(last=False)
+                self._bytes -= len(evicted.data)
 
 
 def _serialize(model: BaseModel, volatile: dict[str, Any] | None) -> Cached:
