@@ -70,7 +70,7 @@ class BenchSettings:
     clients: int = 32
     engine: str = "auto"
     write_docs: bool = True
-    colleagues: bool = True
+    child_rows: bool = True  # the pipeline, import and publishing rows (child processes)
 
     @classmethod
     def for_mode(cls, quick: bool, data_dir: Path | None = None) -> BenchSettings:
@@ -341,26 +341,20 @@ def write_rows(runs: dict[str, list[Any]], clients: int) -> list[Row]:
     return rows
 
 
-def _first(raw: dict[str, Any], *names: str) -> Any:
-    return next((raw[n] for n in names if raw.get(n) is not None), None)
-
-
 def _row_from(group: str, raw: dict[str, Any]) -> Row:
-    status = raw.get("status")
-    if status is None:
-        passed = _first(raw, "passed", "ok")
-        status = "PASS" if passed is True else "MISS" if passed is False else "—"
+    """A table row from a child's JSON row (benchmarks.pipeline_scale's shape)."""
+    status = raw.get("status") or ("PASS" if raw.get("ok") else "MISS")
     ratio = raw.get("ratio")
     return Row(
         group=group,
-        what=str(_first(raw, "what", "name", "row") or "?"),
-        figure=str(_first(raw, "figure", "value", "measured") or ""),
+        what=str(raw["what"]),
+        figure=str(raw["measured"]),
         reference=str(raw.get("reference", "—")),
         ratio=round(float(ratio), 2) if isinstance(ratio, int | float) else None,
         target=str(raw.get("target", "")),
         status=str(status),
-        note=str(_first(raw, "note", "notes") or ""),
-        detail={k: v for k, v in raw.items() if k not in {"what", "name", "figure"}},
+        note=str(raw.get("notes", "")),
+        detail={k: v for k, v in raw.items() if k not in {"what", "measured"}},
     )
 
 
@@ -374,23 +368,16 @@ def _publishing_row(run: Any, quick: bool) -> dict[str, Any]:
     passed = late["p99"] <= 5 and not once["more_than_once"] and not once["missing"]
     return {
         "what": f"publishing lateness, {posts:,} posts due within {spread:.0f} s",
-        "figure": f"p99 {late['p99']:.2f} s (p50 {late['p50']:.2f}, max {late['max']:.2f})"
+        "measured": f"p99 {late['p99']:.2f} s (p50 {late['p50']:.2f}, max {late['max']:.2f})"
         f", {once['once']} published once, {once['more_than_once']} twice,"
         f" {once['missing']} missing",
         "reference": "—",
         "target": "p99 ≤ 5 s after scheduled_at",
-        "passed": passed,
+        "ok": passed,
         "figures": found,
     }
 
 
-_COLLEAGUES = {
-    "pipeline": ("benchmarks.pipeline_scale", ("run_pipeline_rows",)),
-    "publishing": (
-        "benchmarks.publishing_lateness",
-        ("run_publishing_rows", "run_publishing_row", "run_lateness_row", "publishing_row"),
-    ),
-}
 _PLACEHOLDERS = {
     "pipeline": [
         "full pipeline build, 10M engagement snapshots",
@@ -401,8 +388,12 @@ _PLACEHOLDERS = {
 }
 
 
-def colleague_rows(group: str, quick: bool, timeout: float) -> list[Row]:
-    """A colleague's rows, computed in a child process; "not measured" rows if that fails."""
+def child_rows(group: str, quick: bool, timeout: float) -> list[Row]:
+    """The ``pipeline`` or ``publishing`` rows, computed in a child process.
+
+    A child of its own keeps their memory and DuckDB threads out of this process; when it
+    fails or overruns its budget, the rows say "not measured" and why.
+    """
     cmd = [sys.executable, "-m", "benchmarks.bench", "--rows-of", group]
     if quick:
         cmd.append("--quick")
@@ -430,27 +421,17 @@ def colleague_rows(group: str, quick: bool, timeout: float) -> list[Row]:
 
 
 def _print_rows_of(group: str, quick: bool) -> int:
-    """The child side of ``colleague_rows``: import the module, call it, print its rows."""
-    import importlib
+    """The child side of ``child_rows``: compute the group's rows and print them as JSON."""
+    if group == "pipeline":
+        from benchmarks.pipeline_scale import run_pipeline_rows
 
-    module_name, names = _COLLEAGUES[group]
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        print(f"{module_name} is absent: {exc}", file=sys.stderr)
-        return 2
-    fn = next((getattr(module, n) for n in names if hasattr(module, n)), None)
-    if fn is None and group == "publishing" and hasattr(module, "run"):
-        print("ROWS " + json.dumps([_publishing_row(module.run, quick)], default=str))
-        return 0
-    if fn is None:
-        print(f"{module_name} has none of {', '.join(names)}", file=sys.stderr)
-        return 2
-    found = fn(quick)
-    rows = found if isinstance(found, list) else [found]
-    print(
-        "ROWS " + json.dumps([r if isinstance(r, dict) else asdict(r) for r in rows], default=str)
-    )
+        # Medians of three alternating build/script pairs (~2 min more than one).
+        rows = run_pipeline_rows(quick, build_repeats=1 if quick else 3)
+    else:
+        from benchmarks.publishing_lateness import run
+
+        rows = [_publishing_row(run, quick)]
+    print("ROWS " + json.dumps(rows, default=str))
     return 0
 
 
@@ -548,10 +529,10 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
                 results["scale"].append(measure_scale(cfg, base, tenant, size))
                 _say(f"scale {size} posts: {results['scale'][-1]['p50_ms']}")
         rows = read_rows(reads, cfg.clients) + write_rows(writes, cfg.clients)
-        if cfg.colleagues:
+        if cfg.child_rows:
             # Budgets that keep the whole run inside 15 minutes (this part takes ~4).
-            rows += colleague_rows("pipeline", cfg.quick, 120.0 if cfg.quick else 480.0)
-            rows += colleague_rows("publishing", cfg.quick, 120.0 if cfg.quick else 180.0)
+            rows += child_rows("pipeline", cfg.quick, 120.0 if cfg.quick else 480.0)
+            rows += child_rows("publishing", cfg.quick, 120.0 if cfg.quick else 180.0)
     finally:
         if own_tmp:
             shutil.rmtree(root, ignore_errors=True)
@@ -590,7 +571,7 @@ def _cli(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--data-dir", type=Path)
-    parser.add_argument("--rows-of", choices=sorted(_COLLEAGUES), help=argparse.SUPPRESS)
+    parser.add_argument("--rows-of", choices=["pipeline", "publishing"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rows_of:
         return _print_rows_of(args.rows_of, args.quick)

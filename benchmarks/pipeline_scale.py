@@ -432,8 +432,18 @@ def _median(values: list[float]) -> float:
     return statistics.median(values) if values else 0.0
 
 
-def run_pipeline_rows(quick: bool) -> list[dict[str, Any]]:
-    """The pipeline and import rows: each figure beside its reference, measured in this run."""
+ROWS = ("build", "incremental", "import")
+
+
+def run_pipeline_rows(
+    quick: bool, only: tuple[str, ...] = ROWS, build_repeats: int = 1
+) -> list[dict[str, Any]]:
+    """The pipeline and import rows: each figure beside its reference, measured in this run.
+
+    ``only`` picks rows (``build``, ``incremental``, ``import``); the incremental rows need
+    the full build, which then runs untimed when ``build`` is not picked. ``build_repeats``
+    runs the script and the full build that many times, alternating (medians quoted).
+    """
     big_posts = 1_000 if quick else 100_000
     small_posts = big_posts // 10
     csv_rows = 100_000 if quick else 10_000_000
@@ -445,129 +455,188 @@ def run_pipeline_rows(quick: bool) -> list[dict[str, Any]]:
     try:
         # 1. full build vs the hand-written script
         big, small = root / "big", root / "small"
-        n_big = build_store(big, big_posts, end)
-        n_small = build_store(small, small_posts, end)
+        n_big = n_small = 0
+        if "build" in only or "incremental" in only:
+            n_big = build_store(big, big_posts, end)
+            n_small = build_store(small, small_posts, end)
+        if "incremental" in only and "build" not in only:
+            _in_child(child_pipeline, str(big), now.isoformat())  # the history, untimed
         store_path = str(_settings(big).store_path)
-        ref = [
-            _in_child(child_reference, store_path, str(root / f"ref{r}.duckdb"))
-            for r in range(1)  # one run of ~15 s at full size; its cost is stable
-        ]
-        for r in range(len(ref)):
-            (root / f"ref{r}.duckdb").unlink(missing_ok=True)
-        full = _in_child(child_pipeline, str(big), now.isoformat())
-        ref_s = _median([r["seconds"] for r in ref])
-        ref_mb = max(r["peak_mb"] for r in ref)
-        ratio = full["marts"] / ref_s if ref_s else 0.0
-        rows.append(
-            _row(
-                f"full build, {n_big:,} snapshots: staging + marts",
-                f"{full['marts']:.1f} s, peak {full['peak_mb']:,.0f} MB",
-                f"{ref_s:.1f} s, peak {ref_mb:,.0f} MB (one SQL script)",
-                ratio,
-                "≤ 1.5x time; ≤ 4 GB",
-                ratio <= 1.5 and full["peak_mb"] <= 4096 and full["success"],
-                f"days {', '.join(full['days'])}; checks failed: {full['checks_failed'] or 'none'};"
-                f" reference runs: {len(ref)}",
+        ref: list[dict[str, Any]] = []
+        full: list[dict[str, Any]] = []
+        for r in range(build_repeats if "build" in only else 0):
+            ref.append(_in_child(child_reference, store_path, str(root / "ref.duckdb")))
+            (root / "ref.duckdb").unlink(missing_ok=True)
+            if r + 1 < build_repeats:  # every build but the last on a copy of the raw store
+                shutil.rmtree(root / "copy", ignore_errors=True)
+                shutil.copytree(big, root / "copy")
+                full.append(_in_child(child_pipeline, str(root / "copy"), now.isoformat()))
+                shutil.rmtree(root / "copy", ignore_errors=True)
+            else:  # the last builds the store the incremental rows go on with
+                full.append(_in_child(child_pipeline, str(big), now.isoformat()))
+        if full:
+            rows.extend(_build_rows(ref, full, n_big))
+        if "incremental" in only:
+            rows.extend(
+                _incremental_rows(big, small, big_posts, small_posts, n_big, n_small, end, repeats)
             )
-        )
-        rows.append(
-            _row(
-                "full build incl. insights (run_all)",
-                f"{full['seconds']:.1f} s (insights {full['insights']:.1f} s)",
-                f"{ref_s:.1f} s",
-                full["seconds"] / ref_s if ref_s else 0.0,
-                "— (informational)",
-                True,
-                "the script has no hourly mart, dimensions, checks or insights",
-            )
-        )
-
-        # 2. incremental hour: 10x history vs 1x history, same new data
-        _in_child(child_pipeline, str(small), now.isoformat())  # the small store's first build
-        marts_b: list[float] = []
-        marts_s: list[float] = []
-        ins_b: list[float] = []
-        ins_s: list[float] = []
-        new_rows = 0
-        # The same new data on both: the posts of the last 100 hours (all of the small one's).
-        tracked = min(POSTS_PER_HOUR * SNAPSHOTS_PER_POST, small_posts)
-        for k in range(1, repeats + 1):
-            at = (end + timedelta(hours=k, minutes=25)).isoformat()
-            for data_dir, posts, m_out, i_out in (
-                (big, big_posts, marts_b, ins_b),
-                (small, small_posts, marts_s, ins_s),
-            ):
-                new_rows = _in_child(
-                    child_append, str(data_dir), posts, tracked, end.isoformat(), k
-                )
-                got = _in_child(child_pipeline, str(data_dir), at)
-                m_out.append(got["marts"])
-                i_out.append(got["insights"])
-        mb, ms = _median(marts_b), _median(marts_s)
-        rows.append(
-            _row(
-                f"incremental hour (+{new_rows:,} snapshots): marts, {n_big:,} history",
-                f"{mb:.2f} s",
-                f"{ms:.2f} s over {n_small:,} history",
-                mb / ms if ms else 0.0,
-                "≤ 1.2x",
-                ms > 0 and mb / ms <= 1.2,
-                f"median of {repeats}; one day rebuilt (the day of the new hour)",
-            )
-        )
-        ib, is_ = _median(ins_b), _median(ins_s)
-        rows.append(
-            _row(
-                "incremental hour: insights (bounded 7-90 day windows)",
-                f"{ib:.2f} s",
-                f"{is_:.2f} s",
-                ib / is_ if is_ else 0.0,
-                "— (windows, not history)",
-                True,
-                "insight windows hold all the generated history of both stores (< 90 days),"
-                " so their cost follows the window's content, not the new hour",
-            )
-        )
-
-        # 3. CSV import vs read_csv
-        csv_path = root / "youtube_trending_big.csv"
-        generate_csv(csv_path, csv_rows)
-        size_mb = csv_path.stat().st_size / 1e6
-        imp_r: list[float] = []
-        ref_r: list[float] = []
-        imp_mb = 0.0
-        for r in range(repeats if quick else 2):  # 2 x (~10 s + ~20 s) at full size
-            got = _in_child(child_csv_reference, str(csv_path), str(root / f"csv{r}.duckdb"))
-            (root / f"csv{r}.duckdb").unlink(missing_ok=True)
-            ref_r.append(got["rows"] / got["seconds"])
-            data_dir = root / f"import{r}"
-            imp = _in_child(child_import, str(csv_path), str(data_dir))
-            shutil.rmtree(data_dir, ignore_errors=True)
-            imp_r.append(imp["rows"] / imp["seconds"])
-            imp_mb = max(imp_mb, imp["peak_mb"])
-        ir, rr = _median(imp_r), _median(ref_r)
-        rows.append(
-            _row(
-                f"import youtube-trending CSV, {csv_rows:,} rows ({size_mb:,.0f} MB)",
-                f"{ir:,.0f} rows/s, peak {imp_mb:,.0f} MB",
-                f"{rr:,.0f} rows/s (read_csv into a table)",
-                ir / rr if rr else 0.0,
-                "≥ 0.7x",
-                rr > 0 and ir / rr >= 0.7,
-                f"median of {len(imp_r)}",
-            )
-        )
+        if "import" in only:
+            rows.append(_import_row(root, quick, csv_rows, repeats))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return rows
+
+
+def _build_rows(
+    ref: list[dict[str, Any]], builds: list[dict[str, Any]], n_big: int
+) -> list[dict[str, Any]]:
+    """Row 1: the marts step of a full build vs the script; the whole run_all beside it."""
+    rows: list[dict[str, Any]] = []
+    ref_s = _median([r["seconds"] for r in ref])
+    ref_mb = max(r["peak_mb"] for r in ref)
+    full = dict(builds[-1])
+    for key in ("seconds", "marts", "insights"):
+        full[key] = _median([b[key] for b in builds])
+    full["peak_mb"] = max(b["peak_mb"] for b in builds)
+    full["success"] = all(b["success"] for b in builds)
+    ratio = full["marts"] / ref_s if ref_s else 0.0
+    rows.append(
+        _row(
+            f"full build, {n_big:,} snapshots: staging + marts",
+            f"{full['marts']:.1f} s, peak {full['peak_mb']:,.0f} MB",
+            f"{ref_s:.1f} s, peak {ref_mb:,.0f} MB (one SQL script)",
+            ratio,
+            "≤ 1.5x time; ≤ 4 GB",
+            ratio <= 1.5 and full["peak_mb"] <= 4096 and full["success"],
+            f"days {', '.join(full['days'])}; checks failed: {full['checks_failed'] or 'none'};"
+            f" runs of each, alternating: {len(ref)}",
+        )
+    )
+    rows.append(
+        _row(
+            "full build incl. insights (run_all)",
+            f"{full['seconds']:.1f} s (insights {full['insights']:.1f} s)",
+            f"{ref_s:.1f} s",
+            full["seconds"] / ref_s if ref_s else 0.0,
+            "— (informational)",
+            True,
+            "the script has no hourly mart, dimensions, checks or insights",
+        )
+    )
+
+    return rows
+
+
+def _incremental_rows(
+    big: Path,
+    small: Path,
+    big_posts: int,
+    small_posts: int,
+    n_big: int,
+    n_small: int,
+    end: datetime,
+    repeats: int,
+) -> list[dict[str, Any]]:
+    """Row 2: one appended hour over the big history vs the small one, alternating, medians."""
+    rows: list[dict[str, Any]] = []
+    now = end + timedelta(minutes=25)
+    # 2. incremental hour: 10x history vs 1x history, same new data
+    _in_child(child_pipeline, str(small), now.isoformat())  # the small store's first build
+    marts_b: list[float] = []
+    marts_s: list[float] = []
+    ins_b: list[float] = []
+    ins_s: list[float] = []
+    new_rows = 0
+    # The same new data on both: the posts of the last 100 hours (all of the small one's).
+    tracked = min(POSTS_PER_HOUR * SNAPSHOTS_PER_POST, small_posts)
+    for k in range(1, repeats + 1):
+        at = (end + timedelta(hours=k, minutes=25)).isoformat()
+        for data_dir, posts, m_out, i_out in (
+            (big, big_posts, marts_b, ins_b),
+            (small, small_posts, marts_s, ins_s),
+        ):
+            new_rows = _in_child(child_append, str(data_dir), posts, tracked, end.isoformat(), k)
+            got = _in_child(child_pipeline, str(data_dir), at)
+            m_out.append(got["marts"])
+            i_out.append(got["insights"])
+    mb, ms = _median(marts_b), _median(marts_s)
+    rows.append(
+        _row(
+            f"incremental hour (+{new_rows:,} snapshots): marts, {n_big:,} history",
+            f"{mb:.2f} s",
+            f"{ms:.2f} s over {n_small:,} history",
+            mb / ms if ms else 0.0,
+            "≤ 1.2x",
+            ms > 0 and mb / ms <= 1.2,
+            f"median of {repeats}; one day rebuilt (the day of the new hour)",
+        )
+    )
+    ib, is_ = _median(ins_b), _median(ins_s)
+    rows.append(
+        _row(
+            "incremental hour: insights (bounded 7-90 day windows)",
+            f"{ib:.2f} s",
+            f"{is_:.2f} s",
+            ib / is_ if is_ else 0.0,
+            "— (windows, not history)",
+            True,
+            "insight windows hold all the generated history of both stores (< 90 days),"
+            " so their cost follows the window's content, not the new hour",
+        )
+    )
+
+    return rows
+
+
+def _import_row(root: Path, quick: bool, csv_rows: int, repeats: int) -> dict[str, Any]:
+    """Row 3: ``run_import`` of a generated CSV vs DuckDB's read_csv of it, rows per second."""
+    csv_path = root / "youtube_trending_big.csv"
+    generate_csv(csv_path, csv_rows)
+    size_mb = csv_path.stat().st_size / 1e6
+    imp_r: list[float] = []
+    ref_r: list[float] = []
+    imp_mb = 0.0
+    for r in range(repeats if quick else 2):  # 2 x (~10 s + ~20 s) at full size
+        got = _in_child(child_csv_reference, str(csv_path), str(root / f"csv{r}.duckdb"))
+        (root / f"csv{r}.duckdb").unlink(missing_ok=True)
+        ref_r.append(got["rows"] / got["seconds"])
+        data_dir = root / f"import{r}"
+        imp = _in_child(child_import, str(csv_path), str(data_dir))
+        shutil.rmtree(data_dir, ignore_errors=True)
+        imp_r.append(imp["rows"] / imp["seconds"])
+        imp_mb = max(imp_mb, imp["peak_mb"])
+    ir, rr = _median(imp_r), _median(ref_r)
+    return _row(
+        f"import youtube-trending CSV, {csv_rows:,} rows ({size_mb:,.0f} MB)",
+        f"{ir:,.0f} rows/s, peak {imp_mb:,.0f} MB",
+        f"{rr:,.0f} rows/s (read_csv into a table)",
+        ir / rr if rr else 0.0,
+        "≥ 0.7x",
+        rr > 0 and ir / rr >= 0.7,
+        f"median of {len(imp_r)}",
+    )
 
 
 def main() -> None:
     """Print the rows as JSON lines."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--rows",
+        default=",".join(ROWS),
+        help=f"comma-separated rows to measure, of {', '.join(ROWS)} (default: all)",
+    )
+    parser.add_argument(
+        "--build-repeats",
+        type=int,
+        default=1,
+        help="full builds and scripts to run, alternating (medians; ~1 min per pair)",
+    )
     args = parser.parse_args()
-    for row in run_pipeline_rows(args.quick):
+    only = tuple(r for r in args.rows.split(",") if r)
+    if not set(only) <= set(ROWS):
+        parser.error(f"--rows takes {', '.join(ROWS)}")
+    for row in run_pipeline_rows(args.quick, only, args.build_repeats):
         print(json.dumps(row, ensure_ascii=False))
 
 

@@ -39,18 +39,57 @@ class StoreResource(ConfigurableResource):  # type: ignore[type-arg]
 
     @contextlib.contextmanager
     def open(self) -> Iterator[Store]:
-        """The store for one asset's work, closed afterwards (a direct handle holds the file)."""
+        """The store for one asset's work, closed afterwards (a direct handle holds the file).
+
+        Inside :meth:`session` it is the session's store, left open for the next asset.
+        """
+        shared = _SESSIONS.get(self._session_key)
+        if shared is not None:
+            yield shared
+            return
+        store = self._connect()
+        try:
+            yield store
+        finally:
+            store.close()
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Store]:
+        """One store for every asset run in this process until the block ends (``run_all``).
+
+        Each open and close costs a connect, a schema check and, in direct mode, a
+        checkpoint on close that rewrites the row groups the step touched; a run of a dozen
+        assets pays that once instead of per asset. Assets run one at a time (in-process
+        executor), so they never share the handle concurrently.
+        """
+        if self._session_key in _SESSIONS:
+            yield _SESSIONS[self._session_key]
+            return
+        store = self._connect()
+        _SESSIONS[self._session_key] = store
+        try:
+            yield store
+        finally:
+            del _SESSIONS[self._session_key]
+            store.close()
+
+    @property
+    def _session_key(self) -> str:
+        return str(self.root.resolve())
+
+    def _connect(self) -> Store:
         self.root.mkdir(parents=True, exist_ok=True)
-        store = Store.connect(
+        return Store.connect(
             self.root / "murmur.duckdb",
             host_file=self.root / "store.host.json",
             quack_token=Secrets.load(self.root).quack_token,
             lock_timeout=self.lock_timeout_seconds,
         )
-        try:
-            yield store
-        finally:
-            store.close()
+
+
+# Open sessions by data directory (see StoreResource.session); Dagster copies resources,
+# so the handle lives here rather than on the instance.
+_SESSIONS: dict[str, Store] = {}
 
 
 class PlatformsResource(ConfigurableResource):  # type: ignore[type-arg]

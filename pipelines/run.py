@@ -80,39 +80,42 @@ def run_all(
             summary.steps.append(
                 _step("ingest", hour, INGEST_ASSETS, res, inst, tags, partition_key=hour)
             )
-        with store.open() as s:
-            since = s.run(marts.last_run)
-            found = s.run(lambda cur: marts.days_with_new_raw(cur, since))
-            published = marts.days_with_new_posts(s, since)
-        today = naive.date()
-        due = {d for d in found if d <= today}
-        due |= {d + timedelta(days=1) for d in due if d < today}
-        # A newly discovered post counts as published on its own day, which may be long past.
-        due |= {d for d in published if d <= today}
-        if ingest:
-            due.add(today)
-        summary.days = day_ranges(sorted(due))
-        for first, last in summary.days:
-            summary.steps.append(
-                _step(
-                    "marts",
-                    f"{first}..{last}",
-                    DAILY_ASSETS,
-                    res,
-                    inst,
-                    {**tags, **range_tags(first, last)},
-                )
-            )
-        # Live runs judge the insights at the end of ingest, so that what was just captured
-        # (after the run started) is inside their windows.
-        insight_now = moment if now is not None else datetime.now(UTC)
-        insight_tags = {**tags, "murmur/now": insight_now.isoformat()}
-        summary.steps.append(_step("insights", "all", INSIGHT_ASSETS, res, inst, insight_tags))
-        # A failed ingest does not make the days recomputed here due again; failed marts do.
-        if all(step.success for step in summary.steps if step.name != "ingest"):
-            run_id = f"run_all-{uuid.uuid4().hex[:12]}"
+        # One store handle for the rest of the run (not per asset): see StoreResource.session.
+        # Ingest keeps its own short opens: it waits on the platforms, not on the store.
+        with store.session():
             with store.open() as s:
-                s.execute_script(marts.mark_run_script(wall, run_id, len(summary.days)))
+                since = s.run(marts.last_run)
+                found = s.run(lambda cur: marts.days_with_new_raw(cur, since))
+                published = marts.days_with_new_posts(s, since)
+            today = naive.date()
+            due = {d for d in found if d <= today}
+            due |= {d + timedelta(days=1) for d in due if d < today}
+            # A newly discovered post counts as published on its own day, which may be long past.
+            due |= {d for d in published if d <= today}
+            if ingest:
+                due.add(today)
+            summary.days = day_ranges(sorted(due))
+            for first, last in summary.days:
+                summary.steps.append(
+                    _step(
+                        "marts",
+                        f"{first}..{last}",
+                        DAILY_ASSETS,
+                        res,
+                        inst,
+                        {**tags, **range_tags(first, last)},
+                    )
+                )
+            # Live runs judge the insights at the end of ingest, so that what was just captured
+            # (after the run started) is inside their windows.
+            insight_now = moment if now is not None else datetime.now(UTC)
+            insight_tags = {**tags, "murmur/now": insight_now.isoformat()}
+            summary.steps.append(_step("insights", "all", INSIGHT_ASSETS, res, inst, insight_tags))
+            # A failed ingest does not make the days recomputed here due again; failed marts do.
+            if all(step.success for step in summary.steps if step.name != "ingest"):
+                run_id = f"run_all-{uuid.uuid4().hex[:12]}"
+                with store.open() as s:
+                    s.execute_script(marts.mark_run_script(wall, run_id, len(summary.days)))
     finally:
         if owned:
             inst.dispose()

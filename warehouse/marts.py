@@ -108,11 +108,19 @@ WHERE excluded.captured_at >= dim_posts.captured_at;
 
 INSERT INTO dim_accounts (workspace_id, platform, external_id, account_id, kind, handle,
     display_name, category, followers, captured_at)
-SELECT workspace_id, platform, external_id, account_id, kind, handle, display_name, category,
-       followers, captured_at
-FROM raw_account_snapshots WHERE captured_at >= {t0} AND captured_at < {t1}
-QUALIFY row_number() OVER (PARTITION BY {key}
-                           ORDER BY captured_at DESC, ingested_at DESC, ingest_batch DESC) = 1
+SELECT workspace_id, platform, external_id, r.account_id, r.kind, r.handle, r.display_name,
+       r.category, r.followers, r.captured_at
+FROM (
+    -- each account's newest snapshot (latest capture, then ingest, then batch): one
+    -- aggregate over the hourly snapshots, ~4x cheaper than a row_number() window
+    SELECT {key},
+           arg_max({{'account_id': account_id, 'kind': kind, 'handle': handle,
+                     'display_name': display_name, 'category': category,
+                     'followers': followers, 'captured_at': captured_at}},
+                   {{'c': captured_at, 'i': ingested_at, 'b': ingest_batch}}) AS r
+    FROM raw_account_snapshots WHERE captured_at >= {t0} AND captured_at < {t1}
+    GROUP BY {key}
+)
 ON CONFLICT (workspace_id, platform, external_id) DO UPDATE SET
     account_id = coalesce(excluded.account_id, dim_accounts.account_id),
     kind = excluded.kind, handle = excluded.handle, display_name = excluded.display_name,
@@ -123,15 +131,33 @@ WHERE excluded.captured_at >= dim_accounts.captured_at;
 DELETE FROM stg_engagement_deltas WHERE day >= {literal(start)} AND day < {literal(end)};
 
 INSERT INTO stg_engagement_deltas
-WITH cur AS (
+WITH dup_days AS (
+    -- days where two batches saw the same snapshot; counting distinct 64-bit hashes is
+    -- far cheaper than the de-duplicating window, and a collision only sends a day there
+    SELECT CAST(captured_at AS DATE) AS day FROM raw_engagement_snapshots
+    WHERE captured_at >= {t0} AND captured_at < {t1}
+    GROUP BY ALL HAVING count(*) <> count(DISTINCT hash({key}, captured_at))
+),
+cur AS (
     -- one row per (post, captured_at): the latest ingest wins if two batches saw it
     SELECT {key}, captured_at, {cols}
     FROM raw_engagement_snapshots
     WHERE captured_at >= {t0} AND captured_at < {t1}
+      AND CAST(captured_at AS DATE) NOT IN (SELECT day FROM dup_days)
+    UNION ALL
+    SELECT {key}, captured_at, {cols}
+    FROM raw_engagement_snapshots
+    WHERE captured_at >= {t0} AND captured_at < {t1}
+      AND CAST(captured_at AS DATE) IN (SELECT day FROM dup_days)
     QUALIFY row_number() OVER (PARTITION BY {key}, captured_at
                                ORDER BY ingested_at DESC, ingest_batch DESC) = 1
 ),
-keys AS (SELECT DISTINCT {key} FROM cur),
+-- the same posts as cur's, read from the raw table: with cur used once, DuckDB streams it
+-- into the window instead of materializing its 10M rows of a full build first
+keys AS (
+    SELECT DISTINCT {key} FROM raw_engagement_snapshots
+    WHERE captured_at >= {t0} AND captured_at < {t1}
+),
 known AS (
     -- publication times of the posts described in the look-back and the window
     SELECT {key}, max(published_at) AS published_at FROM raw_posts
@@ -186,31 +212,63 @@ lagged AS (
 SELECT workspace_id, platform, external_id, captured_at, CAST(captured_at AS DATE) AS day,
        {deltas},
        {drops} AS counter_drops
-FROM lagged WHERE in_window;
+FROM lagged WHERE in_window
+-- capture order: each row group then holds a few days, so zone maps let a later day's
+-- delete, rebuild and checks skip the rest of history (and the insert runs batched)
+ORDER BY captured_at;
 {_snapshot_rows("stg_engagement_deltas", "stg_engagement_deltas", start, end, run_id, computed_at)}
 """  # noqa: S608 - only literal() values are rendered
 
 
 def post_hourly_script(start: date, end: date, *, run_id: str, computed_at: datetime) -> str:
     """Rebuild mart_post_hourly for [start, end) from the staged deltas and the dimensions."""
-    sums = ", ".join(f"sum(d.{m})::BIGINT AS {m}" for m in METRICS)
-    eng = " + ".join(f"sum(d.{m})" for m in ENGAGEMENT_METRICS)
+    sums = ", ".join(f"sum({m})::BIGINT AS {m}" for m in METRICS)
+    eng = " + ".join(f"sum({m})" for m in ENGAGEMENT_METRICS)
+    cols = ", ".join(f"h.{m}" for m in (*METRICS, "engagements"))
+    singles = ", ".join(f"{m}::BIGINT AS {m}" for m in METRICS)
+    # HUGEINT like sum()'s, so one snapshot overflows exactly where its sum would
+    eng_single = " + ".join(f"{m}::HUGEINT" for m in ENGAGEMENT_METRICS)
+    # Grouping on the four key columns and joining the dimensions to the groups (one row
+    # each: dim keys are primary keys) is ~2x cheaper than grouping on the joined columns.
     return f"""
 DELETE FROM mart_post_hourly WHERE day >= {literal(start)} AND day < {literal(end)};
 INSERT INTO mart_post_hourly
-SELECT d.workspace_id, d.day, date_trunc('hour', d.captured_at) AS hour, d.platform,
+WITH multi_days AS (
+    -- days where a post has two snapshots in one hour (distinct hashes, as in staging)
+    SELECT day FROM stg_engagement_deltas
+    WHERE day >= {literal(start)} AND day < {literal(end)}
+    GROUP BY day
+    HAVING count(*) <> count(DISTINCT hash(workspace_id, platform, external_id,
+                                           date_trunc('hour', captured_at)))
+),
+h AS (
+    -- a post is usually read once an hour: those days' snapshots are their hours as they
+    -- are, and only the other days pay for grouping
+    SELECT workspace_id, platform, external_id, date_trunc('hour', captured_at) AS hour,
+           {singles}, ({eng_single})::BIGINT AS engagements
+    FROM stg_engagement_deltas
+    WHERE day >= {literal(start)} AND day < {literal(end)}
+      AND day NOT IN (SELECT day FROM multi_days)
+    UNION ALL
+    SELECT workspace_id, platform, external_id, date_trunc('hour', captured_at) AS hour,
+           {sums}, ({eng})::BIGINT AS engagements
+    FROM stg_engagement_deltas
+    WHERE day >= {literal(start)} AND day < {literal(end)}
+      AND day IN (SELECT day FROM multi_days)
+    GROUP BY ALL
+)
+SELECT h.workspace_id, CAST(h.hour AS DATE) AS day, h.hour, h.platform,
        coalesce(p.account_external_id, 'unknown') AS account_external_id,
        coalesce(a.account_id, acc.id) AS account_id,
-       d.external_id, p.post_id, coalesce(p.kind, a.kind, 'unknown') AS kind,
-       {sums}, ({eng})::BIGINT AS engagements
-FROM stg_engagement_deltas d
+       h.external_id, p.post_id, coalesce(p.kind, a.kind, 'unknown') AS kind,
+       {cols}
+FROM h
 LEFT JOIN dim_posts p USING (workspace_id, platform, external_id)
-LEFT JOIN dim_accounts a ON a.workspace_id = d.workspace_id AND a.platform = d.platform
+LEFT JOIN dim_accounts a ON a.workspace_id = h.workspace_id AND a.platform = h.platform
      AND a.external_id = p.account_external_id
-LEFT JOIN accounts acc ON acc.workspace_id = d.workspace_id AND acc.platform = d.platform
+LEFT JOIN accounts acc ON acc.workspace_id = h.workspace_id AND acc.platform = h.platform
      AND acc.external_id = p.account_external_id
-WHERE d.day >= {literal(start)} AND d.day < {literal(end)}
-GROUP BY ALL;
+ORDER BY h.hour;
 {_snapshot_rows("mart_post_hourly", "mart_post_hourly", start, end, run_id, computed_at)}
 """  # noqa: S608 - only literal() values are rendered
 
@@ -226,7 +284,8 @@ FROM (SELECT workspace_id, day, platform, account_external_id, account_id, exter
              post_id, kind, {sums}
       FROM mart_post_hourly
       WHERE day >= {literal(start)} AND day < {literal(end)}
-      GROUP BY ALL);
+      GROUP BY ALL)
+ORDER BY day;
 {_snapshot_rows("mart_post_daily", "mart_post_daily", start, end, run_id, computed_at)}
 """  # noqa: S608 - only literal() values are rendered
 
@@ -235,7 +294,11 @@ def account_daily_script(start: date, end: date, *, run_id: str, computed_at: da
     """Rebuild mart_account_daily for [start, end): followers, growth, posts and engagement."""
     t0, t1 = literal(_ts(start)), literal(_ts(end))
     lb = literal(_ts(start) - timedelta(days=LOOKBACK_DAYS))
+    d1 = literal(_ts(start) - timedelta(days=1))
     key = "workspace_id, platform, account_external_id"
+    # Growth needs each account's last followers before the window: looked for in the day
+    # before first (an account is read hourly), and within LOOKBACK_DAYS only for accounts
+    # not read that day, so a scheduled run does not rescan the look-back's snapshots.
     return f"""
 DELETE FROM mart_account_daily WHERE day >= {literal(start)} AND day < {literal(end)};
 INSERT INTO mart_account_daily
@@ -243,12 +306,25 @@ WITH snaps AS (
     SELECT workspace_id, platform, external_id AS account_external_id,
            CAST(captured_at AS DATE) AS day, arg_max(followers, captured_at) AS followers
     FROM raw_account_snapshots
-    WHERE captured_at >= {lb} AND captured_at < {t1} AND followers IS NOT NULL
+    WHERE captured_at >= {d1} AND captured_at < {t1} AND followers IS NOT NULL
     GROUP BY ALL
+),
+missing AS (
+    SELECT DISTINCT {key} FROM snaps WHERE day >= {literal(start)}
+    EXCEPT SELECT {key} FROM snaps WHERE day < {literal(start)}
+),
+older AS (
+    SELECT r.workspace_id, r.platform, r.external_id AS account_external_id,
+           CAST(max(r.captured_at) AS DATE) AS day,
+           arg_max(r.followers, r.captured_at) AS followers
+    FROM raw_account_snapshots r SEMI JOIN missing m ON m.workspace_id = r.workspace_id
+         AND m.platform = r.platform AND m.account_external_id = r.external_id
+    WHERE r.captured_at >= {lb} AND r.captured_at < {d1} AND r.followers IS NOT NULL
+    GROUP BY r.workspace_id, r.platform, r.external_id
 ),
 growth AS (
     SELECT *, followers - lag(followers) OVER (PARTITION BY {key} ORDER BY day) AS growth
-    FROM snaps
+    FROM (SELECT * FROM snaps UNION ALL BY NAME SELECT * FROM older)
 ),
 published AS (
     SELECT workspace_id, platform, account_external_id, CAST(published_at AS DATE) AS day,
@@ -284,7 +360,8 @@ LEFT JOIN activity act USING ({key}, day)
 LEFT JOIN dim_accounts a ON a.workspace_id = k.workspace_id AND a.platform = k.platform
      AND a.external_id = k.account_external_id
 LEFT JOIN accounts acc ON acc.workspace_id = k.workspace_id AND acc.platform = k.platform
-     AND acc.external_id = k.account_external_id;
+     AND acc.external_id = k.account_external_id
+ORDER BY k.day;
 {_snapshot_rows("mart_account_daily", "mart_account_daily", start, end, run_id, computed_at)}
 """  # noqa: S608 - only literal() values are rendered
 
@@ -432,12 +509,30 @@ def count_duplicate_keys(
     _check_names(table, (*keys, *([span[0]] if span else [])))
     cols = ", ".join(keys)
     where, params = _span(span)
+    # Counting distinct 64-bit hashes is ~2x cheaper than grouping on the key columns; equal
+    # counts prove the keys unique, and only otherwise (a duplicate, or a hash collision)
+    # does the exact grouping run.
+    surplus = fetch_value(
+        cur,
+        f"SELECT count(*) - count(DISTINCT hash({cols})) FROM {table} {where}",  # noqa: S608
+        params,
+    )
+    if not surplus:
+        return 0
     found = fetch_value(
         cur,
         f"SELECT count(*) FROM (SELECT {cols} FROM {table} {where}"  # noqa: S608
         f" GROUP BY {cols} HAVING count(*) > 1)",
         params,
     )
+    return int(found or 0)
+
+
+def count_rows(cur: Cursor, table: str, span: tuple[str, Any, Any]) -> int:
+    """Rows of ``table`` within ``span`` (col, start, end)."""
+    _check_names(table, (span[0],))
+    where, params = _span(span)
+    found = fetch_value(cur, f"SELECT count(*) FROM {table} {where}", params)  # noqa: S608
     return int(found or 0)
 
 
@@ -630,11 +725,13 @@ def days_with_new_raw(cur: Cursor, since: datetime | None) -> list[date]:
     days: set[date] = set()
     # One table per statement: over Quack a client query may scan one remote table.
     for table in ("raw_engagement_snapshots", "raw_account_snapshots", "raw_posts"):
-        rows = fetch_all(
-            cur,
-            f"SELECT DISTINCT CAST(captured_at AS DATE) AS day FROM {table}"  # noqa: S608
-            " WHERE ? IS NULL OR ingested_at > ?",
-            [since, since],
+        # A plain comparison, not `? IS NULL OR …`: only then do the row groups' zone maps
+        # on ingested_at skip the history ingested before the last run.
+        sql = f"SELECT DISTINCT CAST(captured_at AS DATE) AS day FROM {table}"  # noqa: S608
+        rows = (
+            fetch_all(cur, sql)
+            if since is None
+            else fetch_all(cur, f"{sql} WHERE ingested_at > ?", [since])
         )
         days.update(r["day"] for r in rows)
     return sorted(days)

@@ -9,7 +9,7 @@ from benchmarks.bench import READS, BenchSettings, run_bench, table
 
 def test_quick_bench_prints_every_row(tmp_path: Path) -> None:
     cfg = BenchSettings.for_mode(quick=True, data_dir=tmp_path)
-    cfg.colleagues = False  # their rows have their own smoke tests
+    cfg.child_rows = False  # they have smoke tests of their own
     cfg.scale_sizes = (200,)
     cfg.posts = 500
     rows = run_bench(cfg)
@@ -29,9 +29,10 @@ def test_quick_bench_prints_every_row(tmp_path: Path) -> None:
     assert not (tmp_path / "data").exists() or (tmp_path / "data" / "murmur.duckdb").exists()
 
 
-def test_missing_colleague_rows_say_why() -> None:
-    from benchmarks.bench import colleague_rows
+def test_child_rows_come_back_as_table_rows() -> None:
+    from benchmarks.bench import child_rows
 
-    rows = colleague_rows("publishing", quick=True, timeout=120)
-    assert rows
-    assert all(r.status for r in rows)
+    rows = child_rows("publishing", quick=True, timeout=120)
+    assert [r.what for r in rows] == ["publishing lateness, 200 posts due within 5 s"]
+    assert rows[0].status in {"PASS", "MISS"}
+    assert "published once" in rows[0].figure

@@ -182,6 +182,43 @@ def test_deltas_and_counter_drops_by_hand(store: Store, data_dir: Path) -> None:
     ]
 
 
+def test_a_snapshot_seen_by_two_batches_counts_once(store: Store, data_dir: Path) -> None:
+    _seed_hand(store)
+    later = (*_snap("p1", "2025-06-01 10:00", 120, 6, 1)[:13], "b2", NOW + timedelta(hours=1))
+    with store.cursor() as cur:
+        cur.execute(SNAP_SQL, list(later))  # the same snapshot, ingested again with new values
+    result = _materialize(data_dir, "2025-06-01")
+    with store.cursor() as cur:
+        got = cur.execute(
+            "SELECT captured_at::VARCHAR, impressions, likes, counter_drops"
+            " FROM stg_engagement_deltas ORDER BY captured_at"
+        ).fetchall()
+        hourly = cur.execute(
+            "SELECT hour::VARCHAR, impressions, engagements FROM mart_post_hourly ORDER BY hour"
+        ).fetchall()
+    # the latest ingest wins: 120 impressions, 6 likes; then 150 and 3 (a drop)
+    assert got == [("2025-06-01 10:00:00", 120, 6, 0), ("2025-06-01 11:30:00", 30, 0, 1)]
+    assert hourly == [("2025-06-01 10:00:00", 120, 7), ("2025-06-01 11:00:00", 30, 0)]
+    checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    assert not checks["raw_snapshot_keys_unique"].passed
+    assert checks["raw_snapshot_keys_unique"].metadata["duplicate_keys"].value == 1
+    assert checks["stg_keys_unique"].passed
+
+
+def test_snapshots_in_one_hour_add_up_in_the_hourly_mart(store: Store, data_dir: Path) -> None:
+    _seed_hand(store)
+    with store.cursor() as cur:
+        cur.execute(SNAP_SQL, list(_snap("p1", "2025-06-01 11:50", 190, 8, 2)))
+    _materialize(data_dir, "2025-06-01")
+    with store.cursor() as cur:
+        hourly = cur.execute(
+            "SELECT hour::VARCHAR, impressions, likes, comments, engagements"
+            " FROM mart_post_hourly ORDER BY hour"
+        ).fetchall()
+    # 11:30 (+50 impressions, likes 5 → 3 clamped) and 11:50 (+40, likes 3 → 8: +5, +1)
+    assert hourly == [("2025-06-01 10:00:00", 100, 5, 1, 6), ("2025-06-01 11:00:00", 90, 5, 1, 6)]
+
+
 def test_rerunning_a_day_gives_identical_marts(store: Store, data_dir: Path) -> None:
     _seed_hand(store)
     _materialize(data_dir, "2025-06-01")
