@@ -19,11 +19,13 @@ from api.caching import ResponseCache
 from api.errors import install_error_handlers
 from api.middleware import EdgeMiddleware
 from api.pagination import CursorCodec
+from api.posts import service as posts_service
 from api.ratelimit import RateLimiter
 from api.routing import MurmurRoute
 from api.schemas import ErrorEnvelope
 from murmur.settings import Settings
 from warehouse import idempotency as idem_repo
+from warehouse.group_commit import GroupCommit
 from warehouse.store import Secrets, Store
 
 BASE_PATH = "/api/public/v1"
@@ -62,6 +64,7 @@ def open_host_store(settings: Settings) -> Store:
         quack_host=settings.quack_host,
         quack_port=settings.quack_port,
         lock_timeout=settings.store_lock_timeout_seconds,
+        checkpoint_wal_mb=settings.store_checkpoint_wal_mb,
     )
 
 
@@ -86,6 +89,9 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         if owned:
             app.state.store = await asyncio.to_thread(open_host_store, settings)
         app.state.cursor_codec = CursorCodec(Secrets.load(settings.data_dir).signing_key)
+        app.state.post_writes = GroupCommit(
+            app.state.store, posts_service.create_posts, name="posts"
+        )
         purge = asyncio.create_task(_purge_idempotency(app.state.store))
         # The modules, routes and models loaded so far live as long as the process: moved
         # out of the collector's sight, a full collection no longer walks them (under load
@@ -96,6 +102,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             yield
         finally:
             purge.cancel()
+            await asyncio.to_thread(app.state.post_writes.close)
             if owned:
                 app.state.store.close()
 

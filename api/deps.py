@@ -139,7 +139,9 @@ async def context(
     if x_workspace_id is not None:
         _ = ctx.workspace_id  # refuse a forbidden workspace before any work
     already_claimed = getattr(request.state, "idempotency", None) is not None
-    if is_write and not already_claimed and not getattr(request.state, "manual_idempotency", False):
+    if not is_write or (getattr(request.state, "claims_in_batch", False) and not already_claimed):
+        pass  # a read, or a write whose group commit takes a fresh key with the work
+    elif not already_claimed and not getattr(request.state, "manual_idempotency", False):
         raw_key = idempotency.validate_key(request.headers.get(idempotency.HEADER))
         record = idem_repo.RecordKey(key.id, request.method, request.url.path, raw_key)
         digest = idempotency.fingerprint(await request.body())
@@ -152,7 +154,7 @@ async def context(
             lease_seconds=settings.idempotency_lease_seconds,
             ttl_seconds=settings.idempotency_ttl_seconds,
         )
-    elif is_write:
+    else:
         await run_in_threadpool(_begin, txn)
     return ctx
 

@@ -505,7 +505,9 @@ def run_pipeline_rows(
         ref_first: list[dict[str, Any]] = []  # the first pass's script: no hourly mart
         full: list[dict[str, Any]] = []
         for r in range(build_repeats if "build" in only else 0):
-            for hourly, into in ((True, ref), (False, ref_first)):
+            # The first pass's script is timed once: it is quoted in a note, not a ratio.
+            scripts = ((True, ref), (False, ref_first)) if r == 0 else ((True, ref),)
+            for hourly, into in scripts:
                 into.append(
                     _in_child(child_reference, store_path, str(root / "ref.duckdb"), hourly)
                 )
@@ -557,7 +559,7 @@ def _build_rows(
             ratio <= 1.5 and full["peak_mb"] <= 4096 and full["success"],
             f"days {', '.join(full['days'])}; checks failed: {full['checks_failed'] or 'none'};"
             f" runs of each, alternating: {len(ref)}; against the first pass's script"
-            f" (no hourly mart): {first_s:.1f} s, {full['marts'] / first_s:.2f}x",
+            f" (no hourly mart, timed once): {first_s:.1f} s, {full['marts'] / first_s:.2f}x",
         )
     )
     rows.append(

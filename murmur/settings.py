@@ -54,6 +54,11 @@ class Settings(BaseSettings):
     inbox_sync_interval_seconds: float = Field(
         default=30.0, description="How often the engagement runner reads each account's inbox."
     )
+    store_checkpoint_wal_mb: int = Field(
+        default=256,
+        ge=1,
+        description="WAL size at which the store host checkpoints (each stalls commits ~0.3 s).",
+    )
     store_lock_timeout_seconds: float = Field(
         default=30.0, description="How long a process waits for the store file held by another."
     )

@@ -130,6 +130,42 @@ def record_outcome(
     )
 
 
+def insert_completed(
+    cur: Cursor, records: list[tuple[RecordKey, str, int, str]], *, ttl_seconds: int
+) -> None:
+    """Store fresh keys with their responses ((key, fingerprint, status, body)) in one INSERT.
+
+    For writes whose work commits in the same transaction: a key that exists already makes
+    the primary key refuse the whole statement (DuckDB then aborts the transaction).
+    """
+    if not records:
+        return
+    now = utcnow()
+    expires = now + timedelta(seconds=ttl_seconds)
+    params: list[object] = []
+    for rk, fingerprint, status, body in records:
+        params += [*rk.params(), fingerprint, status, body, now, now, expires]
+    cur.execute(
+        "INSERT INTO idempotency_keys (api_key_id, method, path, key, fingerprint, status,"  # noqa: S608
+        " response_status, response_body, locked_until, created_at, expires_at) VALUES "
+        + ", ".join(["(?, ?, ?, ?, ?, 'completed', ?, ?, ?, ?, ?)"] * len(records)),
+        params,
+    )
+
+
+def exists(cur: Cursor, rk: RecordKey) -> bool:
+    """Whether any record (live or expired) holds this key."""
+    return (
+        fetch_one(
+            cur,
+            "SELECT 1 AS found FROM idempotency_keys"
+            " WHERE api_key_id = ? AND method = ? AND path = ? AND key = ?",
+            rk.params(),
+        )
+        is not None
+    )
+
+
 def release(cur: Cursor, rk: RecordKey) -> None:
     """Drop an unfinished claim so that the client may retry with the same key."""
     cur.execute(

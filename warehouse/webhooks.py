@@ -38,13 +38,20 @@ def enqueue_events(
     cur: Cursor, workspace_id: str, events: list[tuple[str, dict[str, Any]]]
 ) -> list[str]:
     """Record several events, in order, in one INSERT; returns their ``evt_`` ids."""
-    unknown = [kind for kind, _ in events if kind not in EVENT_TYPES]
+    return enqueue_many(cur, [(workspace_id, kind, payload) for kind, payload in events])
+
+
+def enqueue_many(cur: Cursor, events: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
+    """Record events of any workspaces ((workspace, type, payload)), in order, in one INSERT."""
+    unknown = [kind for _, kind, _ in events if kind not in EVENT_TYPES]
     if unknown:
         raise ValueError(f"unknown webhook event types {unknown!r}")
+    if not events:
+        return []
     now = utcnow()
     ids = [new_id("evt") for _ in events]
     params: list[Any] = []
-    for event_id, (kind, payload) in zip(ids, events, strict=True):
+    for event_id, (workspace_id, kind, payload) in zip(ids, events, strict=True):
         params += [event_id, workspace_id, kind, json.dumps(payload, default=str), now]
     cur.execute(
         "INSERT INTO webhook_events (id, workspace_id, event_type, payload, created_at,"  # noqa: S608

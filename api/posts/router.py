@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
+import duckdb
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from api import idempotency
-from api.caching import cached_json
+from api.caching import JSON, cached_json
+from api.context import request_id_var
 from api.deps import MediaWrite, PostsRead, PostsWrite, SettingsDep, StoreDep
 from api.pagination import PageParams
 from api.posts import service
@@ -19,6 +22,7 @@ from api.schemas import Envelope, Page, UtcDatetime, ok
 from api.workspaces.schemas import Platform
 from warehouse import idempotency as idem_repo
 from warehouse import posts as repo
+from warehouse.group_commit import GroupCommit
 from warehouse.ids import new_id, to_db
 
 router = APIRouter(tags=["Posts & media"], route_class=MurmurRoute)
@@ -28,10 +32,73 @@ Since = Annotated[UtcDatetime | None, Query(description="Inclusive lower bound, 
 Until = Annotated[UtcDatetime | None, Query(description="Exclusive upper bound, with offset.")]
 
 
-@router.post("/posts", status_code=201, response_model=Envelope[Post])
-def create_post(ctx: PostsWrite, body: PostCreate) -> Envelope[Post]:
+async def _claims_in_batch(request: Request) -> None:
+    """Tell the context dependency that this endpoint's group commit takes its key."""
+    request.state.claims_in_batch = True
+
+
+async def get_post_writes(request: Request) -> PostWrites:
+    writes: PostWrites = request.app.state.post_writes
+    return writes
+
+
+PostWrites = GroupCommit[service.PostRequest, bytes]
+PostWritesDep = Annotated[PostWrites, Depends(get_post_writes)]
+
+
+@router.post(
+    "/posts",
+    status_code=201,
+    response_model=Envelope[Post],
+    dependencies=[Depends(_claims_in_batch)],
+)
+async def create_post(
+    request: Request,
+    ctx: PostsWrite,
+    body: PostCreate,
+    store: StoreDep,
+    settings: SettingsDep,
+    writes: PostWritesDep,
+) -> Response:
     """Create a post for one or more destinations: a draft, for approval, scheduled or now."""
-    return ok(service.create_post(ctx.tx, ctx.workspace_id, ctx.actor, body))
+    record = idem_repo.RecordKey(
+        ctx.actor,
+        request.method,
+        request.url.path,
+        idempotency.validate_key(request.headers.get(idempotency.HEADER)),
+    )
+    digest = idempotency.fingerprint(await request.body())
+    if getattr(request.state, "idempotency", None) is None:
+        # A fresh key: the post, its key and its response commit with concurrent ones.
+        pending = writes.submit(
+            service.PostRequest(
+                workspace_id=ctx.workspace_id,
+                actor=ctx.actor,
+                body=body,
+                record=record,
+                fingerprint=digest,
+                ttl_seconds=settings.idempotency_ttl_seconds,
+                request_id=request_id_var.get(),
+            )
+        )
+        try:
+            created = await asyncio.wrap_future(pending)
+        except (service.KeySeen, duckdb.ConstraintException):
+            pass  # the key has a record (or got one meanwhile): the careful way below
+        else:
+            return Response(created, status_code=201, media_type=JSON)
+        request.state.idempotency = await run_in_threadpool(
+            idempotency.take,
+            store,
+            record,
+            digest,
+            lease_seconds=settings.idempotency_lease_seconds,
+            ttl_seconds=settings.idempotency_ttl_seconds,
+        )
+    # Holding the key (an expired or abandoned record taken over): the request's own
+    # transaction, which the route class commits with the key's response.
+    post = await run_in_threadpool(service.create_post, ctx.tx, ctx.workspace_id, ctx.actor, body)
+    return Response(ok(post).model_dump_json().encode(), status_code=201, media_type=JSON)
 
 
 @router.get("/posts", response_model=Envelope[Page[Post]])

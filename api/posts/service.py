@@ -24,10 +24,11 @@ from api.posts.schemas import (
     PostUpdate,
     PresetRef,
 )
-from api.schemas import ErrorDetail, Page
+from api.schemas import Envelope, ErrorDetail, Page
 from api.workspaces.service import choose_destination
 from warehouse import approvals as approvals_repo
 from warehouse import automation as automation_repo
+from warehouse import idempotency as idem_repo
 from warehouse import posts as repo
 from warehouse import webhooks as webhooks_repo
 from warehouse import workspaces as ws_repo
@@ -348,45 +349,133 @@ def _needs_approval(cur: Cursor, workspace_id: str, requested: bool) -> bool:
 # -- commands ----------------------------------------------------------------------------------
 
 
-def create_post(cur: Cursor, workspace_id: str, actor: str, body: PostCreate) -> Post:
+@dataclass(frozen=True)
+class _Draft:
+    """A post that passed validation, ready to insert."""
+
+    workspace_id: str
+    actor: str
+    new: repo.NewPost
+    accounts: list[tuple[str, str]]
+
+
+def _draft(
+    cur: Cursor,
+    workspace_id: str,
+    actor: str,
+    body: PostCreate,
+    choices: tuple[bool, list[Row]],
+) -> _Draft:
+    """Validate a new post against its workspace ((approval rule, accounts)); nothing written."""
     scheduled_at = _check_future(body.scheduled_at)
-    # The workspace's approval rule and its accounts in one query, for every destination.
-    workspace_approval, accounts = repo.destination_choices(cur, workspace_id)
+    workspace_approval, accounts = choices
     checked = validate(cur, workspace_id, body.text, body.platforms, body.media_ids, accounts)
-    approval = body.approval_required or workspace_approval
     if body.draft:
         status = "draft"
-    elif approval:
+    elif body.approval_required or workspace_approval:
         status = "pending_approval"
     else:
         status = "scheduled"
         scheduled_at = scheduled_at or utcnow()
-    row = repo.insert_post_row(
-        cur,
-        repo.NewPost(
-            workspace_id=workspace_id,
-            text=body.text,
-            status=status,
-            scheduled_at=scheduled_at,
-            approval_required=body.approval_required,
-            tags=list(body.tags),
-            media_ids=checked.media_ids,
-            platform_options=checked.options({str(k): v for k, v in body.platform_options.items()}),
-            created_by=actor,
-        ),
+    new = repo.NewPost(
+        workspace_id=workspace_id,
+        text=body.text,
+        status=status,
+        scheduled_at=scheduled_at,
+        approval_required=body.approval_required,
+        tags=list(body.tags),
+        media_ids=checked.media_ids,
+        platform_options=checked.options({str(k): v for k, v in body.platform_options.items()}),
+        created_by=actor,
     )
-    post_id: str = row["id"]
+    return _Draft(workspace_id, actor, new, checked.accounts)
+
+
+def _insert(cur: Cursor, drafts: Sequence[_Draft]) -> list[Post]:
+    """Insert validated posts, their destinations, approvals and events: a statement a table."""
+    rows = repo.insert_posts(cur, [draft.new for draft in drafts])
     # A new post has no destinations to delete; the response is built from what was inserted.
-    destinations = repo.insert_destinations(cur, post_id, workspace_id, checked.accounts)
-    item: Row | None = None
-    if status == "pending_approval":
-        approvals.submit(cur, workspace_id, post_id, actor)
-        item = approvals_repo.latest_items_of_posts(cur, [post_id]).get(post_id)
-    post = _post_out(row, destinations, item)
-    # Lifecycle events go to the webhook outbox in this same transaction.
-    also = ["post.scheduled"] if status == "scheduled" else []
-    emit(cur, workspace_id, "post.created", post, also=also)
-    return post
+    destinations = repo.insert_destinations_of(
+        cur, [(row["id"], d.workspace_id, d.accounts) for row, d in zip(rows, drafts, strict=True)]
+    )
+    posts: list[Post] = []
+    events: list[tuple[str, str, dict[str, Any]]] = []
+    for row, draft in zip(rows, drafts, strict=True):
+        post_id: str = row["id"]
+        item: Row | None = None
+        if draft.new.status == "pending_approval":
+            approvals.submit(cur, draft.workspace_id, post_id, draft.actor)
+            item = approvals_repo.latest_items_of_posts(cur, [post_id]).get(post_id)
+        post = _post_out(row, destinations[post_id], item)
+        posts.append(post)
+        # Lifecycle events go to the webhook outbox in this same transaction.
+        payload = {"post": post.model_dump(mode="json")}
+        events.append((draft.workspace_id, "post.created", payload))
+        if draft.new.status == "scheduled":
+            events.append((draft.workspace_id, "post.scheduled", payload))
+    webhooks_repo.enqueue_many(cur, events)
+    return posts
+
+
+def create_post(cur: Cursor, workspace_id: str, actor: str, body: PostCreate) -> Post:
+    choices = repo.destination_choices(cur, workspace_id)
+    return _insert(cur, [_draft(cur, workspace_id, actor, body, choices)])[0]
+
+
+@dataclass(frozen=True)
+class PostRequest:
+    """A ``POST /posts`` with a fresh Idempotency-Key, waiting for its group commit."""
+
+    workspace_id: str
+    actor: str
+    body: PostCreate
+    record: idem_repo.RecordKey
+    fingerprint: str
+    ttl_seconds: int
+    request_id: str
+
+
+class KeySeen(Exception):
+    """The request's Idempotency-Key has a record already: replay, refuse or take it over."""
+
+
+def create_posts(cur: Cursor, requests: Sequence[PostRequest]) -> list[bytes | Exception]:
+    """Create the posts of many requests, each with its key and response: one batch's writes.
+
+    The outcome of each request is its response body (201), or the exception refusing it
+    with nothing written: ``ValidationFailed``, or :class:`KeySeen` for a key already
+    recorded (the caller then goes the careful way, see ``api.idempotency.take``).
+    """
+    outcomes: list[bytes | Exception] = [KeySeen()] * len(requests)
+    choices: dict[str, tuple[bool, list[Row]]] = {}
+    keys: set[idem_repo.RecordKey] = set()
+    valid: list[tuple[int, _Draft]] = []
+    for index, request in enumerate(requests):
+        if request.record in keys:
+            continue  # the same key twice in one batch: the second replays the first
+        keys.add(request.record)
+        workspace_id = request.workspace_id
+        if workspace_id not in choices:
+            choices[workspace_id] = repo.destination_choices(cur, workspace_id)
+        try:
+            draft = _draft(cur, workspace_id, request.actor, request.body, choices[workspace_id])
+        except ValidationFailed as exc:
+            # A retry of a request that succeeded earlier replays it, even if it would no
+            # longer validate (a scheduled_at now past).
+            if not idem_repo.exists(cur, request.record):
+                outcomes[index] = exc
+            continue
+        valid.append((index, draft))
+    posts = _insert(cur, [draft for _, draft in valid])
+    completed: list[tuple[idem_repo.RecordKey, str, int, str]] = []
+    for (index, _), post in zip(valid, posts, strict=True):
+        request = requests[index]
+        body = Envelope(data=post, request_id=request.request_id).model_dump_json().encode()
+        outcomes[index] = body
+        completed.append((request.record, request.fingerprint, 201, body.decode()))
+    if completed:
+        idem_repo.insert_completed(cur, completed, ttl_seconds=requests[0].ttl_seconds)
+    return outcomes
 
 
 def emit(

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import threading
+import time
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 
 from tests.posts.helpers import MP4, PNG, create_post, future, post_body, upload_id
-from tests.support import Api, LiveServer, Tenant, assert_error
+from tests.support import Api, LiveServer, Tenant, assert_error, new_tenant
 
 
 def test_create_returns_the_whole_post(tenant: Tenant) -> None:
@@ -248,6 +250,108 @@ def test_concurrent_identical_creates_make_one_post(server: LiveServer, tenant: 
             assert response.status_code == 201, response.text
     assert any(r.status_code == 201 for r in results)
     assert len(api.list_all("/posts")) == 1
+
+
+def _burst(
+    server: LiveServer, tenant: Tenant, requests: list[tuple[str, dict[str, Any]]]
+) -> list[httpx.Response]:
+    """Send (key, body) POST /posts all at once from threads of their own, in order."""
+    barrier = threading.Barrier(len(requests))
+    results: list[httpx.Response | None] = [None] * len(requests)
+
+    def fire(index: int, key: str, body: dict[str, Any]) -> None:
+        client = Api(server.base_url, tenant.key)
+        barrier.wait()
+        results[index] = client.post("/posts", json=body, idempotency_key=key)
+        client.close()
+
+    threads = [
+        threading.Thread(target=fire, args=(i, key, body)) for i, (key, body) in enumerate(requests)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(r is not None for r in results)
+    return [r for r in results if r is not None]
+
+
+def test_a_burst_of_creates_gives_each_request_its_own_answer(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    """Concurrent creates share group commits; no request's outcome leaks into another's."""
+    api = tenant.api
+    seen_key = str(uuid.uuid4())
+    original = api.post("/posts", json=post_body(text="first"), idempotency_key=seen_key)
+    shared = str(uuid.uuid4())
+    fresh = [(str(uuid.uuid4()), post_body(text=f"burst {i}")) for i in range(14)]
+    invalid = [(str(uuid.uuid4()), post_body(platforms=[])) for _ in range(2)]
+    twins = [(shared, post_body(text="twin")), (shared, post_body(text="twin"))]
+    repeats = [(seen_key, post_body(text="first")), (seen_key, post_body(text="changed"))]
+    results = _burst(server, tenant, [*fresh, *invalid, *twins, *repeats])
+    made, refused, twin, (replay, conflict) = (
+        results[:14],
+        results[14:16],
+        results[16:18],
+        results[18:],
+    )
+
+    created = [api.ok(r, 201) for r in made]
+    assert [p["text"] for p in created] == [body["text"] for _, body in fresh]
+    assert len({p["id"] for p in created}) == 14
+    for response in refused:
+        assert_error(response, 400, "VALIDATION_ERROR")
+    # Two requests with one fresh key: one post; the other request replays its response.
+    assert [r.status_code for r in twin] == [201, 201]
+    assert twin[0].json()["data"] == twin[1].json()["data"]
+    assert sorted(r.headers.get("Idempotent-Replayed", "") for r in twin) == ["", "true"]
+    assert replay.status_code == 201
+    assert replay.headers["Idempotent-Replayed"] == "true"
+    assert replay.json() == original.json()
+    assert_error(conflict, 409, "IDEMPOTENCY_CONFLICT")
+
+    listed = {p["id"]: p for p in api.list_all("/posts")}
+    assert len(listed) == 1 + 14 + 1
+    for post in created:
+        assert listed[post["id"]] == post
+    # Each post's lifecycle events went to the outbox with it, in the same transaction.
+    events = server.store.run(
+        lambda cur: cur.execute(
+            "SELECT event_type, count(*) FROM webhook_events WHERE workspace_id = ?"
+            " GROUP BY ALL ORDER BY 1",
+            [tenant.workspace_id],
+        ).fetchall()
+    )
+    assert events == [("post.created", 16), ("post.scheduled", 16)]
+    # A refused request's key is free: fixed, it goes through.
+    api.ok(api.post("/posts", json=post_body(), idempotency_key=invalid[0][0]), 201)
+
+
+def test_a_burst_into_an_approval_workspace_submits_each_post(server: LiveServer) -> None:
+    tenant = new_tenant(server, approval_required=True)
+    results = _burst(
+        server, tenant, [(str(uuid.uuid4()), post_body(text=f"review {i}")) for i in range(6)]
+    )
+    posts = [tenant.api.ok(r, 201) for r in results]
+    assert {p["status"] for p in posts} == {"pending_approval"}
+    assert len({p["approval"]["item_id"] for p in posts}) == 6
+    assert len({p["approval"]["batch_id"] for p in posts}) == 1
+    (batch,) = tenant.api.list_all("/approvals")
+    assert sorted(i["post"]["post_id"] for i in batch["items"]) == sorted(p["id"] for p in posts)
+    tenant.api.close()
+
+
+def test_a_retry_replays_even_when_the_request_would_no_longer_validate(tenant: Tenant) -> None:
+    api = tenant.api
+    key = str(uuid.uuid4())
+    soon = (datetime.now(UTC) + timedelta(seconds=1.5)).isoformat().replace("+00:00", "Z")
+    first = api.post("/posts", json=post_body(scheduled_at=soon), idempotency_key=key)
+    assert first.status_code == 201, first.text
+    time.sleep(2)  # scheduled_at is now in the past
+    again = api.post("/posts", json=post_body(scheduled_at=soon), idempotency_key=key)
+    assert again.status_code == 201, again.text
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
 
 
 def test_paging_while_posts_are_created(server: LiveServer, tenant: Tenant) -> None:
