@@ -446,7 +446,7 @@ def create_posts(cur: Cursor, requests: Sequence[PostRequest]) -> list[bytes | E
     with nothing written: ``ValidationFailed``, or :class:`KeySeen` for a key already
     recorded (the caller then goes the careful way, see ``api.idempotency.take``).
     """
-    outcomes: list[bytes | Exception] = [KeySeen()] * len(requests)
+    outcomes: list[bytes | Exception] = [KeySeen() for _ in requests]
     choices: dict[str, tuple[bool, list[Row]]] = {}
     keys: set[idem_repo.RecordKey] = set()
     valid: list[tuple[int, _Draft]] = []
