@@ -10,7 +10,6 @@ shares its statements and its commit, and a lone caller waits for nobody.
 
 from __future__ import annotations
 
-import contextlib
 import queue
 import threading
 from collections.abc import Callable, Sequence
@@ -20,7 +19,7 @@ from typing import Generic, TypeVar
 import duckdb
 import structlog
 
-from warehouse.store import Store, StoreUnavailableError
+from warehouse.store import Store, StoreUnavailableError, Transaction
 
 log = structlog.get_logger(__name__)
 
@@ -118,20 +117,13 @@ class GroupCommit(Generic[T, R]):
                 future.set_result(outcome)
 
     def _transaction(self, items: list[T]) -> Sequence[R | BaseException]:
-        cur = self._store.new_cursor()
+        txn = Transaction(self._store)
         try:
-            cur.execute("BEGIN TRANSACTION")
-            try:
-                outcomes = self._write(cur, items)
-                if len(outcomes) != len(items):
-                    raise RuntimeError(f"{self._name}: {len(outcomes)} outcomes for {len(items)}")
-                cur.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(duckdb.Error):
-                    cur.execute("ROLLBACK")
-                raise
-        finally:
-            cur.close()
-        if any(not isinstance(outcome, BaseException) for outcome in outcomes):
-            self._store.changes.bump(keys=False)
+            outcomes = self._write(txn.cur, items)
+            if len(outcomes) != len(items):
+                raise RuntimeError(f"{self._name}: {len(outcomes)} outcomes for {len(items)}")
+        except BaseException:
+            txn.rollback()
+            raise
+        txn.commit(wrote=any(not isinstance(outcome, BaseException) for outcome in outcomes))
         return outcomes

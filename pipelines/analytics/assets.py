@@ -131,7 +131,9 @@ def stg_engagement_deltas(context: AssetExecutionContext, store: StoreResource) 
         datetime.combine(end, datetime.min.time()),
     )
     with store.open() as s:
-        s.execute_script(marts.staging_script(start, end, run_id=context.run_id, computed_at=now))
+        s.execute_script(
+            marts.staging_script(start, end, run_id=context.run.run_id, computed_at=now)
+        )
         meta = _partition_meta(s, "stg_engagement_deltas", start, end)
         snaps, drops = s.run(lambda cur: marts.counter_drops(cur, start, end))
         yield MaterializeResult(
@@ -212,7 +214,9 @@ def _daily_mart(
     def _mart(context: AssetExecutionContext, store: StoreResource) -> Iterator[Result]:
         start, end = _days(context)
         with store.open() as s:
-            s.execute_script(script(start, end, run_id=context.run_id, computed_at=_now(context)))
+            s.execute_script(
+                script(start, end, run_id=context.run.run_id, computed_at=_now(context))
+            )
             yield MaterializeResult(metadata=_partition_meta(s, name, start, end))
             span = ("day", start, end)
             yield _unique(s, f"{name}_keys_unique", name, keys, span)
@@ -408,7 +412,7 @@ def _insight_asset(
                 s,
                 name,
                 rows,
-                run_id=context.run_id,
+                run_id=context.run.run_id,
                 computed_at=now,
                 workspace_ids=workspaces,
             )
