@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DATA_DIR ?= data
+# apt-get needs root: sudo when not already root.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: up test install lint
+.PHONY: up test install lint bench
 
 $(BIN)/murmur: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,3 +29,9 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+## The benchmark (docs/performance.md), with wrk as its load generator (installed when missing).
+bench: install
+	@command -v wrk >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk; } \
+		|| echo "wrk could not be installed: the read rows will measure the Python load generator"
+	$(BIN)/murmur bench

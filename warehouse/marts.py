@@ -462,16 +462,76 @@ def account_days(cur: Cursor, w: Window) -> list[Row]:
     )
 
 
-def hourly_engagements(store: Store, w: Window) -> list[Row]:
-    """Per post and hour in the window: engagements, with the post's hashtags and category."""
+# The rows of a trend window: each post's hours in [start, end), less a post's first hour
+# when it is its first measurement more than one trend window after publication (what it
+# gathered before we first saw it accrued at an unknown time, so it is not read as a burst).
+# Parameters: workspace, start, end, start, end, end, width (µs) three times.
+_TREND_ROWS = """
+WITH h AS (
+    SELECT m.platform, m.account_external_id, m.external_id, m.hour, m.engagements AS eng,
+           p.hashtags, p.category, p.published_at,
+           min(m.hour) OVER (PARTITION BY m.external_id) AS first_hour
+    FROM mart_post_hourly m LEFT JOIN dim_posts p USING (workspace_id, platform, external_id)
+    WHERE m.workspace_id = ? AND m.day >= CAST(? AS DATE) AND m.day <= CAST(? AS DATE)
+      AND m.hour >= ? AND m.hour < ?
+)
+SELECT *,
+       -- the bucket [hour, hour + 1 h) lies in the window that contains its end
+       CAST(floor((epoch_us(CAST(? AS TIMESTAMP)) - epoch_us(hour) - 3600000000) / ?)
+            AS INTEGER) AS win,
+       CAST(floor((epoch_us(hour) - epoch_us(published_at)) / ?) AS INTEGER) AS age
+FROM h
+WHERE NOT (hour = first_hour AND published_at IS NOT NULL
+           AND epoch_us(hour) - epoch_us(published_at) > ?)
+"""
+
+
+def _trend_params(w: Window, width: timedelta) -> list[Any]:
+    width_us = width // timedelta(microseconds=1)
+    return [w.workspace_id, w.start, w.end, w.start, w.end, w.end, width_us, width_us, width_us]
+
+
+def trend_posts(store: Store, w: Window, width: timedelta, windows: int) -> list[Row]:
+    """Per post with engagement in the last ``windows`` trend windows: its sums per window.
+
+    ``wins`` and ``engagements`` are parallel lists (window 0 ends at ``w.end``); hashtags,
+    category and publication come from the post's dimension row.
+    """
     return read(
         store,
-        "SELECT m.platform, m.account_external_id, m.external_id, m.hour,"
-        " m.engagements, p.hashtags, p.category, p.published_at, p.kind"
-        " FROM mart_post_hourly m LEFT JOIN dim_posts p USING (workspace_id, platform, external_id)"
-        " WHERE m.workspace_id = ? AND m.day >= CAST(? AS DATE) AND m.day <= CAST(? AS DATE)"
-        " AND m.hour >= ? AND m.hour < ?",
-        [w.workspace_id, w.start, w.end, w.start, w.end],
+        f"""
+WITH k AS ({_TREND_ROWS}),
+pw AS (
+    SELECT external_id, platform, win, any_value(account_external_id) AS account_external_id,
+           any_value(published_at) AS published_at, any_value(hashtags) AS hashtags,
+           any_value(category) AS category, sum(eng) AS eng
+    FROM k WHERE win >= 0 AND win < ? GROUP BY external_id, platform, win
+)
+SELECT external_id, platform, any_value(account_external_id) AS account_external_id,
+       any_value(published_at) AS published_at, any_value(hashtags) AS hashtags,
+       any_value(category) AS category, list(win ORDER BY win) AS wins,
+       list(eng ORDER BY win) AS engagements
+FROM pw GROUP BY external_id, platform ORDER BY external_id, platform
+""",  # noqa: S608 - one constant fragment; every value is bound
+        [*_trend_params(w, width), windows],
+    )
+
+
+def trend_ages(store: Store, w: Window, width: timedelta) -> list[Row]:
+    """Per account and age (whole trend windows since publication): its posts' engagements."""
+    return read(
+        store,
+        f"""
+WITH k AS ({_TREND_ROWS}),
+pa AS (
+    SELECT external_id, any_value(platform) AS platform,
+           any_value(account_external_id) AS account_external_id, age, sum(eng) AS eng
+    FROM k WHERE published_at IS NOT NULL AND age >= 0 GROUP BY external_id, age
+)
+SELECT platform, account_external_id, age, list(eng ORDER BY eng) AS engagements
+FROM pa GROUP BY ALL ORDER BY ALL
+""",  # noqa: S608 - one constant fragment; every value is bound
+        _trend_params(w, width),
     )
 
 

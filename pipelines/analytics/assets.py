@@ -483,8 +483,11 @@ def _trends(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], d
     rows: list[dict[str, Any]] = []
     wins = _windows(s, now, insights.TREND_LOOKBACK_DAYS)
     for w in wins:
-        hourly = marts.hourly_engagements(s, w)
-        rows += insights.viral_trends(w.workspace_id, hourly, w.end, now)
+        width = timedelta(hours=insights.TREND_WINDOW_HOURS)
+        windows = 2 + insights.TREND_BASELINE_WINDOWS
+        posts = marts.trend_posts(s, w, width, windows)
+        ages = marts.trend_ages(s, w, width)
+        rows += insights.viral_trends(w.workspace_id, posts, ages, w.end, now)
     return rows, [w.workspace_id for w in wins], {"window_hours": insights.TREND_WINDOW_HOURS}
 
 

@@ -281,7 +281,11 @@ def anomaly_insights(
 
 
 def viral_trends(
-    workspace_id: str, hourly: list[Row], window_end: datetime, computed_at: datetime
+    workspace_id: str,
+    posts: list[Row],
+    ages: list[Row],
+    window_end: datetime,
+    computed_at: datetime,
 ) -> list[Row]:
     """Posts, hashtags and topics whose velocity is abnormal against their own baseline.
 
@@ -289,61 +293,37 @@ def viral_trends(
     baseline. An entity's baseline is the median velocity of its baseline windows (those
     after a post's publication); a post younger than that is compared with the median
     velocity of its account's other posts at the same age (window index since publication).
+    ``posts`` and ``ages`` are the sums read by ``warehouse.marts.trend_posts`` and
+    ``trend_ages``: the per-hour rows are added up in the store, not here.
     """
     width = timedelta(hours=TREND_WINDOW_HOURS)
     n_windows = 2 + TREND_BASELINE_WINDOWS
 
-    def window_of(hour: datetime) -> int | None:
-        # the bucket [hour, hour + 1 h) lies in the window that contains its end
-        idx = int((window_end - hour - timedelta(hours=1)) // width)
-        return idx if 0 <= idx < n_windows else None
-
-    # entity → per-window engagements; post metadata for age-based baselines
+    # entity → per-window engagements; a post's hashtags and topics get its sums
     sums: dict[tuple[str, str, str | None], list[float]] = defaultdict(lambda: [0.0] * n_windows)
     post_meta: dict[str, Row] = {}
-    age_velocity: dict[tuple[str, str, int], list[float]] = defaultdict(list)
-    per_post_age: dict[tuple[str, int], float] = defaultdict(float)
-    # A post's first measurement carries everything it gathered before we first saw it;
-    # when that is more than one window after publication, when it accrued is unknown, so
-    # it is left out rather than read as a burst (the first row read stands in for the
-    # first ever: a post measured for more than the look-back loses one honest hour).
-    first_hour: dict[str, datetime] = {}
-    for r in hourly:
-        if r["external_id"] not in first_hour or r["hour"] < first_hour[r["external_id"]]:
-            first_hour[r["external_id"]] = r["hour"]
-    hourly = [
-        r
-        for r in hourly
-        if not (
-            r["hour"] == first_hour[r["external_id"]]
-            and r["published_at"] is not None
-            and r["hour"] - r["published_at"] > width
-        )
-    ]
-    for r in hourly:
-        eng = float(r["engagements"] or 0)
-        post_meta[r["external_id"]] = r
-        if r["published_at"] is not None:
-            age = int((r["hour"] - r["published_at"]) // width)
-            if age >= 0:
-                per_post_age[(r["external_id"], age)] += eng
-        w = window_of(r["hour"])
-        if w is None:
-            continue
-        keys: list[tuple[str, str, str | None]] = [("post", r["external_id"], r["platform"])]
-        tags = {t.lower().lstrip("#") for t in (r["hashtags"] or []) if t}
+    for p in posts:
+        per_window = [0.0] * n_windows
+        for w, eng in zip(p["wins"], p["engagements"], strict=True):
+            per_window[w] += float(eng)
+        post_meta[p["external_id"]] = p
+        keys: list[tuple[str, str, str | None]] = [("post", p["external_id"], p["platform"])]
+        tags = {t.lower().lstrip("#") for t in (p["hashtags"] or []) if t}
         keys += [("hashtag", t, None) for t in tags]
         topics = {alg.hashtag_family(t) for t in tags}
-        if r["category"]:
-            topics.add(str(r["category"]).lower())
+        if p["category"]:
+            topics.add(str(p["category"]).lower())
         keys += [("topic", t, None) for t in topics if t]
         for k in keys:
-            sums[k][w] += eng
-    for (ext, age), eng in per_post_age.items():
-        meta = post_meta[ext]
-        age_velocity[(meta["platform"], meta["account_external_id"], age)].append(
-            eng / TREND_WINDOW_HOURS
-        )
+            total = sums[k]
+            for w in range(n_windows):
+                total[w] += per_window[w]
+    age_velocity = {
+        (a["platform"], a["account_external_id"], a["age"]): [
+            float(e) / TREND_WINDOW_HOURS for e in a["engagements"]
+        ]
+        for a in ages
+    }
 
     found: list[Row] = []
     for (etype, entity, platform), per_window in sums.items():

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from pipelines.analytics import algorithms as alg
+from warehouse.rows import Cursor
 
 
 def test_engagement_rate_prefers_impressions_then_views() -> None:
@@ -133,38 +136,49 @@ def test_best_times_by_hand() -> None:
     assert by_bucket[(1, 18)]["confidence"] == "low"
 
 
-def test_viral_trend_of_a_post_by_hand() -> None:
-    from datetime import datetime, timedelta
-
-    from pipelines.analytics.insights import viral_trends
+def test_viral_trend_of_a_post_by_hand(tmp_path: Path) -> None:
+    from pipelines.analytics.insights import TREND_WINDOW_HOURS, viral_trends
+    from warehouse import marts
+    from warehouse.store import Store
 
     end = datetime(2025, 6, 15, 12)
     published = end - timedelta(hours=48)
     # hourly engagements: 1/h in the baseline windows (12 h-36 h ago), 2/h in the previous
-    # window (6 h-12 h ago), 31/h in the latest (0-6 h ago)
-    rows = []
-    for h in range(1, 37):
-        eng = 31 if h <= 6 else 2 if h <= 12 else 1
-        rows.append(
-            {
-                "platform": "x",
-                "account_external_id": "a",
-                "external_id": "p",
-                "hour": end - timedelta(hours=h),
-                "engagements": eng,
-                "hashtags": [],
-                "category": None,
-                "published_at": published,
-                "kind": "own",
-            }
-        )
+    # window (6 h-12 h ago), 31/h in the latest (0-6 h ago); summed by the store
+    hours = [
+        (end - timedelta(hours=h), 31 if h <= 6 else 2 if h <= 12 else 1) for h in range(1, 37)
+    ]
+    with Store.connect(tmp_path / "m.duckdb", host_file=tmp_path / "h.json", quack_token="t") as s:
+
+        def seed(cur: Cursor) -> None:
+            cur.execute(
+                "INSERT INTO dim_posts (workspace_id, platform, external_id, account_external_id,"
+                " kind, hashtags, published_at, captured_at)"
+                " VALUES ('ws', 'x', 'p', 'a', 'own', ['#WorldCup2026'], ?, ?)",
+                [published, published],
+            )
+            cur.executemany(
+                "INSERT INTO mart_post_hourly VALUES ('ws', CAST(? AS DATE), ?, 'x', 'a', NULL,"
+                " 'p', NULL, 'own', 0, 0, 0, ?, 0, 0, 0, 0, ?)",
+                [[hour, hour, eng, eng] for hour, eng in hours],
+            )
+
+        s.run(seed)
+        window = marts.Window("ws", end - timedelta(days=7), end)
+        width = timedelta(hours=TREND_WINDOW_HOURS)
+        posts = marts.trend_posts(s, window, width, 6)
+        ages = marts.trend_ages(s, window, width)
     # the first hour read (36 h ago) is the post's first measurement, more than one window
     # after publication: left out. Baseline windows W2..W5: 1/h each → median 1.
     # score = log2((31 + 1) / (1 + 1)) = log2(16) = 4; previous log2(3/2) = 0.585;
     # rising (31 > 2 · 1.1) → emerging
-    (trend,) = viral_trends("ws", rows, end, end)
-    assert trend["entity"] == "p"
-    assert trend["baseline"] == pytest.approx(1.0)
-    assert trend["score"] == pytest.approx(4.0)
-    assert trend["velocity"] == pytest.approx(31.0)
-    assert trend["status"] == "emerging"
+    assert posts[0]["engagements"] == [186, 12, 6, 6, 6, 5]
+    trends = {t["entity_type"]: t for t in viral_trends("ws", posts, ages, end, end)}
+    # its hashtag and the hashtag's family (a topic) carry the same sums
+    assert (trends["post"]["entity"], trends["hashtag"]["entity"]) == ("p", "worldcup2026")
+    assert trends["topic"]["entity"] == "worldcup"
+    for trend in trends.values():
+        assert trend["baseline"] == pytest.approx(1.0)
+        assert trend["score"] == pytest.approx(4.0)
+        assert trend["velocity"] == pytest.approx(31.0)
+        assert trend["status"] == "emerging"
