@@ -569,7 +569,7 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
         rows = read_rows(reads, cfg.clients) + write_rows(writes, cfg.clients)
         if cfg.child_rows:
             # A child and a budget per group: an overrun loses its own rows only. Expected
-            # on this 2-core machine: ~5, ~1.5 and ~1 minutes.
+            # on this 2-core machine: ~3, ~1.5 and ~1 minutes.
             rows += child_rows("pipeline", cfg.quick, 120.0 if cfg.quick else 420.0)
             rows += child_rows("import", cfg.quick, 120.0 if cfg.quick else 180.0)
             rows += child_rows("publishing", cfg.quick, 120.0 if cfg.quick else 150.0)

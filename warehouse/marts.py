@@ -464,7 +464,9 @@ def account_days(cur: Cursor, w: Window) -> list[Row]:
 
 # The rows of a trend window: each post's hours in [start, end), less a post's first hour
 # when it is its first measurement more than one trend window after publication (what it
-# gathered before we first saw it accrued at an unknown time, so it is not read as a burst).
+# gathered before we first saw it accrued at an unknown time, so it is not read as a burst;
+# the first hour read stands in for the first ever: a post measured for longer than the
+# look-back loses one honest hour).
 # Parameters: workspace, start, end, start, end, end, width (µs) three times.
 _TREND_ROWS = """
 WITH h AS (
