@@ -36,3 +36,13 @@ def test_child_rows_come_back_as_table_rows() -> None:
     assert [r.what for r in rows] == ["publishing lateness, 200 posts due within 5 s"]
     assert rows[0].status in {"PASS", "MISS"}
     assert "published once" in rows[0].figure
+
+
+def test_import_rows_have_a_group_of_their_own() -> None:
+    from benchmarks.bench import child_rows
+
+    (row,) = child_rows("import", quick=True, timeout=120)
+    assert row.what.startswith("import youtube-trending CSV, 100,000 rows"), row
+    assert row.status in {"PASS", "MISS"}
+    assert row.ratio is not None
+    assert row.ratio > 0
