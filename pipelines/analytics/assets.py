@@ -482,11 +482,9 @@ def _anomaly_checks(s: Store) -> Iterator[AssetCheckResult]:
 def _trends(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     wins = _windows(s, now, insights.TREND_LOOKBACK_DAYS)
-    width = timedelta(hours=insights.TREND_WINDOW_HOURS)
-    windows = 2 + insights.TREND_BASELINE_WINDOWS
     for w in wins:
-        posts = marts.trend_posts(s, w, width, windows)
-        ages = marts.trend_ages(s, w, width)
+        posts = marts.trend_posts(s, w, insights.TREND_WIDTH, insights.TREND_WINDOWS)
+        ages = marts.trend_ages(s, w, insights.TREND_WIDTH)
         rows += insights.viral_trends(w.workspace_id, posts, ages, w.end, now)
     return rows, [w.workspace_id for w in wins], {"window_hours": insights.TREND_WINDOW_HOURS}
 

@@ -27,6 +27,8 @@ ANOMALY_MIN_BASELINE = 7  # days of baseline needed before a day is judged
 ANOMALY_METRICS = ("impressions", "engagements", "engagement_rate", "follower_growth")
 TREND_WINDOW_HOURS = 6
 TREND_BASELINE_WINDOWS = 4  # the 4 windows before the previous one (12 h to 36 h ago)
+TREND_WIDTH = timedelta(hours=TREND_WINDOW_HOURS)
+TREND_WINDOWS = 2 + TREND_BASELINE_WINDOWS  # W0 (latest), W1 (previous) and the baseline
 TREND_LOOKBACK_DAYS = 7  # hourly history read for trends
 TREND_MIN_VELOCITY = 1.0  # engagements per hour, now or just before, to be considered
 TREND_TOP = 50  # rows kept per entity type and workspace
@@ -296,8 +298,8 @@ def viral_trends(
     ``posts`` and ``ages`` are the sums read by ``warehouse.marts.trend_posts`` and
     ``trend_ages``: the per-hour rows are added up in the store, not here.
     """
-    width = timedelta(hours=TREND_WINDOW_HOURS)
-    n_windows = 2 + TREND_BASELINE_WINDOWS
+    width = TREND_WIDTH
+    n_windows = TREND_WINDOWS
 
     # entity → per-window engagements; a post's hashtags and topics get its sums
     sums: dict[tuple[str, str, str | None], list[float]] = defaultdict(lambda: [0.0] * n_windows)

@@ -137,7 +137,7 @@ def test_best_times_by_hand() -> None:
 
 
 def test_viral_trend_of_a_post_by_hand(tmp_path: Path) -> None:
-    from pipelines.analytics.insights import TREND_WINDOW_HOURS, viral_trends
+    from pipelines.analytics.insights import TREND_WIDTH, TREND_WINDOWS, viral_trends
     from warehouse import marts
     from warehouse.store import Store
 
@@ -165,9 +165,8 @@ def test_viral_trend_of_a_post_by_hand(tmp_path: Path) -> None:
 
         s.run(seed)
         window = marts.Window("ws", end - timedelta(days=7), end)
-        width = timedelta(hours=TREND_WINDOW_HOURS)
-        posts = marts.trend_posts(s, window, width, 6)
-        ages = marts.trend_ages(s, window, width)
+        posts = marts.trend_posts(s, window, TREND_WIDTH, TREND_WINDOWS)
+        ages = marts.trend_ages(s, window, TREND_WIDTH)
     # the first hour read (36 h ago) is the post's first measurement, more than one window
     # after publication: left out. Baseline windows W2..W5: 1/h each → median 1.
     # score = log2((31 + 1) / (1 + 1)) = log2(16) = 4; previous log2(3/2) = 0.585;
