@@ -35,3 +35,12 @@ def other_tenant(server: LiveServer) -> Iterator[Tenant]:
     made = new_tenant(server)
     yield made
     made.api.close()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--cycles",
+        type=int,
+        default=3,
+        help="Cycles of the crash-and-handoff torture test (a soak: 200).",
+    )

@@ -27,6 +27,7 @@ import duckdb
 import structlog
 
 from warehouse.changes import ChangeSignal
+from warehouse.integrity import check_and_repair
 from warehouse.migrations import migrate
 from warehouse.sql import bind
 
@@ -181,6 +182,7 @@ class Store:
         # A Quack client connection is not safe for concurrent statements.
         self._remote_lock = threading.RLock() if mode == "remote" else None
         self._closed = False
+        self._port_claim: PortClaim | None = None
         self.changes = ChangeSignal(path.with_name(path.name + ".changes"))
 
     # -- opening ---------------------------------------------------------------------------
@@ -198,28 +200,33 @@ class Store:
         checkpoint_wal_mb: int = 256,
     ) -> Store:
         """Own the store file, upgrade its schema and serve it over Quack to other processes."""
-        con = _connect_file(path, lock_timeout, host_file=None)
+        con = _connect_file(path, lock_timeout)
+        claim: PortClaim | None = None
         try:
+            prepare(con)
             # A checkpoint stalls every commit for ~0.1-0.15 s per table it touches whatever
             # the WAL holds (measured at 140k posts: ~0.35 s after a burst of POST /posts),
             # so it should be rare: at DuckDB's default (16 MB) a steady 900 posts/s met one
             # every ~4 s, which set the writes' p99; at 256 MB it is about once a minute.
             con.execute(f"SET checkpoint_threshold = '{int(checkpoint_wal_mb)}MB'")
-            migrate(con)
             for ext in _QUACK_EXTENSIONS:
                 load_extension(con, ext)
-            port = quack_port or _free_port(quack_host)
+            claim = PortClaim.take(quack_host, quack_port)
             row = con.execute(
                 "SELECT * FROM quack_serve(?, token := ?)",
-                [f"quack:{quack_host}:{port}", quack_token],
+                [f"quack:{quack_host}:{claim.port}", quack_token],
             ).fetchone()
         except BaseException:
+            if claim is not None:
+                claim.release()
             con.close()
             raise
-        uri = str(row[0]) if row else f"quack:{quack_host}:{port}"
+        uri = str(row[0]) if row else f"quack:{quack_host}:{claim.port}"
         _write_host_file(host_file, uri, path)
         log.info("store.host", path=str(path), quack=uri)
-        return cls(con, "host", path, host_file=host_file, quack_uri=uri)
+        store = cls(con, "host", path, host_file=host_file, quack_uri=uri)
+        store._port_claim = claim
+        return store
 
     @classmethod
     def connect(
@@ -252,8 +259,11 @@ class Store:
                     ) from exc
                 time.sleep(0.2)
                 continue
-            if migrate_schema:
-                migrate(con)
+            try:
+                prepare(con, migrate_schema=migrate_schema)
+            except BaseException:
+                con.close()
+                raise
             return cls(con, "direct", path)
 
     @classmethod
@@ -276,6 +286,12 @@ class Store:
                 self._host_file.unlink(missing_ok=True)
             with contextlib.suppress(duckdb.Error):
                 self._con.execute("SELECT * FROM quack_stop(?)", [self.quack_uri])
+            if self._port_claim is not None:
+                self._port_claim.release()
+        if self.mode != "remote":
+            # Leave no WAL behind: the next engine to open the file then replays nothing.
+            with contextlib.suppress(duckdb.Error):
+                self._con.execute("CHECKPOINT")
         self._con.close()
         self.changes.close()
 
@@ -432,9 +448,7 @@ class Transaction:
         cur.close()
 
 
-def _connect_file(
-    path: Path, lock_timeout: float, host_file: Path | None
-) -> duckdb.DuckDBPyConnection:
+def _connect_file(path: Path, lock_timeout: float) -> duckdb.DuckDBPyConnection:
     path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + lock_timeout
     while True:
@@ -454,10 +468,102 @@ def _write_host_file(host_file: Path, uri: str, path: Path) -> None:
     tmp.replace(host_file)
 
 
+def prepare(con: duckdb.DuckDBPyConnection, *, migrate_schema: bool = True) -> None:
+    """Make a file just opened by this engine safe to use: checkpoint, migrate, check indexes.
+
+    The checkpoint comes first: if the last engine died with a WAL pending, this one has just
+    replayed it, and checkpointing it now (with a client context) rather than at shutdown is
+    what keeps DuckDB 1.5.5 from serializing a stale index (duckdb/duckdb#23788; measured in
+    docs/adr/0001-store.md, addendum). The index check is the net under that and migration 0008.
+    """
+    con.execute("CHECKPOINT")
+    if migrate_schema:
+        migrate(con)
+    check_and_repair(con)
+
+
+class PortInUseError(StoreUnavailableError):
+    """The Quack port asked for is already served, by another Murmur or anything else."""
+
+
+@dataclass
+class PortClaim:
+    """This process's claim on a Quack port, so that two stores never serve on one port.
+
+    quack_serve binds with SO_REUSEPORT and starts without a word on a port that another
+    process serves (two stores then share one port and its connections). A plain bind
+    fails on a port anything listens on; a lock file per port closes the window between
+    two Murmurs that check at the same moment.
+    """
+
+    host: str
+    port: int
+    _lock: Any = None
+
+    @classmethod
+    def take(cls, host: str, port: int) -> PortClaim:
+        """Claim ``port`` (0: a free one) or raise PortInUseError naming it."""
+        for _ in range(20 if port == 0 else 1):
+            candidate = port or _free_port(host)
+            lock = _lock_port(host, candidate)
+            if lock is not None and _bindable(host, candidate):
+                return cls(host, candidate, lock)
+            if lock is not None:
+                lock.close()
+        raise PortInUseError(
+            f"Quack port {host}:{port} is already in use (another Murmur store?);"
+            " set MURMUR_QUACK_PORT to a free port, or 0 to pick one"
+        )
+
+    def release(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+
+def _lock_port(host: str, port: int) -> Any:
+    """An open, exclusively locked file for ``host:port``, or None if another process holds it."""
+    import fcntl
+    import tempfile
+
+    path = Path(tempfile.gettempdir()) / f"murmur-quack-{host}-{port}.lock"
+    try:
+        fh = open(path, "a+")  # noqa: SIM115 - held open for the claim's lifetime
+    except OSError:
+        return _NoLock()  # another user's file: the bind check alone decides
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        return None
+    return fh
+
+
+class _NoLock:
+    def close(self) -> None:
+        pass
+
+
+def _bindable(host: str, port: int) -> bool:
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as sock:
+        # SO_REUSEADDR: a restart must not be refused for its predecessor's TIME_WAIT
+        # connections; on Linux the bind still fails while anything listens on the port.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
 def _free_port(host: str) -> int:
     import socket
 
-    with socket.socket() as sock:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as sock:
         sock.bind((host, 0))
         port: int = sock.getsockname()[1]
         return port

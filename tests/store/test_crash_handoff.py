@@ -1,0 +1,323 @@
+"""Crash and handoff torture: kill -9 at random moments, other engines open the store, restart.
+
+Written against the API and the CLI only (so it outlives a change of store design). Each
+cycle: ``murmur serve`` hosts the store; clients create posts (each write acknowledged by a
+201 is recorded), a worker publishes them to the simulator and syncs the inbox, and every
+third cycle a pipeline run writes analytics. At a random count of acknowledged writes the
+host (and the worker and pipeline with it) is killed with SIGKILL. Then other engines take
+the file in turn, as they do when the API is down: CLI commands (``keys create``,
+``keys list``, ``migrate``), and a worker that opens the file itself, writes, and is killed
+too. ``murmur serve`` restarts, and after every cycle:
+
+- every acknowledged post is listed by the API with all its destinations, and read one by
+  one for this cycle's posts (and writes cut off by the kill, retried with their
+  Idempotency-Key, answer as the contract says);
+- every key minted by the CLI is listed;
+- every index of the store agrees with its table: for each key value, an equality lookup
+  (answered through the index) counts what a scan counts.
+
+``pytest tests/store/test_crash_handoff.py --cycles 200`` is the soak.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support import free_port
+from warehouse import integrity
+from warehouse.store import Secrets, Store
+
+pytestmark = pytest.mark.timeout(0)  # bounded by cycles; each wait below has its deadline
+
+MURMUR = [sys.executable, "-m", "murmur"]
+BASE = "/api/public/v1"
+TEXT_PLATFORMS = ("x", "linkedin", "bluesky", "threads", "facebook")
+
+
+@dataclass
+class Ledger:
+    """What the store acknowledged, and what a kill cut off, across all cycles."""
+
+    posts: dict[str, int] = field(default_factory=dict)  # post id -> destinations asked
+    in_flight: dict[str, dict[str, Any]] = field(default_factory=dict)  # idem key -> body
+    keys: set[str] = field(default_factory=set)  # key ids minted by the CLI
+    acknowledged: int = 0
+    restarts: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass
+class Rig:
+    """The processes of one test: the simulator for the whole run, the rest per cycle."""
+
+    tmp: Path
+    data_dir: Path
+    env: dict[str, str]
+    port: int
+    logs: list[Path] = field(default_factory=list)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{BASE}"
+
+    def spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+        log = self.tmp / f"{name}-{len(self.logs)}.log"
+        self.logs.append(log)
+        with log.open("wb") as out:
+            return subprocess.Popen(
+                [*MURMUR, *args], env=self.env, stdout=out, stderr=subprocess.STDOUT
+            )
+
+    def murmur(self, *args: str) -> str:
+        done = subprocess.run(
+            [*MURMUR, *args], env=self.env, capture_output=True, text=True, timeout=180
+        )
+        assert done.returncode == 0, f"murmur {' '.join(args)}: {done.stderr[-3000:]}"
+        return done.stdout
+
+    def serve(self) -> subprocess.Popen[bytes]:
+        proc = self.spawn("serve", "serve")
+        _wait_until(
+            lambda: _answers(f"{self.base_url}/openapi.json"),
+            proc,
+            what=f"murmur serve (log {self.logs[-1]})",
+        )
+        return proc
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _wait_until(
+    done: Any, proc: subprocess.Popen[bytes] | None, *, what: str, timeout: float = 120
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"{what} exited with {proc.returncode}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not ready within {timeout} s")
+        time.sleep(0.05)
+
+
+def _kill(*procs: subprocess.Popen[bytes] | None) -> None:
+    for proc in procs:
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+    for proc in procs:
+        if proc is not None:
+            proc.wait(30)
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Iterator[Rig]:
+    data_dir = tmp_path / "data"
+    sim_port = free_port()
+    env = dict(
+        os.environ,
+        MURMUR_DATA_DIR=str(data_dir),
+        MURMUR_PORT=str(free_port()),
+        # One Quack port for every restart: the new host must take it back at once.
+        MURMUR_QUACK_PORT=str(free_port()),
+        MURMUR_PLATFORMS_URL=f"http://127.0.0.1:{sim_port}",
+        MURMUR_STORE_LOCK_TIMEOUT_SECONDS="60",
+        MURMUR_INBOX_SYNC_INTERVAL_SECONDS="1",
+        MURMUR_READ_RATE_LIMIT="1000000",
+        MURMUR_WRITE_RATE_LIMIT="1000000",
+    )
+    made = Rig(tmp_path, data_dir, env, int(env["MURMUR_PORT"]))
+    sim = made.spawn("simulator", "simulator", "--port", str(sim_port))
+    try:
+        _wait_until(
+            lambda: _answers(f"http://127.0.0.1:{sim_port}/_sim/health"),
+            sim,
+            what="simulator",
+        )
+        yield made
+    finally:
+        _kill(sim)
+
+
+def _mint(rig: Rig, ledger: Ledger, name: str) -> str:
+    """A key minted by the CLI (an acknowledged write made by another engine)."""
+    out = rig.murmur("keys", "create", "--name", name)
+    key = out.strip().splitlines()[-1]
+    listed = rig.murmur("keys", "list")
+    key_id = next(line.split()[0] for line in listed.splitlines() if f" {name} " in line)
+    ledger.keys.add(key_id)
+    return key
+
+
+def _create_posts(
+    rig: Rig, key: str, ledger: Ledger, rng: random.Random, stop: threading.Event
+) -> None:
+    """Create posts until stopped; record each 201, and each request a kill cut off."""
+    headers = {"Authorization": f"Bearer {key}"}
+    with httpx.Client(base_url=rig.base_url, headers=headers, timeout=30) as http:
+        while not stop.is_set():
+            platforms = rng.sample(TEXT_PLATFORMS, rng.randint(1, 3))
+            body = {"text": f"torture {uuid.uuid4().hex[:8]}", "platforms": platforms}
+            idem = str(uuid.uuid4())
+            with ledger.lock:
+                ledger.in_flight[idem] = body
+            try:
+                resp = http.post("/posts", json=body, headers={"Idempotency-Key": idem})
+            except httpx.HTTPError:
+                return  # the host is gone: this one stays in flight, retried after restart
+            assert resp.status_code == 201, resp.text
+            data = resp.json()["data"]
+            assert len(data["destinations"]) == len(platforms)
+            with ledger.lock:
+                del ledger.in_flight[idem]
+                ledger.posts[data["id"]] = len(platforms)
+                ledger.acknowledged += 1
+
+
+def _retry_in_flight(rig: Rig, key: str, ledger: Ledger) -> None:
+    """A write the kill cut off, sent again with its key, is either done now or was before."""
+    headers = {"Authorization": f"Bearer {key}"}
+    with httpx.Client(base_url=rig.base_url, headers=headers, timeout=30) as http:
+        for idem, body in list(ledger.in_flight.items()):
+            resp = http.post("/posts", json=body, headers={"Idempotency-Key": idem})
+            assert resp.status_code == 201, resp.text
+            data = resp.json()["data"]
+            ledger.posts[data["id"]] = len(body["platforms"])
+            ledger.acknowledged += 1
+            del ledger.in_flight[idem]
+
+
+def _check_api(rig: Rig, key: str, ledger: Ledger, recent: set[str]) -> None:
+    headers = {"Authorization": f"Bearer {key}"}
+    listed: dict[str, int] = {}
+    with httpx.Client(base_url=rig.base_url, headers=headers, timeout=60) as http:
+        cursor: str | None = None
+        while True:
+            params: dict[str, Any] = {"limit": 100}
+            if cursor:
+                params["cursor"] = cursor
+            page = http.get("/posts", params=params)
+            assert page.status_code == 200, page.text
+            data = page.json()["data"]
+            for item in data["items"]:
+                listed[item["id"]] = len(item["destinations"])
+            cursor = data["pagination"]["next_cursor"]
+            if not cursor:
+                break
+        for post_id in recent:
+            one = http.get(f"/posts/{post_id}")
+            assert one.status_code == 200, one.text
+            assert len(one.json()["data"]["destinations"]) == ledger.posts[post_id], post_id
+    missing = set(ledger.posts) - set(listed)
+    assert not missing, f"{len(missing)} acknowledged posts not listed, e.g. {sorted(missing)[:3]}"
+    short = {p: (listed[p], n) for p, n in ledger.posts.items() if listed[p] != n}
+    assert not short, f"posts listed without all their destinations: {list(short.items())[:3]}"
+    keys = rig.murmur("keys", "list")
+    assert all(key_id in keys for key_id in ledger.keys)
+
+
+def _check_indexes(rig: Rig) -> int:
+    """Every index agrees with its table, through the running host; key values checked."""
+    with (
+        Store.connect(
+            rig.data_dir / "murmur.duckdb",
+            host_file=rig.data_dir / "store.host.json",
+            quack_token=Secrets.load(rig.data_dir).quack_token,
+            lock_timeout=30,
+        ) as store,
+        store.cursor() as cur,
+    ):
+        assert store.mode == "remote"
+        findings = integrity.check(cur, sample=100_000)
+    bad = [(f.index.table, f.index.name, f.mismatches[:2]) for f in findings if not f.ok]
+    assert not bad, f"indexes disagree with their tables: {bad}"
+    return sum(f.checked for f in findings)
+
+
+def _worker_writes(rig: Rig) -> subprocess.Popen[bytes]:
+    """A worker that opens the file itself (no host): wait until it has started, then go on."""
+    proc = rig.spawn("worker-direct", "worker")
+    log = rig.logs[-1]
+    _wait_until(
+        lambda: "publishing.worker_started" in log.read_text(errors="replace"),
+        proc,
+        what=f"direct worker (log {log})",
+    )
+    assert '"mode": "direct"' in log.read_text(errors="replace"), log.read_text()[-2000:]
+    return proc
+
+
+def test_kill_nine_then_other_engines_then_restart_loses_and_hides_nothing(
+    rig: Rig, request: pytest.FixtureRequest
+) -> None:
+    cycles = int(request.config.getoption("--cycles"))
+    seed = int(os.environ.get("MURMUR_TORTURE_SEED", "1123"))
+    rng = random.Random(seed)
+    ledger = Ledger()
+    key = _mint(rig, ledger, "torture")
+    serve = rig.serve()
+    report: list[dict[str, Any]] = []
+    try:
+        for cycle in range(cycles):
+            worker = rig.spawn("worker", "worker")
+            pipeline = rig.spawn("pipeline", "pipeline", "run") if cycle % 3 == 2 else None
+            stop = threading.Event()
+            before = set(ledger.posts)
+            clients = [
+                threading.Thread(target=_create_posts, args=(rig, key, ledger, rng, stop))
+                for _ in range(3)
+            ]
+            for client in clients:
+                client.start()
+            # Kill at a random moment: after a random number of acknowledged writes.
+            target = ledger.acknowledged + rng.randint(3, 40)
+            _wait_until(lambda t=target: ledger.acknowledged >= t, serve, what="load")
+            _kill(serve, worker, pipeline)
+            stop.set()
+            for client in clients:
+                client.join(60)
+
+            # Other engines take the file in turn while the API is down.
+            _mint(rig, ledger, f"cycle{cycle}")
+            rig.murmur("migrate")
+            direct = _worker_writes(rig)
+            if rng.random() < 0.5:
+                _kill(direct)  # dies with its own WAL pending
+            else:
+                direct.send_signal(signal.SIGTERM)
+                direct.wait(60)
+
+            serve = rig.serve()
+            ledger.restarts += 1
+            _retry_in_flight(rig, key, ledger)
+            _check_api(rig, key, ledger, set(ledger.posts) - before)
+            checked = _check_indexes(rig)
+            report.append(
+                {"cycle": cycle, "acknowledged": ledger.acknowledged, "index_keys": checked}
+            )
+    finally:
+        _kill(serve)
+    (rig.tmp / "report.json").write_text(json.dumps(report))
+    print(
+        f"crash-handoff: {cycles} cycles, {ledger.acknowledged} writes acknowledged,"
+        f" {len(ledger.posts)} posts all found after {ledger.restarts} restarts,"
+        f" {len(ledger.keys)} CLI keys, last index check {report[-1]['index_keys']} key values"
+    )
