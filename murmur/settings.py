@@ -8,6 +8,8 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from warehouse.files import private_dir
+
 
 class Settings(BaseSettings):
     """Murmur's configuration; every field can be set as MURMUR_<NAME>."""
@@ -35,6 +37,16 @@ class Settings(BaseSettings):
         default=6000, description="Default GETs per key per rolling minute."
     )
     write_rate_limit: int = Field(default=1200, description="Default writes per key per minute.")
+    unauthenticated_rate_limit: int = Field(
+        default=600,
+        ge=1,
+        description="Requests a minute per client address without a valid key (429 past it).",
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="Addresses or CIDRs of reverse proxies whose X-Forwarded-For names the"
+        " client; empty: the header is ignored. JSON in the environment. See docs/security.md.",
+    )
     request_threads: int = Field(default=40, description="Threads serving blocking store work.")
     max_json_body_bytes: int = 1_048_576
     idempotency_ttl_seconds: int = 24 * 3600
@@ -51,6 +63,11 @@ class Settings(BaseSettings):
         default=30.0, description="First retry delay; each next one doubles (30 s … ~64 min)."
     )
     webhook_timeout_seconds: float = Field(default=10.0, description="Per delivery attempt.")
+    outbound_allow_hosts: list[str] = Field(
+        default_factory=list,
+        description="Hosts, host:port, addresses or CIDRs that webhooks and feeds may reach"
+        " although not global (intranet, tests); JSON in the environment. See docs/security.md.",
+    )
     inbox_sync_interval_seconds: float = Field(
         default=30.0, description="How often the engagement runner reads each account's inbox."
     )
@@ -80,5 +97,6 @@ class Settings(BaseSettings):
         return self.data_dir / ".secret"
 
     def ensure_dirs(self) -> None:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.media_dir.mkdir(parents=True, exist_ok=True)
+        """Create the data and media directories, owner-only (warehouse/files.py)."""
+        private_dir(self.data_dir)
+        private_dir(self.media_dir)

@@ -159,38 +159,34 @@ def check(cur: Cursor, sample: int = OPEN_SAMPLE) -> list[Finding]:
     return [check_index(cur, index, sample) for index in indexes(cur)]
 
 
-def repair(con: duckdb.DuckDBPyConnection, finding: Finding) -> None:
-    """Rebuild an index that disagrees with its table (a constraint's: the whole table)."""
-    index = finding.index
+def repair_script(cur: Cursor, index: Index) -> str:
+    """The SQL that rebuilds one index (a constraint's: its whole table), to run atomically."""
     if index.kind == "index" and index.sql:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            con.execute(f"DROP INDEX {_q(index.name)}")
-            con.execute(index.sql)
-            con.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(duckdb.Error):
-                con.execute("ROLLBACK")
-            raise
-        finding.repaired = True
-        return
+        return f"DROP INDEX {_q(index.name)};\n{index.sql}"
     # A constraint's index cannot be rebuilt alone: copy the table into a fresh one made by
     # its own DDL (constraints and column order included), then swap the names.
-    row = con.execute(
+    row = cur.execute(
         "SELECT sql FROM duckdb_tables() WHERE database_name = current_database()"
         " AND schema_name = 'main' AND table_name = ?",
         [index.table],
     ).fetchone()
     assert row is not None
     old, new = _q(index.table), _q(index.table + "__rebuilt")
-    ddl = str(row[0]).replace(f"CREATE TABLE {index.table}(", f"CREATE TABLE {new}(", 1)
-    ddl = ddl.replace(f"CREATE TABLE {old}(", f"CREATE TABLE {new}(", 1)
+    ddl = str(row[0]).rstrip().rstrip(";")
+    for spelling in (f"CREATE TABLE {index.table}(", f"CREATE TABLE {old}("):
+        ddl = ddl.replace(spelling, f"CREATE TABLE {new}(", 1)
+    return (
+        f"{ddl};\nINSERT INTO {new} SELECT * FROM {old};\n"  # noqa: S608 - catalog names
+        f"DROP TABLE {old};\nALTER TABLE {new} RENAME TO {old};"
+    )
+
+
+def repair(con: duckdb.DuckDBPyConnection, finding: Finding) -> None:
+    """Rebuild an index that disagrees with its table, in one transaction."""
+    script = repair_script(con, finding.index)
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute(ddl)
-        con.execute(f"INSERT INTO {new} SELECT * FROM {old}")  # noqa: S608 - catalog names
-        con.execute(f"DROP TABLE {old}")
-        con.execute(f"ALTER TABLE {new} RENAME TO {old}")
+        con.execute(script)
         con.execute("COMMIT")
     except BaseException as exc:
         with contextlib.suppress(duckdb.Error):

@@ -27,6 +27,7 @@ import duckdb
 import structlog
 
 from warehouse.changes import ChangeSignal
+from warehouse.files import private_dir
 from warehouse.integrity import check_and_repair
 from warehouse.migrations import migrate
 from warehouse.sql import bind
@@ -64,9 +65,8 @@ class Secrets:
     @classmethod
     def load(cls, data_dir: Path) -> Secrets:
         """Read the data directory's secrets, creating them on first use."""
-        path = data_dir / ".secret"
+        path = private_dir(data_dir) / ".secret"
         if not path.exists():
-            data_dir.mkdir(parents=True, exist_ok=True)
             body = {"quack_token": secrets.token_urlsafe(24), "signing_key": secrets.token_hex(32)}
             tmp = path.with_suffix(".tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -241,6 +241,7 @@ class Store:
         """Reach the store from a non-host process: through the host if one is up, else directly."""
         deadline = time.monotonic() + lock_timeout
         warned = False
+        private_dir(path.parent)
         while True:
             info = read_host_file(host_file)
             if info is not None:
@@ -449,7 +450,7 @@ class Transaction:
 
 
 def _connect_file(path: Path, lock_timeout: float) -> duckdb.DuckDBPyConnection:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     deadline = time.monotonic() + lock_timeout
     while True:
         try:
@@ -476,7 +477,12 @@ def prepare(con: duckdb.DuckDBPyConnection, *, migrate_schema: bool = True) -> N
     what keeps DuckDB 1.5.5 from serializing a stale index (duckdb/duckdb#23788; measured in
     docs/adr/0001-store.md, addendum). The index check is the net under that and migration 0008.
     """
-    con.execute("CHECKPOINT")
+    try:
+        con.execute("CHECKPOINT")
+    except duckdb.TransactionException:
+        # Another connection of this process is writing through the same database instance:
+        # the instance replayed the WAL when that connection opened it, and was prepared then.
+        return
     if migrate_schema:
         migrate(con)
     check_and_repair(con)

@@ -70,6 +70,7 @@ class Rig:
     env: dict[str, str]
     port: int
     logs: list[Path] = field(default_factory=list)
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @property
     def base_url(self) -> str:
@@ -79,9 +80,11 @@ class Rig:
         log = self.tmp / f"{name}-{len(self.logs)}.log"
         self.logs.append(log)
         with log.open("wb") as out:
-            return subprocess.Popen(
+            proc = subprocess.Popen(
                 [*MURMUR, *args], env=self.env, stdout=out, stderr=subprocess.STDOUT
             )
+        self.procs.append(proc)
+        return proc
 
     def murmur(self, *args: str) -> str:
         done = subprocess.run(
@@ -95,7 +98,8 @@ class Rig:
         _wait_until(
             lambda: _answers(f"{self.base_url}/openapi.json"),
             proc,
-            what=f"murmur serve (log {self.logs[-1]})",
+            what="murmur serve",
+            log=self.logs[-1],
         )
         return proc
 
@@ -108,14 +112,20 @@ def _answers(url: str) -> bool:
 
 
 def _wait_until(
-    done: Any, proc: subprocess.Popen[bytes] | None, *, what: str, timeout: float = 120
+    done: Any,
+    proc: subprocess.Popen[bytes] | None,
+    *,
+    what: str,
+    timeout: float = 120,
+    log: Path | None = None,
 ) -> None:
     deadline = time.monotonic() + timeout
     while not done():
+        tail = log.read_text(errors="replace")[-4000:] if log is not None else ""
         if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"{what} exited with {proc.returncode}")
+            raise AssertionError(f"{what} exited with {proc.returncode}\n{tail}")
         if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not ready within {timeout} s")
+            raise AssertionError(f"{what}: not ready within {timeout} s\n{tail}")
         time.sleep(0.05)
 
 
@@ -154,7 +164,7 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
         )
         yield made
     finally:
-        _kill(sim)
+        _kill(*made.procs)
 
 
 def _mint(rig: Rig, ledger: Ledger, name: str) -> str:
@@ -259,7 +269,8 @@ def _worker_writes(rig: Rig) -> subprocess.Popen[bytes]:
     _wait_until(
         lambda: "publishing.worker_started" in log.read_text(errors="replace"),
         proc,
-        what=f"direct worker (log {log})",
+        what="direct worker",
+        log=log,
     )
     assert '"mode": "direct"' in log.read_text(errors="replace"), log.read_text()[-2000:]
     return proc
