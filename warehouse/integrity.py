@@ -215,5 +215,6 @@ def check_and_repair(con: duckdb.DuckDBPyConnection, sample: int = OPEN_SAMPLE) 
             log.error("store.index_repair_failed", index=finding.index.name, error=finding.error)
             continue
         log.warning("store.index_rebuilt", table=finding.index.table, index=finding.index.name)
-    con.execute("CHECKPOINT")
+    if any(f.repaired for f in findings):
+        con.execute("CHECKPOINT")
     return findings

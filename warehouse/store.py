@@ -203,7 +203,6 @@ class Store:
         con = _connect_file(path, lock_timeout)
         claim: PortClaim | None = None
         try:
-            prepare(con)
             # A checkpoint stalls every commit for ~0.1-0.15 s per table it touches whatever
             # the WAL holds (measured at 140k posts: ~0.35 s after a burst of POST /posts),
             # so it should be rare: at DuckDB's default (16 MB) a steady 900 posts/s met one
@@ -219,7 +218,7 @@ class Store:
         except BaseException:
             if claim is not None:
                 claim.release()
-            con.close()
+            _close_instance(path, con)
             raise
         uri = str(row[0]) if row else f"quack:{quack_host}:{claim.port}"
         _write_host_file(host_file, uri, path)
@@ -252,7 +251,7 @@ class Store:
                         log.warning("store.host_unreachable", uri=info.uri, error=str(exc))
                         warned = True
             try:
-                con = duckdb.connect(str(path))
+                con = _open_instance(path, migrate_schema=migrate_schema)
             except duckdb.Error as exc:
                 if not is_lock_error(exc) or time.monotonic() > deadline:
                     raise StoreUnavailableError(
@@ -260,11 +259,6 @@ class Store:
                     ) from exc
                 time.sleep(0.2)
                 continue
-            try:
-                prepare(con, migrate_schema=migrate_schema)
-            except BaseException:
-                con.close()
-                raise
             return cls(con, "direct", path)
 
     @classmethod
@@ -289,11 +283,10 @@ class Store:
                 self._con.execute("SELECT * FROM quack_stop(?)", [self.quack_uri])
             if self._port_claim is not None:
                 self._port_claim.release()
-        if self.mode != "remote":
-            # Leave no WAL behind: the next engine to open the file then replays nothing.
-            with contextlib.suppress(duckdb.Error):
-                self._con.execute("CHECKPOINT")
-        self._con.close()
+        if self.mode == "remote":
+            self._con.close()
+        else:
+            _close_instance(self.path, self._con)
         self.changes.close()
 
     def __enter__(self) -> Store:
@@ -454,7 +447,7 @@ def _connect_file(path: Path, lock_timeout: float) -> duckdb.DuckDBPyConnection:
     deadline = time.monotonic() + lock_timeout
     while True:
         try:
-            return duckdb.connect(str(path))
+            return _open_instance(path)
         except duckdb.Error as exc:
             if not is_lock_error(exc) or time.monotonic() > deadline:
                 raise StoreUnavailableError(f"cannot own {path}: {exc}") from exc
@@ -467,6 +460,41 @@ def _write_host_file(host_file: Path, uri: str, path: Path) -> None:
     tmp = host_file.with_suffix(".tmp")
     tmp.write_text(body)
     tmp.replace(host_file)
+
+
+# Connections this process holds on each store file. Connections to one path in one process
+# share one DuckDB instance: the first prepares it (it is the one that replayed any WAL), the
+# last checkpoints it, and others wait meanwhile rather than checkpoint beside its writes.
+_instances: dict[Path, int] = {}
+_instances_lock = threading.Lock()
+
+
+def _open_instance(path: Path, *, migrate_schema: bool = True) -> duckdb.DuckDBPyConnection:
+    key = path.resolve()
+    with _instances_lock:
+        con = duckdb.connect(str(path))
+        if not _instances.get(key):
+            try:
+                prepare(con, migrate_schema=migrate_schema)
+            except BaseException:
+                con.close()
+                raise
+        _instances[key] = _instances.get(key, 0) + 1
+        return con
+
+
+def _close_instance(path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    key = path.resolve()
+    with _instances_lock:
+        left = _instances.get(key, 1) - 1
+        if left <= 0:
+            _instances.pop(key, None)
+            # Leave no WAL behind: the next engine to open the file then replays nothing.
+            with contextlib.suppress(duckdb.Error):
+                con.execute("CHECKPOINT")
+        else:
+            _instances[key] = left
+        con.close()
 
 
 def prepare(con: duckdb.DuckDBPyConnection, *, migrate_schema: bool = True) -> None:

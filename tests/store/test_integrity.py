@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import duckdb
@@ -186,3 +187,44 @@ def test_a_port_held_by_another_program_is_refused(tmp_path: Path) -> None:
     claim = PortClaim.take("127.0.0.1", 0)
     assert claim.port > 0
     claim.release()
+
+
+def test_threads_of_one_process_open_the_file_while_another_writes(tmp_path: Path) -> None:
+    """As ``murmur worker`` does with no host: each loop connects on its own thread."""
+    path = tmp_path / "murmur.duckdb"
+
+    def connect() -> Store:
+        return Store.connect(path, host_file=tmp_path / "none.json", quack_token="t" * 8)
+
+    errors: list[BaseException] = []
+    stop = threading.Event()
+    with connect() as first:
+        first.execute_script("CREATE TABLE marks (i INTEGER PRIMARY KEY);")
+
+        def write() -> None:
+            i = 0
+            while not stop.is_set():
+                i += 1
+                with first.transaction() as cur:
+                    cur.execute("INSERT INTO marks VALUES (?)", [i])
+
+        def open_close() -> None:
+            try:
+                for _ in range(5):
+                    with connect() as other, other.cursor() as cur:
+                        cur.execute("SELECT count(*) FROM marks").fetchall()
+            except BaseException as exc:
+                errors.append(exc)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        openers = [threading.Thread(target=open_close) for _ in range(4)]
+        for thread in openers:
+            thread.start()
+        for thread in openers:
+            thread.join(120)
+        stop.set()
+        writer.join(60)
+    assert errors == []
+    # The last close checkpointed: nothing is left for the next engine to replay.
+    assert not path.with_name(path.name + ".wal").exists()
