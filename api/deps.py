@@ -15,10 +15,10 @@ from fastapi import Depends, Header, Request, Security
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer, SecurityScopes
 
-from api import idempotency
+from api import idempotency, text
 from api.auth import ApiKey, KeyCache, authenticate, bearer_hash
-from api.errors import RateLimited
-from api.ratelimit import RateLimiter
+from api.errors import ApiKeyExpired, ApiKeyInvalid, AuthRequired, RateLimited, ValidationFailed
+from api.ratelimit import Budget, RateLimiter, client_address, parse_networks
 from murmur.settings import Settings
 from warehouse import idempotency as idem_repo
 from warehouse.store import Store, Transaction
@@ -72,6 +72,13 @@ class Context:
     def actor(self) -> str:
         return self.key.id
 
+    @property
+    def idempotency_workspace(self) -> str:
+        """The workspace an Idempotency-Key is scoped to; "" for a write that names none."""
+        if self.requested_workspace is None and len(self.key.workspace_ids) != 1:
+            return ""  # e.g. members, whose workspace is in the path, by a key with several
+        return self.workspace_id
+
 
 def _look_up_key(store: Store, key_hash: str) -> ApiKey:
     """A write's key, read outside its transaction (which begins after the idempotency claim)."""
@@ -89,6 +96,79 @@ def _look_up_key_in(txn: Transaction, key_hash: str) -> ApiKey:
 
 def _begin(txn: Transaction) -> None:
     _ = txn.cur
+
+
+def _anonymous_bucket(request: Request, settings: Settings) -> str:
+    address = request.scope.get("state", {}).get("client_address")
+    if address is None:  # the edge middleware sets it; compute it the same way otherwise
+        address = client_address(request.scope, parse_networks(settings.trusted_proxies))
+    return f"anon:{address}"
+
+
+def _over_anonymous_budget(budget: Budget) -> RateLimited:
+    return RateLimited(
+        f"Over {budget.limit} requests a minute without a valid API key from this address.",
+        headers={"Retry-After": str(budget.retry_after)},
+    )
+
+
+async def _authenticate(
+    request: Request, store: Store, settings: Settings, txn: Transaction, is_write: bool
+) -> ApiKey:
+    """The request's key; failures and unknown keys are budgeted per client address."""
+    # A key seen before is answered from the cache; any other costs a store lookup, which
+    # an address over its budget of failures no longer gets (429 instead of 401).
+    limiter: RateLimiter = request.app.state.rate_limiter
+    bucket = _anonymous_bucket(request, settings)
+    limit = settings.unauthenticated_rate_limit
+    try:
+        key_hash = bearer_hash(request.headers.get("authorization"))
+        keys: KeyCache = request.app.state.keys
+        key = keys.get(key_hash, txn.keys_token)
+        if key is None:
+            standing = limiter.peek(bucket, limit)
+            if not standing.allowed:
+                request.state.rate_budget = standing
+                raise _over_anonymous_budget(standing)
+            if is_write:
+                key = await run_in_threadpool(_look_up_key, store, key_hash)
+            else:
+                key = await run_in_threadpool(_look_up_key_in, txn, key_hash)
+            keys.put(key_hash, txn.keys_token, key)
+    except (AuthRequired, ApiKeyInvalid, ApiKeyExpired):
+        if getattr(request.state, "rate_budget", None) is None:  # the edge counts keyless ones
+            budget = limiter.hit(bucket, limit)
+            request.state.rate_budget = budget
+            if not budget.allowed:
+                raise _over_anonymous_budget(budget) from None
+        raise
+    return key
+
+
+def _refuse_forbidden_text(request: Request, body: object) -> None:
+    """NUL and lone surrogates in any query value, path value or body string: 400."""
+    # A URL percent-decodes invalid UTF-8 to U+FFFD, so only %00 can bring either character:
+    # reads without it skip the scan.
+    scope = request.scope
+    if b"%00" in scope.get("query_string", b"") or b"%00" in scope.get("raw_path", b"%00"):
+        for name, value in (*request.query_params.multi_items(), *request.path_params.items()):
+            if isinstance(value, str) and not text.is_clean(value):
+                raise ValidationFailed.on(text.scrub(name), text.ISSUE, text.MESSAGE)
+    where = text.first_forbidden(body)
+    if where is not None:
+        raise ValidationFailed.on(where, text.ISSUE, text.MESSAGE)
+
+
+async def _json_body(request: Request) -> object:
+    """The request's JSON body (parsed once, shared with FastAPI), or None."""
+    if "json" not in request.headers.get("content-type", ""):
+        return None
+    if getattr(request.state, "manual_idempotency", False):
+        return None  # an upload, streamed by its endpoint: never buffer it here
+    try:
+        return await request.json()
+    except (ValueError, RecursionError):
+        return None  # FastAPI refuses it for endpoints that take a body; others ignore it
 
 
 async def context(
@@ -110,15 +190,7 @@ async def context(
     # The token is read before anything of the store is: see warehouse/changes.py.
     txn = Transaction(store)
     request.state.tx = txn
-    key_hash = bearer_hash(request.headers.get("authorization"))
-    keys: KeyCache = request.app.state.keys
-    key = keys.get(key_hash, txn.keys_token)
-    if key is None:
-        if is_write:
-            key = await run_in_threadpool(_look_up_key, store, key_hash)
-        else:
-            key = await run_in_threadpool(_look_up_key_in, txn, key_hash)
-        keys.put(key_hash, txn.keys_token, key)
+    key = await _authenticate(request, store, settings, txn, is_write)
     limiter: RateLimiter = request.app.state.rate_limiter
     if is_write:
         limit = key.write_rate_limit or settings.write_rate_limit
@@ -138,12 +210,16 @@ async def context(
     ctx = Context(key=key, requested_workspace=x_workspace_id, txn=txn)
     if x_workspace_id is not None:
         _ = ctx.workspace_id  # refuse a forbidden workspace before any work
+    # Before the idempotency claim: a refused request leaves no record.
+    _refuse_forbidden_text(request, await _json_body(request) if is_write else None)
     already_claimed = getattr(request.state, "idempotency", None) is not None
     if not is_write or (getattr(request.state, "claims_in_batch", False) and not already_claimed):
         pass  # a read, or a write whose group commit takes a fresh key with the work
     elif not already_claimed and not getattr(request.state, "manual_idempotency", False):
         raw_key = idempotency.validate_key(request.headers.get(idempotency.HEADER))
-        record = idem_repo.RecordKey(key.id, request.method, request.url.path, raw_key)
+        record = idem_repo.RecordKey(
+            key.id, ctx.idempotency_workspace, request.method, request.url.path, raw_key
+        )
         digest = idempotency.fingerprint(await request.body())
         request.state.idempotency = await run_in_threadpool(
             idempotency.take_in,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -9,7 +10,9 @@ import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import iter_route_contexts
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import compile_path
 
 from api.context import request_id_var
 from api.schemas import ErrorBody, ErrorDetail, ErrorEnvelope
@@ -176,6 +179,30 @@ def validation_details(exc: RequestValidationError) -> list[ErrorDetail]:
     return details
 
 
+def _method_table(app: FastAPI) -> list[tuple[re.Pattern[str], frozenset[str]]]:
+    """Each route's path pattern and methods, built once per app."""
+    table: list[tuple[re.Pattern[str], frozenset[str]]] | None = getattr(
+        app.state, "allow_table", None
+    )
+    if table is None:
+        table = [
+            (compile_path(context.path)[0], frozenset(context.methods))
+            for context in iter_route_contexts(app.routes)
+            if context.path and context.methods
+        ]
+        app.state.allow_table = table
+    return table
+
+
+def allowed_methods(request: Request) -> str:
+    """Every method some route serves on this path (the router names only the first route's)."""
+    path = request.scope.get("path", "")
+    methods = {
+        m for pattern, found in _method_table(request.app) if pattern.match(path) for m in found
+    }
+    return ", ".join(sorted(methods))
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Route every failure, ours or the framework's, through the envelope."""
 
@@ -191,7 +218,7 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(400, "VALIDATION_ERROR", message, details)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if exc.status_code == 404:
             return error_response(404, "NOT_FOUND", "No such endpoint.")
         if exc.status_code == 405:
@@ -199,7 +226,7 @@ def install_error_handlers(app: FastAPI) -> None:
                 405,
                 "METHOD_NOT_ALLOWED",
                 "Method not allowed on this path.",
-                headers=dict(exc.headers or {}),
+                headers={**(exc.headers or {}), "Allow": allowed_methods(request)},
             )
         if exc.status_code == 413:
             return error_response(413, "PAYLOAD_TOO_LARGE", str(exc.detail))

@@ -20,7 +20,21 @@ from warehouse import idempotency as repo
 from warehouse.store import Store, Transaction
 
 HEADER = "Idempotency-Key"
-_VALID_KEY = re.compile(r"^[\x21-\x7e][\x20-\x7e]{0,254}$")
+# 1 to 255 printable ASCII characters, the first not a space (a header value's edges are
+# trimmed in transit, so a leading space could never arrive as sent).
+KEY_PATTERN = r"^[\x21-\x7e][\x20-\x7e]{0,254}$"
+_VALID_KEY = re.compile(KEY_PATTERN)
+# How every write declares the header in the OpenAPI document (api/routing.py).
+OPENAPI_PARAMETER = {
+    "name": HEADER,
+    "in": "header",
+    "required": True,
+    "description": (
+        "1 to 255 printable ASCII characters, scoped to the API key, the workspace, the method "
+        "and the path; a repeat within 24 h replays the first response."
+    ),
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": KEY_PATTERN},
+}
 
 
 class IdempotentReplay(Exception):

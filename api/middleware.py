@@ -1,9 +1,11 @@
-"""The edge middleware: request ids, access log, body limits, rate-limit headers, last 500s."""
+"""The edge middleware: request ids, access log, body limits, rate limits, last 500s."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from datetime import UTC, datetime
+from typing import Any
 
 import structlog
 from starlette.datastructures import MutableHeaders
@@ -12,7 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.context import request_id_var
 from api.errors import error_response
-from api.ratelimit import Budget, RateLimiter
+from api.ratelimit import Budget, Network, RateLimiter, client_address, parse_networks
 from warehouse.ids import new_id
 
 log = structlog.get_logger("murmur.access")
@@ -36,12 +38,30 @@ class EdgeMiddleware:
         default_read_limit: int,
         max_body_bytes: int,
         unlimited_paths: tuple[str, ...] = (),
+        anonymous_limit: int | None = None,
+        trusted_proxies: Iterable[str | Network] | None = None,
     ) -> None:
         self.app = app
         self.limiter = limiter
         self.default_read_limit = default_read_limit
         self.max_body_bytes = max_body_bytes
         self.unlimited_paths = unlimited_paths
+        self.anonymous_limit = anonymous_limit
+        self.trusted: tuple[Network, ...] | None = (
+            None if trusted_proxies is None else parse_networks(trusted_proxies)
+        )
+
+    def _configure(self, scope: Scope) -> tuple[int, tuple[Network, ...]]:
+        """The anonymous budget and trusted proxies: given, else the app's settings."""
+        if self.anonymous_limit is None or self.trusted is None:
+            settings: Any = getattr(getattr(scope.get("app"), "state", None), "settings", None)
+            if self.anonymous_limit is None:
+                self.anonymous_limit = getattr(
+                    settings, "unauthenticated_rate_limit", self.default_read_limit
+                )
+            if self.trusted is None:
+                self.trusted = parse_networks(getattr(settings, "trusted_proxies", ()))
+        return self.anonymous_limit, self.trusted
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -53,6 +73,12 @@ class EdgeMiddleware:
         state = scope.setdefault("state", {})
         status_holder = {"status": 500, "sent": False}
         path: str = scope["path"]
+        anonymous_limit, trusted = self._configure(scope)
+        address = client_address(scope, trusted)
+        state["client_address"] = address
+        if not _has_credentials(scope):
+            # No key at all: budgeted per address before anything else runs.
+            state["rate_budget"] = self.limiter.hit(f"anon:{address}", anonymous_limit)
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -62,15 +88,27 @@ class EdgeMiddleware:
                 headers["X-Request-Id"] = request_id
                 budget: Budget | None = state.get("rate_budget")
                 if budget is None:
-                    # Unauthenticated traffic is budgeted per client address.
-                    client = scope.get("client") or ("unknown", 0)
-                    budget = self.limiter.hit(f"ip:{client[0]}", self.default_read_limit)
+                    # A key was sent but never checked (no such path…): the address pays.
+                    budget = self.limiter.hit(f"anon:{address}", anonymous_limit)
                 headers["X-RateLimit-Limit"] = str(budget.limit)
                 headers["X-RateLimit-Remaining"] = str(budget.remaining)
                 headers["X-RateLimit-Reset"] = (
                     datetime.fromtimestamp(budget.reset_at, UTC).isoformat().replace("+00:00", "Z")
                 )
             await send(message)
+
+        refused: Budget | None = state.get("rate_budget")
+        if refused is not None and not refused.allowed:
+            response = error_response(
+                429,
+                "RATE_LIMITED",
+                f"Over {anonymous_limit} requests a minute without an API key from this address.",
+                headers={"Retry-After": str(refused.retry_after)},
+            )
+            await response(scope, receive, send_wrapper)
+            self._log(scope, status_holder["status"], started)
+            request_id_var.reset(token)
+            return
 
         receive_wrapper = receive
         if not path.startswith(self.unlimited_paths):
@@ -124,6 +162,10 @@ class EdgeMiddleware:
             status=status,
             ms=round((time.perf_counter() - started) * 1000, 2),
         )
+
+
+def _has_credentials(scope: Scope) -> bool:
+    return any(name == b"authorization" for name, _ in scope.get("headers", ()))
 
 
 def _content_length(scope: Scope) -> int | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import random
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -15,7 +16,7 @@ from fastapi.routing import APIRoute
 
 from api.deps import WRITE_METHODS
 from api.errors import STORABLE_ERRORS, MurmurError, ServiceUnavailable, murmur_error_response
-from api.idempotency import Claimed, IdempotentReplay
+from api.idempotency import OPENAPI_PARAMETER, Claimed, IdempotentReplay
 from warehouse import idempotency as idem_repo
 from warehouse.store import Store, Transaction, is_conflict
 
@@ -95,6 +96,18 @@ class MurmurRoute(APIRoute):
     again, up to six attempts with jittered backoff, under the same idempotency claim;
     after that the client gets 503 and may retry with the same key.
     """
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        # Writes declare their Idempotency-Key header, with its pattern, in the document.
+        # include_router builds each route again from the first one's openapi_extra: add once.
+        if {m.upper() for m in kwargs.get("methods") or ()} & WRITE_METHODS:
+            extra = dict(kwargs.get("openapi_extra") or {})
+            parameters = list(extra.get("parameters", []))
+            if not any(p.get("name") == OPENAPI_PARAMETER["name"] for p in parameters):
+                parameters.append(copy.deepcopy(OPENAPI_PARAMETER))
+            extra["parameters"] = parameters
+            kwargs["openapi_extra"] = extra
+        super().__init__(path, endpoint, **kwargs)
 
     def get_route_handler(self) -> Handler:
         original = super().get_route_handler()

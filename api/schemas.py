@@ -3,15 +3,30 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic_core import PydanticCustomError
 
 T = TypeVar("T")
 
+# The instants the API takes. Python's datetime stops at years 1 and 9999, so an offset at
+# either edge (0001-01-01T00:00:00+14:00) cannot even be converted to UTC, and the services
+# add and subtract ranges (a 366-day window, a 30-day default) to what they are given: these
+# bounds leave centuries of room on both sides.
+EARLIEST = datetime(1900, 1, 1, tzinfo=UTC)
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
+_RANGE_MESSAGE = "Timestamps must lie from 1900-01-01T00:00:00Z up to 9000-01-01T00:00:00Z."
+
 
 def _to_utc(value: datetime) -> datetime:
-    return value.astimezone(UTC)
+    try:
+        utc = value.astimezone(UTC)
+    except OverflowError:
+        utc = None  # beyond year 1 or 9999 once the offset is applied
+    if utc is None or not EARLIEST <= utc < LATEST:
+        raise PydanticCustomError("out_of_range", _RANGE_MESSAGE)
+    return utc
 
 
 def _iso_z(value: datetime) -> str:
@@ -23,8 +38,32 @@ UtcDatetime = Annotated[
     AwareDatetime,
     AfterValidator(_to_utc),
     PlainSerializer(_iso_z, return_type=str, when_used="json"),
-    Field(description="ISO 8601 with an explicit offset; returned in UTC with `Z`."),
+    Field(
+        description="ISO 8601 with an explicit offset, from 1900 up to 9000; returned in UTC "
+        "with `Z`."
+    ),
 ]
+
+
+def _not_null(schema: dict[str, Any]) -> None:
+    """Drop the null branch (and null default) pydantic documents for ``X | None``."""
+    schema.pop("default", None)
+    branches = schema.get("anyOf")
+    if isinstance(branches, list):
+        kept = [b for b in branches if b != {"type": "null"}]
+        if len(kept) == 1:
+            del schema["anyOf"]
+            schema.update(kept[0])
+        else:
+            schema["anyOf"] = kept
+
+
+def omitted(description: str | None = None, **constraints: Any) -> Any:
+    """A field that may be left out but not sent as null: ``x: X | None = omitted()``."""
+    # The document shows no null for it, as the contract has it; the model still takes an
+    # explicit null (validated exactly like X | None), so that its service refuses it by
+    # name (`null` / `not_nullable`) instead of with a type error.
+    return Field(default=None, description=description, json_schema_extra=_not_null, **constraints)
 
 
 class Model(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, IPvAnyNetwork, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from warehouse.files import private_dir
@@ -42,13 +42,18 @@ class Settings(BaseSettings):
         ge=1,
         description="Requests a minute per client address without a valid key (429 past it).",
     )
-    trusted_proxies: list[str] = Field(
+    trusted_proxies: list[IPvAnyNetwork] = Field(
         default_factory=list,
         description="Addresses or CIDRs of reverse proxies whose X-Forwarded-For names the"
         " client; empty: the header is ignored. JSON in the environment. See docs/security.md.",
     )
     request_threads: int = Field(default=40, description="Threads serving blocking store work.")
     max_json_body_bytes: int = 1_048_576
+    media_quota_bytes_per_workspace: int = Field(
+        default=5 * 1024**3,
+        ge=0,
+        description="Bytes of uploaded media a workspace may hold (413 `quota_exceeded` past it).",
+    )
     idempotency_ttl_seconds: int = 24 * 3600
     idempotency_lease_seconds: int = 60
     drafter_base_url: str | None = Field(
@@ -68,6 +73,17 @@ class Settings(BaseSettings):
         description="Hosts, host:port, addresses or CIDRs that webhooks and feeds may reach"
         " although not global (intranet, tests); JSON in the environment. See docs/security.md.",
     )
+
+    @field_validator("outbound_allow_hosts")
+    @classmethod
+    def _allow_entries_parse(cls, entries: list[str]) -> list[str]:
+        """A bad entry stops the process at start, not the first webhook write with a 500."""
+        from connectors.outbound import AllowEntry
+
+        for entry in entries:
+            AllowEntry.parse(entry)
+        return entries
+
     inbox_sync_interval_seconds: float = Field(
         default=30.0, description="How often the engagement runner reads each account's inbox."
     )

@@ -16,13 +16,20 @@ Outcome = Literal["claimed", "replay", "conflict", "in_progress"]
 
 @dataclass(frozen=True)
 class RecordKey:
+    """Whose key it is: the API key, the workspace it acts in, the method, path and key."""
+
+    # The workspace is stored in the `key` column, ahead of the client's key and a `:`
+    # (workspace ids hold no `:`), so that one API key reusing an Idempotency-Key in two of
+    # its workspaces makes two records, with no change to the table. `workspace_id` is ""
+    # for a write that acts in no workspace of the header's choosing.
     api_key_id: str
+    workspace_id: str
     method: str
     path: str
     key: str
 
     def params(self) -> list[str]:
-        return [self.api_key_id, self.method, self.path, self.key]
+        return [self.api_key_id, self.method, self.path, f"{self.workspace_id}:{self.key}"]
 
 
 @dataclass(frozen=True)

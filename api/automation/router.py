@@ -26,10 +26,11 @@ from api.automation.schemas import (
     SlotOccurrence,
     SlotsReplace,
 )
-from api.deps import AutomationsRead, AutomationsWrite
+from api.deps import AutomationsRead, AutomationsWrite, SettingsDep
 from api.pagination import PageParams
 from api.routing import MurmurRoute
 from api.schemas import Deleted, Envelope, Page, UtcDatetime, ok
+from connectors.outbound import policy_for
 
 router = APIRouter(tags=["Automation & queues"], route_class=MurmurRoute)
 
@@ -60,10 +61,11 @@ def list_content_automations(
 
 @router.post("/content-automations", response_model=Envelope[ContentAutomation], status_code=201)
 def create_content_automation(
-    ctx: AutomationsWrite, body: AutomationCreate
+    ctx: AutomationsWrite, settings: SettingsDep, body: AutomationCreate
 ) -> Envelope[ContentAutomation]:
     """Create a content automation and plan its next run."""
-    return ok(service.create_automation(ctx.tx, ctx.workspace_id, body))
+    policy = policy_for(settings.outbound_allow_hosts)
+    return ok(service.create_automation(ctx.tx, ctx.workspace_id, body, policy))
 
 
 @router.get("/content-automations/{automation_id}", response_model=Envelope[ContentAutomation])
@@ -76,10 +78,14 @@ def get_content_automation(
 
 @router.patch("/content-automations/{automation_id}", response_model=Envelope[ContentAutomation])
 def update_content_automation(
-    ctx: AutomationsWrite, automation_id: AutomationId, body: AutomationUpdate
+    ctx: AutomationsWrite,
+    settings: SettingsDep,
+    automation_id: AutomationId,
+    body: AutomationUpdate,
 ) -> Envelope[ContentAutomation]:
     """Change a content automation; its next run is computed again."""
-    return ok(service.update_automation(ctx.tx, ctx.workspace_id, automation_id, body))
+    policy = policy_for(settings.outbound_allow_hosts)
+    return ok(service.update_automation(ctx.tx, ctx.workspace_id, automation_id, body, policy))
 
 
 @router.delete("/content-automations/{automation_id}", response_model=Envelope[Deleted])

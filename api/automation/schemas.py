@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from api.schemas import Model, UtcDatetime
+from api.schemas import Model, UtcDatetime, omitted
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Destination = Annotated[
@@ -33,7 +33,11 @@ class EvergreenPost(Model):
 
 class FeedSource(Model):
     type: Literal["feed"]
-    url: str = Field(min_length=1, max_length=2048, description="An http(s) RSS or Atom feed URL.")
+    url: str = Field(
+        min_length=1,
+        max_length=2048,
+        description="An http(s) RSS or Atom feed URL, on a public host (see the webhooks' `url`).",
+    )
 
 
 class EvergreenSource(Model):
@@ -44,7 +48,10 @@ class EvergreenSource(Model):
 class TemplateSource(Model):
     type: Literal["template"]
     template: str = Field(
-        min_length=1, max_length=63206, description="Text with `{placeholder}` fields."
+        min_length=1,
+        max_length=63206,
+        description="Text with plain `{name}` placeholders (no format specs, conversions, "
+        "attributes or indexes); `{{` and `}}` for braces.",
     )
     rows: list[dict[str, Any]] = Field(
         min_length=1, max_length=1000, description="One object per post, giving every placeholder."
@@ -86,13 +93,13 @@ class AutomationCreate(Model):
 
 
 class AutomationUpdate(Model):
-    """Fields to change; `source`, `schedule` and `target` are replaced whole."""
+    """Fields to change; `source`, `schedule` and `target` are replaced whole; none takes null."""
 
-    name: Name | None = None
-    enabled: bool | None = None
-    source: Source | None = None
-    schedule: Schedule | None = None
-    target: Target | None = None
+    name: Name | None = omitted()
+    enabled: bool | None = omitted()
+    source: Source | None = omitted()
+    schedule: Schedule | None = omitted()
+    target: Target | None = omitted()
 
 
 class AutomationTarget(BaseModel):
@@ -129,10 +136,8 @@ class PresetCreate(Model):
 
 
 class PresetUpdate(Model):
-    name: Name | None = None
-    destinations: list[PresetDestinationIn] | None = Field(
-        default=None, min_length=1, max_length=50
-    )
+    name: Name | None = omitted()
+    destinations: list[PresetDestinationIn] | None = omitted(min_length=1, max_length=50)
 
 
 class PresetDestination(BaseModel):
@@ -170,12 +175,12 @@ class QueueCreate(Model):
 
 
 class QueueUpdate(Model):
-    """Fields to change; a new `timezone` or `slots` re-flows the queued items."""
+    """Fields to change (none takes null); a new `timezone` or `slots` re-flows the queue."""
 
-    name: Name | None = None
-    timezone: TimeZone | None = None
-    slots: Slots | None = None
-    destinations: list[Destination] | None = Field(default=None, min_length=1, max_length=20)
+    name: Name | None = omitted()
+    timezone: TimeZone | None = omitted()
+    slots: Slots | None = omitted()
+    destinations: list[Destination] | None = omitted(min_length=1, max_length=20)
 
 
 class SlotsReplace(Model):

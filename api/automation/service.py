@@ -8,15 +8,13 @@ consecutive slot occurrences after now. An item whose slot has already passed wh
 from __future__ import annotations
 
 import json
-import re
-import string
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import urlparse
 from zoneinfo import ZoneInfo
 
 from api.automation import slots as slotlib
+from api.automation import templates
 from api.automation.schemas import (
     AutomationCreate,
     AutomationTarget,
@@ -42,8 +40,10 @@ from api.automation.schemas import (
 )
 from api.errors import InvalidState, NotFound, ValidationFailed
 from api.pagination import PageRequest
+from api.posts.service import TEXT_LIMITS as POST_TEXT_LIMITS
 from api.schemas import ErrorDetail, Page
 from api.workspaces.service import resolve_destination
+from connectors import outbound
 from warehouse import automation as repo
 from warehouse import workspaces as ws_repo
 from warehouse.ids import from_db, to_db
@@ -61,7 +61,6 @@ TEXT_LIMITS = {
 MAX_RANGE = timedelta(days=366)
 DEFAULT_SLOT_WINDOW = timedelta(days=14)
 DEFAULT_CALENDAR_WINDOW = timedelta(days=30)
-_PLACEHOLDER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _now() -> datetime:
@@ -128,11 +127,13 @@ def _media(cur: Cursor, workspace_id: str, ids: Sequence[str], field: str) -> No
 # -- content automations -----------------------------------------------------------------------
 
 
-def _check_source(cur: Cursor, workspace_id: str, source: Source) -> None:
+def _check_source(cur: Cursor, workspace_id: str, source: Source, policy: outbound.Policy) -> None:
     if source.type == "feed":
-        url = urlparse(source.url)
-        if url.scheme not in {"http", "https"} or not url.hostname:
-            raise ValidationFailed.on("source.url", "invalid_url", "Give an http(s) feed URL.")
+        # No DNS here: the feed's host is resolved and checked again at every fetch.
+        try:
+            policy.check_url(source.url)
+        except outbound.Refused as exc:
+            raise ValidationFailed.on("source.url", exc.issue, str(exc)) from None
     elif source.type == "evergreen":
         for index, post in enumerate(source.posts):
             _media(cur, workspace_id, post.media_ids, f"source.posts.{index}.media_ids")
@@ -152,24 +153,44 @@ def _check_source(cur: Cursor, workspace_id: str, source: Source) -> None:
 
 
 def template_placeholders(template: str) -> list[str]:
-    """The ``{name}`` placeholders of a template, in order of first use."""
-    names: list[str] = []
+    """The ``{name}`` placeholders of a template, in order of first use (plain names only)."""
     try:
-        parsed = list(string.Formatter().parse(template))
-    except ValueError as exc:
-        raise ValidationFailed.on("source.template", "invalid_template", str(exc)) from exc
-    for _, name, _, _ in parsed:
-        if name is None:
-            continue
-        if not _PLACEHOLDER.match(name):
-            raise ValidationFailed.on(
-                "source.template",
-                "invalid_template",
-                f"Placeholder {{{name}}} must be a plain name like {{title}}.",
+        return templates.placeholders(templates.parse(template))
+    except templates.TemplateError as exc:
+        raise ValidationFailed.on("source.template", "invalid_template", str(exc)) from None
+
+
+def _check_rendered(
+    cur: Cursor, workspace_id: str, source: dict[str, Any], target: dict[str, Any]
+) -> None:
+    """Each template row, rendered, must fit every destination's text limit."""
+    if source.get("type") != "template":
+        return
+    if target.get("queue_id") is not None:
+        queue = repo.get_queue(cur, workspace_id, target["queue_id"])
+        platforms = [d["platform"] for d in _load(queue["destinations"])] if queue else []
+    else:
+        accounts = ws_repo.accounts_by_ids(cur, workspace_id, list(target.get("platforms") or []))
+        platforms = [a["platform"] for a in accounts.values()]
+    limits = {p: POST_TEXT_LIMITS[p] for p in platforms if p in POST_TEXT_LIMITS}
+    if not limits:
+        return
+    platform, limit = min(limits.items(), key=lambda item: item[1])
+    parts = templates.parse(source["template"])
+    details = []
+    for index, row in enumerate(source["rows"]):
+        # Counted, not rendered: a row cannot make the API build a long text to measure it.
+        length = templates.rendered_length(parts, row)
+        if length > limit:
+            details.append(
+                ErrorDetail(
+                    field=f"source.rows.{index}",
+                    issue="max_length",
+                    message=f"Row {index} renders to {length} characters; {platform} takes"
+                    f" at most {limit}.",
+                )
             )
-        if name not in names:
-            names.append(name)
-    return names
+    _fail(details)
 
 
 def compute_next_run(cron: str, timezone: str, after: datetime) -> datetime:
@@ -249,10 +270,16 @@ def get_automation(cur: Cursor, workspace_id: str, automation_id: str) -> Conten
     return automation_out(_get_automation_row(cur, workspace_id, automation_id))
 
 
-def create_automation(cur: Cursor, workspace_id: str, body: AutomationCreate) -> ContentAutomation:
-    _check_source(cur, workspace_id, body.source)
+def create_automation(
+    cur: Cursor,
+    workspace_id: str,
+    body: AutomationCreate,
+    policy: outbound.Policy = outbound.STRICT,
+) -> ContentAutomation:
+    _check_source(cur, workspace_id, body.source, policy)
     next_run = compute_next_run(body.schedule.cron, body.schedule.timezone, _now())
     target = _target(cur, workspace_id, body.target)
+    _check_rendered(cur, workspace_id, body.source.model_dump(mode="json"), target)
     next_run_at = next_run if body.enabled else None
     automation_id = repo.insert_automation(
         cur,
@@ -269,7 +296,11 @@ def create_automation(cur: Cursor, workspace_id: str, body: AutomationCreate) ->
 
 
 def update_automation(
-    cur: Cursor, workspace_id: str, automation_id: str, body: AutomationUpdate
+    cur: Cursor,
+    workspace_id: str,
+    automation_id: str,
+    body: AutomationUpdate,
+    policy: outbound.Policy = outbound.STRICT,
 ) -> ContentAutomation:
     row = _get_automation_row(cur, workspace_id, automation_id)
     changes = body.model_fields_set
@@ -279,7 +310,7 @@ def update_automation(
     name = body.name if body.name is not None else row["name"]
     enabled = body.enabled if body.enabled is not None else bool(row["enabled"])
     if body.source is not None:
-        _check_source(cur, workspace_id, body.source)
+        _check_source(cur, workspace_id, body.source, policy)
         source = body.source.model_dump(mode="json")
     else:
         source = _load(row["source"])
@@ -291,6 +322,8 @@ def update_automation(
     target = (
         _target(cur, workspace_id, body.target) if body.target is not None else _load(row["target"])
     )
+    if body.source is not None or body.target is not None:
+        _check_rendered(cur, workspace_id, source, target)
     next_run = compute_next_run(schedule["cron"], schedule["timezone"], _now())
     next_run_at = next_run if enabled else None
     repo.update_automation(

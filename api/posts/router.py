@@ -63,6 +63,7 @@ async def create_post(
     """Create a post for one or more destinations: a draft, for approval, scheduled or now."""
     record = idem_repo.RecordKey(
         ctx.actor,
+        ctx.workspace_id,
         request.method,
         request.url.path,
         idempotency.validate_key(request.headers.get(idempotency.HEADER)),
@@ -183,7 +184,7 @@ async def upload_media(
             if chunk:
                 await run_in_threadpool(upload.feed, chunk)
         kind, alt_text = upload.finish()
-        record = idem_repo.RecordKey(ctx.actor, "POST", request.url.path, raw_key)
+        record = idem_repo.RecordKey(ctx.actor, ctx.workspace_id, "POST", request.url.path, raw_key)
         # ctx.tx has run no statement yet, so its snapshot (taken lazily) will see this claim.
         request.state.idempotency = await run_in_threadpool(
             idempotency.take,

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from api.schemas import Model, UtcDatetime
+from api.schemas import Model, UtcDatetime, omitted
 from api.workspaces.schemas import Platform
 
 PostStatus = Literal[
@@ -71,21 +71,22 @@ class PostCreate(Model):
 
 
 class PostUpdate(Model):
-    """The body of `PATCH /posts/{post_id}`: only the fields given change."""
+    """The body of `PATCH /posts/{post_id}`: only the fields given change.
 
-    text: str | None = Field(default=None, max_length=MAX_TEXT)
-    platforms: list[Destination] | None = Field(
-        default=None, min_length=1, max_length=50, description=_PLATFORMS_DESCRIPTION
+    Only `scheduled_at` takes null; the others may be left out but not sent as null.
+    """
+
+    text: str | None = omitted(max_length=MAX_TEXT)
+    platforms: list[Destination] | None = omitted(
+        _PLATFORMS_DESCRIPTION, min_length=1, max_length=50
     )
-    media_ids: list[MediaId] | None = Field(default=None, max_length=20)
+    media_ids: list[MediaId] | None = omitted(max_length=20)
     scheduled_at: UtcDatetime | None = Field(
         default=None, description="A new time; an explicit null means publish as soon as allowed."
     )
-    tags: list[Tag] | None = Field(default=None, max_length=50)
-    platform_options: dict[Platform, dict[str, Any]] | None = None
-    draft: bool | None = Field(
-        default=None, description="`false` submits a draft (for approval or to the schedule)."
-    )
+    tags: list[Tag] | None = omitted(max_length=50)
+    platform_options: dict[Platform, dict[str, Any]] | None = omitted()
+    draft: bool | None = omitted("`false` submits a draft (for approval or to the schedule).")
 
 
 class DestinationError(BaseModel):

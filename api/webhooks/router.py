@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from api.deps import WorkspacesRead, WorkspacesWrite
+from api.deps import SettingsDep, WorkspacesRead, WorkspacesWrite
 from api.pagination import PageParams
 from api.routing import MurmurRoute
 from api.schemas import Deleted, Envelope, Page, ok
@@ -19,6 +19,7 @@ from api.webhooks.schemas import (
     EndpointCreated,
     EndpointUpdate,
 )
+from connectors.outbound import policy_for
 
 router = APIRouter(tags=["Webhooks"], route_class=MurmurRoute)
 
@@ -32,9 +33,12 @@ def list_endpoints(ctx: WorkspacesRead, page: PageParams) -> Envelope[Page[Endpo
 
 
 @router.post("/webhooks", response_model=Envelope[EndpointCreated], status_code=201)
-def create_endpoint(ctx: WorkspacesWrite, body: EndpointCreate) -> Envelope[EndpointCreated]:
+def create_endpoint(
+    ctx: WorkspacesWrite, settings: SettingsDep, body: EndpointCreate
+) -> Envelope[EndpointCreated]:
     """Register a webhook endpoint; the answer shows its signing secret, once."""
-    return ok(service.create_endpoint(ctx.tx, ctx.workspace_id, body))
+    policy = policy_for(settings.outbound_allow_hosts)
+    return ok(service.create_endpoint(ctx.tx, ctx.workspace_id, body, policy))
 
 
 @router.get("/webhooks/{endpoint_id}", response_model=Envelope[Endpoint])
@@ -45,10 +49,11 @@ def get_endpoint(ctx: WorkspacesRead, endpoint_id: EndpointPath) -> Envelope[End
 
 @router.patch("/webhooks/{endpoint_id}", response_model=Envelope[Endpoint])
 def update_endpoint(
-    ctx: WorkspacesWrite, endpoint_id: EndpointPath, body: EndpointUpdate
+    ctx: WorkspacesWrite, settings: SettingsDep, endpoint_id: EndpointPath, body: EndpointUpdate
 ) -> Envelope[Endpoint]:
     """Change a webhook endpoint's URL, events, description or enabled flag."""
-    return ok(service.update_endpoint(ctx.tx, ctx.workspace_id, endpoint_id, body))
+    policy = policy_for(settings.outbound_allow_hosts)
+    return ok(service.update_endpoint(ctx.tx, ctx.workspace_id, endpoint_id, body, policy))
 
 
 @router.delete("/webhooks/{endpoint_id}", response_model=Envelope[Deleted])

@@ -23,7 +23,10 @@ DeliveryStatus = Literal["pending", "succeeded", "failed"]
 
 class EndpointCreate(Model):
     url: str = Field(
-        min_length=1, max_length=2048, description="An http(s) URL that receives the POSTs."
+        min_length=1,
+        max_length=2048,
+        description="An http(s) URL that receives the POSTs: no user:password, and a host that is"
+        " not loopback, private, link-local… unless the server's allow-list admits it.",
     )
     event_types: list[EventType] = Field(
         min_length=1, max_length=8, description="The events to send; duplicates are dropped."

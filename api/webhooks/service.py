@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime
-from urllib.parse import urlparse
 
 from api.errors import NotFound, ValidationFailed
 from api.pagination import PageRequest
 from api.schemas import Deleted, Page
 from api.webhooks.schemas import Delivery, Endpoint, EndpointCreate, EndpointCreated, EndpointUpdate
+from connectors import outbound
 from warehouse import webhooks as repo
 from warehouse.ids import from_db
 from warehouse.rows import Cursor, Row
@@ -53,10 +53,12 @@ def delivery_out(row: Row) -> Delivery:
     )
 
 
-def _check_url(url: str) -> str:
-    parsed = urlparse(url)
-    if parsed.scheme not in {"http", "https"} or not parsed.hostname:
-        raise ValidationFailed.on("url", "invalid_url", "Give an absolute http(s) URL.")
+def _check_url(url: str, policy: outbound.Policy) -> str:
+    # No DNS here: names are resolved and checked again at every delivery.
+    try:
+        policy.check_url(url)
+    except outbound.Refused as exc:
+        raise ValidationFailed.on("url", exc.issue, str(exc)) from None
     return url
 
 
@@ -67,12 +69,17 @@ def _endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> Row:
     return row
 
 
-def create_endpoint(cur: Cursor, workspace_id: str, body: EndpointCreate) -> EndpointCreated:
+def create_endpoint(
+    cur: Cursor,
+    workspace_id: str,
+    body: EndpointCreate,
+    policy: outbound.Policy = outbound.STRICT,
+) -> EndpointCreated:
     secret = "whsec_" + secrets.token_urlsafe(32)
     endpoint_id = repo.insert_endpoint(
         cur,
         workspace_id,
-        url=_check_url(body.url),
+        url=_check_url(body.url, policy),
         secret=secret,
         description=body.description,
         event_types=list(dict.fromkeys(body.event_types)),
@@ -92,7 +99,11 @@ def get_endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> Endpoint:
 
 
 def update_endpoint(
-    cur: Cursor, workspace_id: str, endpoint_id: str, body: EndpointUpdate
+    cur: Cursor,
+    workspace_id: str,
+    endpoint_id: str,
+    body: EndpointUpdate,
+    policy: outbound.Policy = outbound.STRICT,
 ) -> Endpoint:
     given = body.model_fields_set
     if not given:
@@ -106,7 +117,7 @@ def update_endpoint(
     repo.update_endpoint(
         cur,
         endpoint_id,
-        url=_check_url(body.url) if body.url is not None else row["url"],
+        url=_check_url(body.url, policy) if body.url is not None else row["url"],
         description=body.description if "description" in given else row["description"],
         event_types=(
             list(dict.fromkeys(body.event_types))

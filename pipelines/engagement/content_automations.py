@@ -13,20 +13,20 @@ queue's destinations instead.
 from __future__ import annotations
 
 import json
-import string
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
 import structlog
 
 from api.automation import service as automation
+from api.automation import templates
 from api.automation.schemas import QueueItemCreate
 from api.errors import MurmurError
 from api.posts import service as posts
-from api.posts.schemas import PostCreate
+from api.posts.schemas import MAX_TEXT, PostCreate
+from connectors import outbound
 from warehouse import engagement as repo
 from warehouse import workspaces as ws_repo
 from warehouse.engagement import unit
@@ -37,6 +37,8 @@ from warehouse.store import Store
 log = structlog.get_logger(__name__)
 
 MAX_FEED_POSTS_PER_RUN = 10
+MAX_FEED_BYTES = 2 * 1024 * 1024
+FEED_TIMEOUT_SECONDS = 15.0
 _ATOM = "{http://www.w3.org/2005/Atom}"
 
 
@@ -83,10 +85,18 @@ def parse_feed(content: bytes) -> list[tuple[str, str]]:
     return found
 
 
-def _feed_entries(url: str, seen: set[str], client: httpx.Client) -> list[Entry]:
-    response = client.get(url, follow_redirects=True, timeout=15)
-    response.raise_for_status()
-    fresh = [Entry(text, key=key) for key, text in parse_feed(response.content) if key not in seen]
+def _feed_entries(url: str, seen: set[str], client: outbound.OutboundClient) -> list[Entry]:
+    # Through the guard: every redirect hop is checked again, the size and time are capped.
+    fetched = client.request(
+        "GET",
+        url,
+        timeout=FEED_TIMEOUT_SECONDS,
+        max_bytes=MAX_FEED_BYTES,
+        follow_redirects=True,
+    )
+    if not 200 <= fetched.status_code < 300:
+        raise ValueError(f"the feed answered HTTP {fetched.status_code}")
+    fresh = [Entry(text, key=key) for key, text in parse_feed(fetched.content) if key not in seen]
     return fresh[:MAX_FEED_POSTS_PER_RUN]
 
 
@@ -98,12 +108,10 @@ def _next_of(cur: Cursor, automation_id: str, count: int) -> tuple[int, int | No
 
 def render_row(template: str, row: dict[str, Any]) -> str:
     """A template's ``{name}`` placeholders filled from one row (missing names stay as is)."""
-    values = {
-        name: row.get(name, "{" + name + "}")
-        for _, name, _, _ in string.Formatter().parse(template)
-        if name
-    }
-    return template.format(**values)
+    # Never str.format: a template stored before placeholders were checked may still hold
+    # format specs, which would make this shared worker build gigabytes. Such a template, or
+    # a row longer than any post, fails this run (a ValueError, logged) and harms nothing else.
+    return templates.render(templates.parse(template), row, limit=MAX_TEXT)
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -111,7 +119,7 @@ def render_row(template: str, row: dict[str, Any]) -> str:
 
 def run_due(
     store: Store,
-    client: httpx.Client,
+    client: outbound.OutboundClient,
     now: datetime | None = None,
     workspace_id: str | None = None,
 ) -> ContentReport:
@@ -123,8 +131,13 @@ def run_due(
     for rule in due:
         try:
             made = run_one(store, rule, client, now)
-        except (MurmurError, httpx.HTTPError, ET.ParseError, ValueError, KeyError) as exc:
-            message = exc.message if isinstance(exc, MurmurError) else str(exc)
+        except (MurmurError, outbound.OutboundError, ET.ParseError, ValueError, KeyError) as exc:
+            if isinstance(exc, MurmurError):
+                message = exc.message
+            elif isinstance(exc, outbound.OutboundError):
+                message = f"feed: {exc.reason} ({exc})"
+            else:
+                message = str(exc)
             report.errors.append(f"{rule['id']}: {message}"[:500])
             log.warning("automation.run_failed", automation=rule["id"], error=message)
             continue
@@ -134,7 +147,9 @@ def run_due(
     return report
 
 
-def run_one(store: Store, rule: Row, client: httpx.Client, now: datetime) -> list[str] | None:
+def run_one(
+    store: Store, rule: Row, client: outbound.OutboundClient, now: datetime
+) -> list[str] | None:
     """Claim one due run (None if another runner did), make its posts, plan the next run."""
     schedule = _load(rule["schedule"])
     try:
@@ -173,7 +188,7 @@ def run_one(store: Store, rule: Row, client: httpx.Client, now: datetime) -> lis
 
 
 def _entries(
-    cur: Cursor, automation_id: str, source: dict[str, Any], client: httpx.Client
+    cur: Cursor, automation_id: str, source: dict[str, Any], client: outbound.OutboundClient
 ) -> list[Entry]:
     kind = source["type"]
     if kind == "feed":

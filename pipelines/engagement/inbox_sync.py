@@ -3,19 +3,25 @@
 Sync reads each active account's conversations since the last one seen and records them
 with ``warehouse.inbox.upsert_conversation`` (idempotent on the platform's message id); a
 message recorded for the first time is claimed once (``inbox_automation_marks``) and its
-automations evaluated. Replies created by ``POST /inbox/items/{id}/respond`` (or by an
+automations evaluated. What a platform sends is untrusted text: NUL characters and lone
+surrogates are replaced (U+FFFD) before anything is stored, and an item that still cannot be
+recorded is logged and skipped, so that one bad item never stops an account, nor one account
+the round. Replies created by ``POST /inbox/items/{id}/respond`` (or by an
 automation) are leased with one ``UPDATE … RETURNING``, sent through ``Publisher.reply``
 with the message id as ``client_ref``, and marked ``sent`` or ``failed``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import structlog
 
+from api import text
 from api.inbox import drafts
 from connectors.base import (
     AccountRef,
@@ -54,6 +60,29 @@ def _aware(value: datetime | None) -> datetime | None:
     return None if value is None else value.replace(tzinfo=UTC)
 
 
+def _scrubbed(conv: Conversation) -> Conversation:
+    """``conv`` with NUL and lone surrogates replaced in every text field."""
+    # The store cannot bind a surrogate and the workers' SQL rendering refuses NUL.
+    changes: dict[str, Any] = {
+        f.name: text.scrub(value)
+        for f in dataclasses.fields(conv)
+        if isinstance(value := getattr(conv, f.name), str) and not text.is_clean(value)
+    }
+    if not changes:
+        return conv
+    log.warning(
+        "inbox.item_scrubbed",
+        platform=conv.platform,
+        message=text.scrub(conv.message_external_id),
+        fields=sorted(changes),
+    )
+    return dataclasses.replace(conv, **changes)
+
+
+def _failure(exc: BaseException) -> str:
+    return text.scrub(f"{type(exc).__name__}: {exc}")[:500]
+
+
 def sync_inbox(
     store: Store,
     publisher_for: PublisherFor,
@@ -86,15 +115,30 @@ def sync_inbox(
         error: str | None = None
         try:
             publisher = publisher_for(account["platform"])
-            for conv in publisher.list_conversations(ref, since):
+            for listed in publisher.list_conversations(ref, since):
                 report.messages += 1
-                if _record(store, account, conv, drafter, report):
-                    report.new_messages += 1
+                conv = _scrubbed(listed)
+                try:
+                    if _record(store, account, conv, drafter, report):
+                        report.new_messages += 1
+                except Exception as exc:  # this item only: skip it, keep the others
+                    error = _failure(exc)
+                    report.errors.append(f"{account['id']}: {error}")
+                    log.warning(
+                        "inbox.item_skipped",
+                        account=account["id"],
+                        message=conv.message_external_id,
+                        error=error,
+                    )
                 if newest is None or conv.received_at > newest:
                     newest = conv.received_at
         except (ConnectorError, ValueError, KeyError) as exc:
-            error = f"{type(exc).__name__}: {exc}"[:500]
+            error = _failure(exc)
             report.errors.append(f"{account['id']}: {error}")
+        except Exception as exc:  # this account only: the next accounts still sync
+            error = _failure(exc)
+            report.errors.append(f"{account['id']}: {error}")
+            log.exception("inbox.sync_failed", account=account["id"])
         report.accounts += 1
         with unit(store) as cur:
             repo.save_sync_state(

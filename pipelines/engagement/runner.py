@@ -13,10 +13,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import httpx
 import structlog
 
 from api.inbox import drafts
+from connectors import outbound
 from connectors.base import Publisher
 from murmur.settings import Settings
 from pipelines.engagement import content_automations, inbox_sync, webhooks
@@ -59,7 +59,7 @@ class Engagement:
     platforms: Platforms
     drafter: drafts.Drafter
     policy: webhooks.DeliveryPolicy
-    http: httpx.Client
+    http: outbound.OutboundClient  # for user-given URLs (webhooks, feeds) only
     worker: str
     sync_interval: float = 30.0
 
@@ -131,7 +131,7 @@ def engagement_for(settings: Settings, store: Store) -> Engagement:
             base_delay=settings.webhook_retry_base_seconds,
             timeout=settings.webhook_timeout_seconds,
         ),
-        http=httpx.Client(),
+        http=outbound.OutboundClient(outbound.policy_for(settings.outbound_allow_hosts)),
         worker=f"{socket.gethostname()}:{os.getpid()}:{new_id('eng')}",
         sync_interval=settings.inbox_sync_interval_seconds,
     )

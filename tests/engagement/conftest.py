@@ -57,16 +57,21 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
 
 
 @pytest.fixture
-def receiver() -> Iterator[Receiver]:
+def receiver(server: LiveServer) -> Iterator[Receiver]:
+    """A loopback receiver that the API's outbound allow-list (copied by start_runner) admits."""
     made = Receiver(url="", server=None)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(made))
-    made.server = server
-    made.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(made))
+    made.server = http
+    port = http.server_address[1]
+    made.url = f"http://127.0.0.1:{port}/hook"
+    thread = threading.Thread(target=http.serve_forever, daemon=True)
     thread.start()
+    before = server.settings.outbound_allow_hosts
+    server.settings.outbound_allow_hosts = [*before, f"127.0.0.1:{port}"]
     yield made
-    server.shutdown()
-    server.server_close()
+    server.settings.outbound_allow_hosts = before
+    http.shutdown()
+    http.server_close()
 
 
 StartRunner = Callable[..., None]
@@ -85,6 +90,7 @@ def start_runner(server: LiveServer) -> Iterator[StartRunner]:
             "webhook_max_attempts": 8,
             "webhook_timeout_seconds": 5.0,
             "store_lock_timeout_seconds": 10,
+            "outbound_allow_hosts": list(server.settings.outbound_allow_hosts),
         }
         options.update(overrides)
         settings = Settings(**options)

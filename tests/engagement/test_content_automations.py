@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 
-import httpx
 import pytest
 
+from connectors.outbound import STRICT, OutboundClient
 from pipelines.engagement import content_automations
 from pipelines.engagement.content_automations import parse_feed, render_row
 from tests.support import LiveServer, Tenant
@@ -58,7 +58,7 @@ def test_an_evergreen_automation_fills_its_queue_round_robin_once_per_run(
         201,
     )
     due = datetime.fromisoformat(rule["next_run_at"].replace("Z", "+00:00")).replace(tzinfo=None)
-    with httpx.Client() as client:
+    with OutboundClient(STRICT) as client:
         first = content_automations.run_due(
             remote, client, now=due, workspace_id=tenant.workspace_id
         )
@@ -78,7 +78,7 @@ def test_an_evergreen_automation_fills_its_queue_round_robin_once_per_run(
     assert items[0]["slot_at"] is not None
 
     nxt = datetime.fromisoformat(after["next_run_at"].replace("Z", "+00:00")).replace(tzinfo=None)
-    with httpx.Client() as client:
+    with OutboundClient(STRICT) as client:
         second = content_automations.run_due(
             remote, client, now=nxt, workspace_id=tenant.workspace_id
         )
@@ -121,7 +121,7 @@ def test_a_template_automation_schedules_posts_directly_with_approval_when_requi
         201,
     )
     due = datetime.fromisoformat(rule["next_run_at"].replace("Z", "+00:00")).replace(tzinfo=None)
-    with httpx.Client() as client:
+    with OutboundClient(STRICT) as client:
         report = content_automations.run_due(
             remote, client, now=due, workspace_id=tenant.workspace_id
         )

@@ -1,0 +1,54 @@
+"""Text the store and the workers can carry: no NUL characters, no lone UTF-16 surrogates.
+
+A JSON body may spell both (``\\u0000``, an unpaired ``\\ud800``) and Python decodes them
+into ``str`` without complaint, but the workers' SQL rendering refuses NUL
+(``warehouse.sql.literal``), DuckDB cannot bind a surrogate, and no UTF-8 encoder can write
+one. The API refuses them once, at the edge (:func:`first_forbidden`, called by the request
+dependency every endpoint shares); text from platforms is cleaned with :func:`scrub`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# A str decoded from JSON holds a surrogate code point only when the pair was broken: a
+# valid pair is combined into one code point by the decoder.
+_FORBIDDEN = re.compile("[\x00\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+ISSUE = "invalid_character"
+MESSAGE = "NUL characters and unpaired UTF-16 surrogates are not allowed."
+
+
+def is_clean(text: str) -> bool:
+    """Whether ``text`` holds neither NUL nor a lone surrogate."""
+    return _FORBIDDEN.search(text) is None
+
+
+def scrub(text: str) -> str:
+    """``text`` with each NUL and lone surrogate replaced by U+FFFD."""
+    return _FORBIDDEN.sub(REPLACEMENT, text)
+
+
+def first_forbidden(value: Any, prefix: str = "") -> str | None:
+    """The dotted path of the first string or key in a JSON value that is not clean, or None."""
+    # Iterative, so that a deeply nested body cannot exhaust the stack.
+    stack: list[tuple[str, Any]] = [(prefix, value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str):
+            if not is_clean(item):
+                return path or "body"
+        elif isinstance(item, dict):
+            children: list[tuple[str, Any]] = []
+            for key, child in item.items():
+                where = f"{path}.{key}" if path else str(key)
+                if isinstance(key, str) and not is_clean(key):
+                    return scrub(where)  # the path is echoed back, so it must be clean too
+                children.append((where, child))
+            stack.extend(reversed(children))
+        elif isinstance(item, list):
+            stack.extend(
+                reversed([(f"{path}.{i}" if path else str(i), c) for i, c in enumerate(item)])
+            )
+    return None

@@ -1,0 +1,507 @@
+"""Hostile input over real HTTP: templates, text, timestamps, throttling, idempotency scope.
+
+Each test pins one finding of the security review (issue 12, points 4 to 7, 9 and 10); the
+hypothesis strategies throw NUL characters, lone surrogates and edge timestamps at the
+string and time fields of the main write endpoints, and expect a 400 in the envelope.
+Addresses in X-Forwarded-For are documentation ranges, only ever sent as header text to
+the loopback server.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from api.app import BASE_PATH
+from api.auth import authenticate
+from api.inbox import drafts
+from connectors.base import AccountRef, Conversation, Publisher
+from murmur.logs import configure_logging
+from murmur.settings import Settings
+from pipelines.engagement import inbox_sync
+from pipelines.engagement.content_automations import render_row
+from tests.support import Api, LiveServer, Tenant, assert_error, new_tenant, start_server
+from warehouse import workspaces as ws_repo
+from warehouse.store import Secrets, Store
+
+EDGE_TIMESTAMPS = ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-12:00"]
+HYPOTHESIS = settings(
+    max_examples=15,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+# -- fixtures ----------------------------------------------------------------------------------
+
+
+def _own_server(**options: Any) -> Iterator[LiveServer]:
+    configure_logging()
+    with tempfile.TemporaryDirectory() as data_dir:
+        live = start_server(
+            Settings(
+                data_dir=Path(data_dir), quack_port=0, store_lock_timeout_seconds=10, **options
+            )
+        )
+        try:
+            yield live
+        finally:
+            live.stop()
+
+
+@pytest.fixture(scope="module")
+def proxied() -> Iterator[LiveServer]:
+    """A server whose trusted proxy is loopback, with a budget of 5 anonymous requests."""
+    yield from _own_server(unauthenticated_rate_limit=5, trusted_proxies=["127.0.0.1"])
+
+
+@pytest.fixture(scope="module")
+def direct() -> Iterator[LiveServer]:
+    """A server that trusts no proxy, with a budget of 5 anonymous requests."""
+    yield from _own_server(unauthenticated_rate_limit=5)
+
+
+@pytest.fixture(scope="module")
+def writer(server: LiveServer) -> Tenant:
+    """One tenant for the property-based tests (hypothesis runs each example in one test)."""
+    return new_tenant(server)
+
+
+def send_json(api: Api, method: str, path: str, body: Any, **kwargs: Any) -> httpx.Response:
+    """A JSON body with ASCII escapes, so that lone surrogates travel as `\\udXXX`."""
+    headers = {"Content-Type": "application/json", **kwargs.pop("headers", {})}
+    return api.request(method, path, content=json.dumps(body), headers=headers, **kwargs)
+
+
+def refused(response: httpx.Response, field: str | None = None) -> dict[str, Any]:
+    """A 400 VALIDATION_ERROR in the envelope, naming ``field`` when given."""
+    error = assert_error(response, 400, "VALIDATION_ERROR")
+    if field is not None:
+        assert field in [d["field"] for d in error["details"]], error
+    return error
+
+
+# -- strategies --------------------------------------------------------------------------------
+
+SURROGATES = st.integers(0xD800, 0xDFFF).map(chr)
+BAD_CHARACTER = st.one_of(st.just("\x00"), SURROGATES)
+PLAIN = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=8)
+# Text with at least one NUL or unpaired surrogate somewhere in it.
+BAD_TEXT = st.tuples(PLAIN, BAD_CHARACTER, PLAIN).map("".join)
+OFFSET = st.integers(-14 * 60, 14 * 60).map(
+    lambda m: f"{'+' if m >= 0 else '-'}{abs(m) // 60:02d}:{abs(m) % 60:02d}"
+)
+# Instants Python cannot take to UTC, or that the API refuses as out of range.
+EDGE_DATETIME = st.one_of(
+    st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(1899, 12, 30)),
+    st.datetimes(min_value=datetime(9000, 1, 2), max_value=datetime(9999, 12, 31, 23, 59, 59)),
+)
+EDGE_TIMESTAMP = st.one_of(
+    st.sampled_from(EDGE_TIMESTAMPS),
+    st.tuples(EDGE_DATETIME, OFFSET).map(lambda p: p[0].isoformat() + p[1]),
+)
+
+
+def future(hours: int = 24) -> str:
+    return (datetime.now(UTC) + timedelta(hours=hours)).isoformat()
+
+
+# -- 4. templates ------------------------------------------------------------------------------
+
+
+def _automation(template: str, rows: list[dict[str, Any]], platforms: list[str]) -> dict[str, Any]:
+    return {
+        "name": f"tmpl-{uuid.uuid4().hex[:6]}",
+        "source": {"type": "template", "template": template, "rows": rows},
+        "schedule": {"cron": "0 9 * * *", "timezone": "UTC"},
+        "target": {"platforms": platforms},
+    }
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{a:>1000000000}",
+        "{a:{a}}",
+        "{a!r:>99999999}",
+        "{a!s}",
+        "{a.__class__}",
+        "{a[0]}",
+        "{0}",
+        "{}",
+        "closing } alone",
+        "{a",
+    ],
+)
+def test_templates_take_plain_placeholders_only(tenant: Tenant, template: str) -> None:
+    api = tenant.api
+    body = _automation(template, [{"a": "x"}], ["linkedin"])
+    error = refused(api.post("/content-automations", json=body), "source.template")
+    assert error["details"][0]["issue"] == "invalid_template"
+    made = api.ok(
+        api.post("/content-automations", json=_automation("{{a}} {a}", [{"a": "x"}], ["x"])),
+        201,
+    )
+    patch = {"source": {"type": "template", "template": template, "rows": [{"a": "x"}]}}
+    refused(api.patch(f"/content-automations/{made['id']}", json=patch), "source.template")
+
+
+def test_template_rows_are_measured_against_the_platform_limits(tenant: Tenant) -> None:
+    api = tenant.api
+    rows = [{"a": "short"}, {"a": "y" * 300}]
+    error = refused(api.post("/content-automations", json=_automation("{a}", rows, ["x"])))
+    assert [(d["field"], d["issue"]) for d in error["details"]] == [("source.rows.1", "max_length")]
+    # Repeating one long value is counted without being built.
+    error = refused(
+        api.post("/content-automations", json=_automation("{a}" * 20_000, [{"a": "z" * 40}], ["x"]))
+    )
+    assert error["details"][0]["field"] == "source.rows.0"
+    api.ok(api.post("/content-automations", json=_automation("{a}", rows, ["linkedin"])), 201)
+
+
+def test_the_worker_renders_without_str_format() -> None:
+    # A template stored before the check (or written past the API) fails its run cheaply.
+    assert render_row("Hi {name}, {{literal}} {missing}", {"name": "Ann"}) == (
+        "Hi Ann, {literal} {missing}"
+    )
+    for template in ("{a:>50}", "{a!r}", "{a.__class__}", "{a[0]}"):
+        with pytest.raises(ValueError, match="not allowed"):
+            render_row(template, {"a": "x"})
+    with pytest.raises(ValueError, match="over 63206 characters"):
+        render_row("{a}" * 20_000, {"a": "x" * 500_000})
+
+
+# -- 5. throttling and proxies -----------------------------------------------------------------
+
+
+def _anonymous(server: LiveServer, forwarded: str | None = None, key: str | None = None) -> Api:
+    api = Api(server.base_url, key)
+    if forwarded is not None:
+        api.http.headers["X-Forwarded-For"] = forwarded
+    return api
+
+
+def test_bad_keys_are_throttled_per_address_before_any_lookup(
+    proxied: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lookups: list[str] = []
+
+    def counting(cur: Any, key_hash: str) -> Any:
+        lookups.append(key_hash)
+        return authenticate(cur, key_hash)
+
+    monkeypatch.setattr("api.deps.authenticate", counting)
+    attacker = _anonymous(proxied, "198.51.100.10", key=f"sk_test_{uuid.uuid4().hex}")
+    for _ in range(5):
+        assert_error(attacker.get("/posts"), 401, "API_KEY_INVALID")
+    assert len(lookups) == 5
+    for _ in range(3):
+        response = attacker.post("/posts", json={"text": "x", "platforms": ["x"]})
+        assert_error(response, 429, "RATE_LIMITED")
+        assert int(response.headers["Retry-After"]) >= 1
+        assert response.headers["X-RateLimit-Remaining"] == "0"
+    assert len(lookups) == 5  # refused before the store was asked
+    neighbour = _anonymous(proxied, "198.51.100.11", key="sk_test_wrong")
+    assert_error(neighbour.get("/posts"), 401, "API_KEY_INVALID")
+
+
+def test_requests_without_a_key_are_throttled(proxied: LiveServer) -> None:
+    anonymous = _anonymous(proxied, "198.51.100.20")
+    for _ in range(5):
+        assert_error(anonymous.get("/posts"), 401, "AUTH_REQUIRED")
+    response = anonymous.get("/posts")
+    assert_error(response, 429, "RATE_LIMITED")
+    assert int(response.headers["Retry-After"]) >= 1
+
+
+def test_a_known_key_still_works_from_a_throttled_address(proxied: LiveServer) -> None:
+    tenant = new_tenant(proxied)
+    good = _anonymous(proxied, "198.51.100.30", key=tenant.key)
+    good.ok(good.get("/posts"))  # its key is now known
+    bad = _anonymous(proxied, "198.51.100.30", key="sk_test_wrong")
+    for _ in range(5):
+        bad.get("/posts")
+    assert_error(bad.get("/posts"), 429, "RATE_LIMITED")
+    good.ok(good.get("/posts"))
+
+
+def test_hops_a_client_adds_before_the_trusted_proxy_do_not_reset_its_budget(
+    proxied: LiveServer,
+) -> None:
+    for n in range(5):
+        spoofed = _anonymous(proxied, f"192.0.2.{n}, 198.51.100.40", key="sk_test_wrong")
+        assert_error(spoofed.get("/posts"), 401, "API_KEY_INVALID")
+    spoofed = _anonymous(proxied, "192.0.2.99, 198.51.100.40", key="sk_test_wrong")
+    assert_error(spoofed.get("/posts"), 429, "RATE_LIMITED")
+
+
+def test_forwarded_for_from_an_untrusted_peer_does_not_reset_the_budget(
+    direct: LiveServer,
+) -> None:
+    for n in range(5):
+        spoofed = _anonymous(direct, f"203.0.113.{n}", key="sk_test_wrong")
+        assert_error(spoofed.get("/posts"), 401, "API_KEY_INVALID")
+    for n in range(5, 8):
+        spoofed = _anonymous(direct, f"203.0.113.{n}", key="sk_test_wrong")
+        assert_error(spoofed.get("/posts"), 429, "RATE_LIMITED")
+
+
+# -- 6. edge timestamps and lone surrogates: 400, not 500 --------------------------------------
+
+
+@pytest.mark.parametrize("value", EDGE_TIMESTAMPS)
+def test_edge_timestamps_are_refused_in_queries_and_bodies(tenant: Tenant, value: str) -> None:
+    api = tenant.api
+    body = {"text": "x", "platforms": ["linkedin"], "scheduled_at": value}
+    refused(api.post("/posts", json=body), "scheduled_at")
+    for name in ("created_from", "created_to", "scheduled_from", "scheduled_to"):
+        refused(api.get("/posts", params={name: value}), name)
+    for name in ("from", "to"):
+        refused(api.get("/analytics/unified", params={name: value}), name)
+        refused(api.get("/scheduled-events", params={name: value}), name)
+    refused(api.post("/scheduled-events", json={"title": "t", "starts_at": value}), "starts_at")
+
+
+def test_a_lone_surrogate_in_platform_options_is_refused(tenant: Tenant) -> None:
+    body = {"text": "x", "platforms": ["x"], "platform_options": {"x": {"note": "\ud800"}}}
+    refused(send_json(tenant.api, "POST", "/posts", body), "platform_options.x.note")
+    keyed = {"text": "x", "platforms": ["x"], "platform_options": {"x": {"\udfff": 1}}}
+    refused(send_json(tenant.api, "POST", "/posts", keyed))
+
+
+@HYPOTHESIS
+@given(
+    value=BAD_TEXT,
+    where=st.sampled_from(["text", "tags", "platforms", "media_ids", "option", "option_key"]),
+)
+def test_no_string_of_a_post_takes_nul_or_a_lone_surrogate(
+    writer: Tenant, value: str, where: str
+) -> None:
+    body: dict[str, Any] = {"text": "ok", "platforms": ["linkedin"]}
+    field = where
+    if where == "text":
+        body["text"] = value
+    elif where in {"tags", "platforms", "media_ids"}:
+        body[where] = [value]
+        field = f"{where}.0"
+    elif where == "option":
+        body["platform_options"] = {"linkedin": {"k": value}}
+        field = "platform_options.linkedin.k"
+    else:
+        body["platform_options"] = {"linkedin": {value: "v"}}
+        field = ""
+    error = refused(send_json(writer.api, "POST", "/posts", body))
+    assert error["details"][0]["issue"] == "invalid_character"
+    if field:
+        assert error["details"][0]["field"] == field
+
+
+@HYPOTHESIS
+@given(value=BAD_TEXT, which=st.integers(0, 5))
+def test_other_writes_refuse_nul_and_lone_surrogates(
+    writer: Tenant, value: str, which: int
+) -> None:
+    api = writer.api
+    requests: list[tuple[str, str, dict[str, Any], str]] = [
+        ("POST", "/scheduled-events", {"title": value, "starts_at": future()}, "title"),
+        ("POST", "/queues", {"name": value, "timezone": "UTC", "destinations": ["x"]}, "name"),
+        (
+            "POST",
+            "/content-automations",
+            _automation("{a}", [{"a": value}], ["linkedin"]),
+            "source.rows.0.a",
+        ),
+        ("POST", "/content-automations", _automation(value, [{}], ["linkedin"]), "source.template"),
+        ("PATCH", "/posts/post_missing", {"text": value}, "text"),
+        ("POST", "/inbox/automations", {"name": value}, "name"),
+    ]
+    method, path, body, field = requests[which]
+    error = refused(send_json(api, method, path, body), field)
+    assert error["details"][0]["issue"] == "invalid_character"
+
+
+@HYPOTHESIS
+@given(value=EDGE_TIMESTAMP, which=st.integers(0, 8))
+def test_edge_timestamps_anywhere_are_400(writer: Tenant, value: str, which: int) -> None:
+    api = writer.api
+    calls: list[tuple[str, str, dict[str, Any], str]] = [
+        ("POST", "/posts", {"json": {"text": "x", "platforms": ["x"], "scheduled_at": value}}, ""),
+        ("PATCH", "/posts/post_missing", {"json": {"scheduled_at": value}}, ""),
+        ("POST", "/scheduled-events", {"json": {"title": "t", "starts_at": value}}, ""),
+        ("GET", "/posts", {"params": {"created_from": value}}, "created_from"),
+        ("GET", "/posts", {"params": {"scheduled_to": value}}, "scheduled_to"),
+        ("GET", "/analytics/unified", {"params": {"from": value}}, "from"),
+        ("GET", "/analytics/unified", {"params": {"to": value}}, "to"),
+        ("GET", "/scheduled-events", {"params": {"from": value}}, "from"),
+        ("GET", "/scheduled-events", {"params": {"to": value}}, "to"),
+    ]
+    method, path, kwargs, field = calls[which]
+    error = refused(api.request(method, path, **kwargs), field or None)
+    assert error["details"][0]["issue"] == "out_of_range"
+
+
+# -- 7. idempotency keys are scoped to the workspace -------------------------------------------
+
+
+def test_an_idempotency_key_reused_in_another_workspace_is_a_new_request(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    def second_workspace(cur: Any) -> str:
+        ws = ws_repo.create_workspace(cur, tenant.organization_id, "Second workspace")
+        ws_repo.insert_account(cur, ws, "linkedin", "li_b", "LinkedIn B", "ext-li-b")
+        return ws
+
+    ws_a, ws_b = tenant.workspace_id, server.store.run(second_workspace)
+    both = tenant.key_with(server, workspace_ids=[ws_a, ws_b])
+    key = str(uuid.uuid4())
+    body = {"text": "Same words, two workspaces", "platforms": ["linkedin"]}
+    in_a = both.post("/posts", json=body, idempotency_key=key, headers={"X-Workspace-Id": ws_a})
+    in_b = both.post("/posts", json=body, idempotency_key=key, headers={"X-Workspace-Id": ws_b})
+    post_a, post_b = both.ok(in_a, 201), both.ok(in_b, 201)
+    assert "Idempotent-Replayed" not in in_b.headers
+    assert (post_a["workspace_id"], post_b["workspace_id"]) == (ws_a, ws_b)
+    again = both.post("/posts", json=body, idempotency_key=key, headers={"X-Workspace-Id": ws_b})
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json()["data"]["id"] == post_b["id"]  # the stored answer, its request id too
+    # The same through the generic claim (every other write).
+    event = {"title": "Launch", "starts_at": future()}
+    first = both.post(
+        "/scheduled-events", json=event, idempotency_key=key, headers={"X-Workspace-Id": ws_a}
+    )
+    second = both.post(
+        "/scheduled-events", json=event, idempotency_key=key, headers={"X-Workspace-Id": ws_b}
+    )
+    assert both.ok(first, 201)["id"] != both.ok(second, 201)["id"]
+    assert "Idempotent-Replayed" not in second.headers
+
+
+# -- 9. text the API takes must not break the workers ------------------------------------------
+
+
+def test_nul_is_refused_at_the_api(tenant: Tenant) -> None:
+    refused(tenant.api.post("/posts", json={"text": "a\x00b", "platforms": ["x"]}), "text")
+    refused(tenant.api.get("/posts", params={"tag": "a\x00b"}), "tag")
+
+
+class _Platform:
+    """A platform whose inbox for ``poisoned`` holds broken text, and fine text elsewhere."""
+
+    def __init__(self, poisoned: str, received: datetime) -> None:
+        self.platform = "x"
+        self.poisoned = poisoned
+        self.received = received
+
+    def list_conversations(self, ref: AccountRef, since: datetime | None) -> list[Conversation]:
+        def conv(kind: str, body: str) -> Conversation:
+            return Conversation(
+                platform=ref.platform,
+                external_id=f"{ref.account_id}-{kind}",
+                kind="comment",
+                author_handle="someone",
+                author_name="Some\x00one",
+                text=body,
+                message_external_id=f"{ref.account_id}-{kind}-msg",
+                received_at=self.received,
+            )
+
+        if ref.account_id == self.poisoned:
+            return [conv("surrogate", "broken \ud83d text"), conv("nul", "nul \x00 here")]
+        return [conv("fine", "all good")]
+
+
+def test_inbox_sync_survives_broken_text_from_a_platform(proxied: LiveServer) -> None:
+    tenant = new_tenant(proxied)
+    accounts = sorted(tenant.accounts.values())  # the order sync reads them in
+    platform = cast(Publisher, _Platform(accounts[0], datetime.now(UTC).replace(microsecond=0)))
+    settings = proxied.settings
+    # As the workers reach it: through the host, every value rendered by warehouse.sql.
+    remote = Store.connect(
+        settings.store_path,
+        host_file=settings.host_file,
+        quack_token=Secrets.load(settings.data_dir).quack_token,
+        lock_timeout=10,
+    )
+    try:
+        report = inbox_sync.sync_inbox(
+            remote, lambda _: platform, lambda _p, _e: None, drafts.drafter_for(None)
+        )
+    finally:
+        remote.close()
+    assert report.errors == []
+    texts = {}
+    for item in tenant.api.list_all("/inbox/items"):
+        detail = tenant.api.ok(tenant.api.get(f"/inbox/items/{item['id']}"))
+        texts[item["external_id"]] = [m["text"] for m in detail["messages"]]
+    assert texts[f"{accounts[0]}-surrogate"] == ["broken \ufffd text"]
+    assert texts[f"{accounts[0]}-nul"] == ["nul \ufffd here"]
+    for account in accounts[1:]:
+        assert texts[f"{account}-fine"] == ["all good"]
+
+
+# -- 10. contract nits -------------------------------------------------------------------------
+
+
+def test_405_names_every_method_of_the_path(tenant: Tenant) -> None:
+    for method, path, allowed in [
+        ("DELETE", "/posts", {"GET", "POST"}),
+        ("PUT", "/posts/post_x", {"GET", "PATCH"}),
+        ("DELETE", "/queues/q_x/slots", {"GET", "PUT"}),
+    ]:
+        response = tenant.api.request(method, path)
+        assert_error(response, 405, "METHOD_NOT_ALLOWED")
+        assert {m.strip() for m in response.headers["Allow"].split(",")} == allowed
+
+
+def test_openapi_declares_the_idempotency_key_and_what_refuses_null(server: LiveServer) -> None:
+    document = httpx.get(f"{server.base_url}{BASE_PATH}/openapi.json").json()
+    writes = 0
+    for operations in document["paths"].values():
+        for method, operation in operations.items():
+            if method.upper() not in {"POST", "PUT", "PATCH", "DELETE"}:
+                continue
+            header = [p for p in operation["parameters"] if p["name"] == "Idempotency-Key"]
+            assert len(header) == 1
+            assert header[0]["required"] is True
+            schema = header[0]["schema"]
+            assert (schema["minLength"], schema["maxLength"]) == (1, 255)
+            assert schema["pattern"] == r"^[\x21-\x7e][\x20-\x7e]{0,254}$"
+            writes += 1
+    assert writes > 20
+    schemas = document["components"]["schemas"]
+
+    def nullable(model: str, field: str) -> bool:
+        return '"null"' in json.dumps(schemas[model]["properties"][field])
+
+    for model, fields in {
+        "PostUpdate": ["text", "platforms", "media_ids", "tags", "platform_options", "draft"],
+        "api__automation__schemas__AutomationUpdate": [
+            "name",
+            "enabled",
+            "source",
+            "schedule",
+            "target",
+        ],
+        "QueueUpdate": ["name", "timezone", "slots", "destinations"],
+        "PresetUpdate": ["name", "destinations"],
+    }.items():
+        assert not [f for f in fields if nullable(model, f)], model
+    assert nullable("PostUpdate", "scheduled_at")  # documented: null publishes now
+
+
+def test_a_null_the_document_does_not_offer_is_a_400_naming_the_field(tenant: Tenant) -> None:
+    api = tenant.api
+    post = api.ok(api.post("/posts", json={"text": "x", "platforms": ["x"], "draft": True}), 201)
+    for field in ("text", "tags", "platform_options"):
+        refused(api.patch(f"/posts/{post['id']}", json={field: None}), field)
+    api.ok(api.patch(f"/posts/{post['id']}", json={"scheduled_at": None}))
