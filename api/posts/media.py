@@ -3,8 +3,10 @@
 The body is never held in memory: the endpoint takes the raw ``Request`` (so FastAPI does not
 parse the form) and feeds ``request.stream()`` to python-multipart's streaming parser, which
 writes the ``file`` part to a temporary file in the media directory while a SHA-256 runs over
-it. The generic idempotency claim would read the whole body to fingerprint it, so uploads
-claim their key themselves once the file's digest is known.
+it. Once the part is complete, the file is verified as wholly of the type its first bytes
+announced (api/posts/verify.py); that runs inside ``feed``, on the thread pool. The generic
+idempotency claim would read the whole body to fingerprint it, so uploads claim their key
+themselves once the file's digest is known.
 """
 
 from __future__ import annotations
@@ -23,7 +25,11 @@ from python_multipart import MultipartParser
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import parse_options_header
 
+from api import text
 from api.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
+from api.posts.verify import verify
+from api.schemas import ErrorDetail
+from warehouse.rows import Cursor, fetch_value
 
 MiB = 1024 * 1024
 # Largest file of each kind, and of a whole upload body (the largest file plus the form).
@@ -48,8 +54,12 @@ OPENAPI_BODY: dict[str, Any] = {
                             "type": "string",
                             "format": "binary",
                             "description": (
-                                "JPEG, PNG, GIF or WebP image (20 MiB), MP4, MOV or WebM video "
-                                "(512 MiB), or PDF document (100 MiB); typed by its bytes."
+                                "JPEG, PNG, GIF or WebP image (20 MiB, 8192 x 8192 pixels), "
+                                "MP4, MOV or WebM video (512 MiB), or PDF document (100 MiB); "
+                                "typed by its bytes and verified as wholly of that type: its "
+                                "structure parsed to the last byte, an image decoded, no other "
+                                "format inside (415 otherwise). Counts against the workspace's "
+                                "media quota (413 `quota_exceeded`)."
                             ),
                         },
                         "alt_text": {"type": "string", "maxLength": MAX_ALT_TEXT},
@@ -205,15 +215,22 @@ class StreamedUpload:
         if self._part == "file" and self._file is not None:
             self._file.close()
             self._file = None
+            if self.size == 0:
+                return  # finish() answers `empty`
             if self.type is None:
                 self._judge()
+            assert self.type is not None
+            verify(self.temp_path, self.type.content_type)
 
     def _judge(self) -> None:
         self.type = sniff(self.head)
         if self.type is None:
-            raise UnsupportedMediaType(
+            message = (
                 "The file is not a JPEG, PNG, GIF, WebP, MP4, MOV, WebM or PDF"
                 " (judged from its bytes)."
+            )
+            raise UnsupportedMediaType(
+                message, [ErrorDetail(field="file", issue="unknown_type", message=message)]
             )
 
     # -- driving -------------------------------------------------------------------------
@@ -249,6 +266,9 @@ class StreamedUpload:
                 raise ValidationFailed.on(
                     "alt_text", "max_length", f"alt_text takes at most {MAX_ALT_TEXT} characters."
                 )
+            # Strict UTF-8 cannot carry a lone surrogate, but it can carry a NUL (api/text.py).
+            if alt is not None and not text.is_clean(alt):
+                raise ValidationFailed.on("alt_text", text.ISSUE, text.MESSAGE)
         return self.type, alt
 
     def keep(self, media_id: str) -> str:
@@ -269,3 +289,24 @@ class StreamedUpload:
         """What the request asks for: the file's digest and its alt text."""
         alt = (self.alt_text or b"").decode("utf-8", "replace")
         return hashlib.sha256(f"{self.sha256.hexdigest()}\0{alt}".encode()).hexdigest()
+
+
+def check_quota(cur: Cursor, workspace_id: str, size: int, quota: int) -> None:
+    """Refuse (413 ``quota_exceeded``) a file that would take the workspace past its quota."""
+    # Read in the request's transaction: two uploads racing can each see the other's bytes
+    # missing, so the quota can be overshot by the files in flight, never by more.
+    used = int(
+        fetch_value(
+            cur,
+            "SELECT coalesce(sum(size_bytes), 0) FROM media WHERE workspace_id = ?",
+            [workspace_id],
+        )
+    )
+    if used + size > quota:
+        message = (
+            f"This workspace's media may take {quota:,} bytes; it holds {used:,} and the file"
+            f" has {size:,}."
+        )
+        raise PayloadTooLarge(
+            message, [ErrorDetail(field="file", issue="quota_exceeded", message=message)]
+        )

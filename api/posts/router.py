@@ -15,7 +15,7 @@ from api.context import request_id_var
 from api.deps import MediaWrite, PostsRead, PostsWrite, SettingsDep, StoreDep
 from api.pagination import PageParams
 from api.posts import service
-from api.posts.media import OPENAPI_BODY, StreamedUpload, boundary_of
+from api.posts.media import OPENAPI_BODY, StreamedUpload, boundary_of, check_quota
 from api.posts.schemas import Media, MediaKind, Post, PostCreate, PostStatus, PostUpdate
 from api.routing import MurmurRoute
 from api.schemas import Envelope, Page, UtcDatetime, ok
@@ -211,6 +211,14 @@ async def upload_media(
         alt_text=alt_text,
     )
     try:
+        # After the idempotency claim: a replay of a stored upload adds no bytes.
+        await run_in_threadpool(
+            check_quota,
+            ctx.tx,
+            ctx.workspace_id,
+            upload.size,
+            settings.media_quota_bytes_per_workspace,
+        )
         await run_in_threadpool(repo.insert_media, ctx.tx, new)
     except BaseException:
         (settings.media_dir / storage_key).unlink(missing_ok=True)

@@ -129,3 +129,10 @@ def test_upload_idempotency(tenant: Tenant) -> None:
     missing = api.http.post("/media/upload", files={"file": ("a.png", PNG, "image/png")})
     assert_error(missing, 400, "IDEMPOTENCY_KEY_REQUIRED")
     assert len(api.list_all("/media")) == 1
+
+
+def test_empty_file(server: LiveServer, tenant: Tenant) -> None:
+    before = set(server.settings.media_dir.iterdir())
+    error = assert_error(upload(tenant.api, b""), 400, "VALIDATION_ERROR")
+    assert [(d["field"], d["issue"]) for d in error["details"]] == [("file", "empty")]
+    assert set(server.settings.media_dir.iterdir()) == before
