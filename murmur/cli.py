@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import threading
-import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated
@@ -16,8 +15,9 @@ from rich.console import Console
 
 from murmur.logs import configure_logging
 from murmur.settings import Settings
+from murmur.supervise import StopSignals, Supervisor
 from warehouse.rows import Cursor
-from warehouse.store import Secrets, Store, read_host_file
+from warehouse.store import Secrets, Store, StoreUnavailableError, read_host_file
 
 app = typer.Typer(
     help="Murmur: social publishing with an analytics pipeline.", no_args_is_help=True
@@ -142,18 +142,8 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the API; this process hosts the store and serves it to others over Quack."""
-    import uvicorn
-
-    from api.app import create_app
-
     settings = _settings(data_dir, host=host, port=port, quack_port=quack_port)
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_config=None,
-        access_log=False,
-    )
+    raise typer.Exit(_run(settings, None, lambda watch: 0))
 
 
 @app.command()
@@ -169,57 +159,57 @@ def up(
     ] = True,
 ) -> None:
     """The whole product on the embedded default: store, key, API, simulator, workers, Dagster."""
-    import uvicorn
-
-    from api.app import create_app
-
     settings = _settings(data_dir, host=host, port=port)
-    with _open(settings) as store:
+    # A stop signal while the store is open directly must not kill us holding it.
+    with StopSignals() as early, _open(settings) as store:
         ws_id, key_id, key = _mint(store, None, "quickstart", "test", None)
-    children: list[subprocess.Popen[bytes]] = []
+    if early.received:
+        raise typer.Exit(0)
     env = {**os.environ, "MURMUR_DATA_DIR": str(settings.data_dir.resolve())}
-    try:
+    supervisor = Supervisor()
+
+    def before_api() -> None:
         if simulator:
-            children.append(_spawn(["simulator", "--port", str(settings.simulator_port)], env))
-        server = uvicorn.Server(
-            uvicorn.Config(
-                create_app(settings),
-                host=settings.host,
-                port=settings.port,
-                log_config=None,
-                access_log=False,
+            supervisor.start(
+                "simulator",
+                [
+                    *_murmur(),
+                    "simulator",
+                    "--port",
+                    str(settings.simulator_port),
+                    "--seed",
+                    str(settings.simulator_seed),
+                ],
+                env,
             )
-        )
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        while not server.started:
-            if not thread.is_alive():
-                raise typer.Exit(1)
-            time.sleep(0.05)
+
+    def after_api(watch: _Watch) -> int:
         if workers:
-            children.append(_spawn(["worker"], env))
+            supervisor.start("worker", [*_murmur(), "worker"], env)
         if pipeline:
             console.print("Running the pipeline once (platforms → raw → marts)…")
-            subprocess.run([*_murmur(), "pipeline", "run"], env=env, check=False)
+            run = supervisor.start("pipeline", [*_murmur(), "pipeline", "run"], env, restart=False)
+            code = watch.until(lambda: run.returncode is not None)
+            if code or watch.stopping:
+                return code
         if dagster:
             dagster_home = settings.data_dir.resolve() / "dagster"
             dagster_home.mkdir(parents=True, exist_ok=True)
-            children.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "dagster",
-                        "dev",
-                        "-m",
-                        "pipelines.definitions",
-                        "-h",
-                        settings.host,
-                        "-p",
-                        str(settings.dagster_port),
-                    ],
-                    env={**env, "DAGSTER_HOME": str(dagster_home)},
-                )
+            supervisor.start(
+                "dagster",
+                [
+                    sys.executable,
+                    "-m",
+                    "dagster",
+                    "dev",
+                    "-m",
+                    "pipelines.definitions",
+                    "-h",
+                    settings.host,
+                    "-p",
+                    str(settings.dagster_port),
+                ],
+                {**env, "DAGSTER_HOME": str(dagster_home)},
             )
         base = f"http://{settings.host}:{settings.port}/api/public/v1"
         console.print(f"[bold green]Murmur is up[/] on {base}")
@@ -232,25 +222,134 @@ def up(
         if simulator:
             console.print(f"Simulated platforms: {settings.platforms_url}")
         console.print(f"Analysts: murmur attach --data-dir {settings.data_dir}")
-        thread.join()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        for child in children:
-            child.terminate()
-        for child in children:
-            try:
-                child.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                child.kill()
+        return 0
+
+    raise typer.Exit(_run(settings, supervisor, after_api, before_api))
+
+
+def _run(
+    settings: Settings,
+    supervisor: Supervisor | None,
+    after_api: Callable[[_Watch], int],
+    before_api: Callable[[], None] | None = None,
+) -> int:
+    """Serve the API and ``supervisor``'s children until told to stop; the exit status."""
+    # SIGTERM, SIGINT and SIGHUP stop every child (and what it started), then the API, whose
+    # shutdown closes the store and removes store.host.json: status 0. A child that keeps dying
+    # or an API that stops on its own stops everything as well: status 1.
+    with StopSignals() as signals:
+        try:
+            api = _Api(settings)
+        except StoreUnavailableError as exc:  # the file held by another process, a port taken
+            err.print(f"[bold red]Cannot host the store:[/] {exc}")
+            return 1
+        watch = _Watch(signals, supervisor, api)
+        code = 1  # until proven otherwise: an exception below still stops everything
+        try:
+            if before_api is not None:
+                before_api()
+            if not api.start(signals):
+                code = 0 if watch.stopping else 1
+            else:
+                code = after_api(watch)
+                if code == 0 and not watch.stopping:
+                    code = watch.until(lambda: False)
+        finally:
+            code = _stop(signals, supervisor, api, code)
+    return code
+
+
+# How long the API may take to finish its requests in flight once told to stop, then to close
+# the store (a checkpoint) and remove store.host.json.
+API_GRACE_SECONDS = 5.0
+API_STOP_SECONDS = 60.0
+
+
+class _Api:
+    """The API served by uvicorn in a thread: the main thread is left to signals and children."""
+
+    def __init__(self, settings: Settings) -> None:
+        import uvicorn
+
+        from api.app import create_app, open_host_store
+        from api.server import server_options
+
+        # Opened here rather than in the app's startup, so that a store that cannot be hosted
+        # (its file held, its Quack port taken) is one line, not uvicorn's traceback.
+        self.store = open_host_store(settings)
+        # In a thread uvicorn installs no signal handlers (it may not); StopSignals does.
+        self.server = uvicorn.Server(
+            uvicorn.Config(
+                create_app(settings, store=self.store),
+                host=settings.host,
+                port=settings.port,
+                timeout_graceful_shutdown=int(API_GRACE_SECONDS),
+                **server_options(),
+            )
+        )
+        self.thread = threading.Thread(target=self.server.run, name="api", daemon=True)
+
+    def start(self, signals: StopSignals) -> bool:
+        """Start serving; False when it could not (the reason is logged) or a stop came first."""
+        self.thread.start()
+        while not self.server.started:
+            if not self.thread.is_alive() or signals.wait(0.05):
+                return False
+        return True
+
+    @property
+    def alive(self) -> bool:
+        return self.thread.is_alive()
+
+    def stop(self) -> bool:
+        """Finish requests in flight and the app's shutdown, then close the store."""
+        if self.thread.is_alive():
+            self.server.should_exit = True
+            self.thread.join(API_STOP_SECONDS)
+        if self.thread.is_alive():
+            return False
+        self.store.close()  # checkpoints, stops Quack, removes store.host.json
+        return True
+
+
+class _Watch:
+    """The main loop: wait for a condition while watching signals, children and the API."""
+
+    def __init__(self, signals: StopSignals, supervisor: Supervisor | None, api: _Api) -> None:
+        self.signals, self.supervisor, self.api = signals, supervisor, api
+
+    @property
+    def stopping(self) -> bool:
+        return self.signals.event.is_set()
+
+    def until(self, done: Callable[[], bool]) -> int:
+        """0 once ``done()`` or a stop signal; 1 when a child gave up or the API stopped."""
+        while not self.signals.event.is_set():
+            if self.supervisor is not None and self.supervisor.check() is not None:
+                return 1
+            if not self.api.alive:
+                err.print("[bold red]The API stopped on its own;[/] stopping everything.")
+                return 1
+            if done():
+                return 0
+            self.signals.wait(0.2)
+        return 0
+
+
+def _stop(signals: StopSignals, supervisor: Supervisor | None, api: _Api, code: int) -> int:
+    """Stop the children first (they use the store), then the API; the exit status."""
+    if signals.name:
+        err.print(f"{signals.name} received: stopping.")
+    if supervisor is not None:
+        supervisor.stop()
+    if not api.stop():
+        err.print(f"[bold red]The API did not stop within {API_STOP_SECONDS:g} s.[/]")
+        return code or 1
+    return code
 
 
 def _murmur() -> list[str]:
     return [sys.executable, "-m", "murmur"]
-
-
-def _spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([*_murmur(), *args], env=env)
 
 
 pipeline_app = typer.Typer(help="Run the analytics pipeline.", no_args_is_help=True)
@@ -275,13 +374,23 @@ def import_file(
     workspace: Annotated[
         str | None, typer.Option(help="Workspace id (default: the test one).")
     ] = None,
+    as_: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            help="Whose data: own, creator or competitor"
+            " (default: instagram-insights own, the others creator).",
+        ),
+    ] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Import a platform export into the store; a malformed file imports nothing."""
     from pipelines.importers import ImportRejectedError, UnknownWorkspaceError, run_import
 
     try:
-        result = run_import(path, format, settings=_settings(data_dir), workspace_id=workspace)
+        result = run_import(
+            path, format, settings=_settings(data_dir), workspace_id=workspace, kind=as_
+        )
     except (ImportRejectedError, UnknownWorkspaceError, ValueError) as exc:
         err.print(f"[bold red]Import refused:[/] {exc}")
         raise typer.Exit(1) from exc
@@ -301,11 +410,12 @@ def simulator(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8600,
     seed: Annotated[int, typer.Option(help="Seed of the simulated world.")] = 42,
+    data_dir: DataDir = None,
 ) -> None:
-    """Serve the simulated platform APIs (YouTube, X, Instagram, LinkedIn, TikTok, Bluesky)."""
+    """Serve the simulated platform APIs; what clients publish is kept in DATA_DIR/simulator."""
     from simulator.app import serve as serve_simulator
 
-    serve_simulator(host, port, seed)
+    serve_simulator(host, port, seed, state_dir=_settings(data_dir).data_dir / "simulator")
 
 
 @app.command()
@@ -321,23 +431,25 @@ def worker(
     from pipelines.publishing.worker import run_worker
 
     settings = _settings(data_dir)
-    stop = threading.Event()
-    threads = []
-    if publishing:
-        threads.append(threading.Thread(target=run_worker, args=(settings,), kwargs={"stop": stop}))
-    if engagement:
-        threads.append(
-            threading.Thread(target=run_engagement, args=(settings,), kwargs={"stop": stop})
-        )
-    for thread in threads:
-        thread.start()
-    try:
-        while any(t.is_alive() for t in threads):
-            time.sleep(0.5)
-    except KeyboardInterrupt:
+    with StopSignals() as signals:
+        # SIGTERM, SIGINT and SIGHUP all end the loops the same way: the current step finishes.
+        stop = signals.event
+        threads = []
+        if publishing:
+            threads.append(
+                threading.Thread(target=run_worker, args=(settings,), kwargs={"stop": stop})
+            )
+        if engagement:
+            threads.append(
+                threading.Thread(target=run_engagement, args=(settings,), kwargs={"stop": stop})
+            )
+        for thread in threads:
+            thread.start()
+        while any(t.is_alive() for t in threads) and not signals.wait(0.5):
+            pass
         stop.set()
-    for thread in threads:
-        thread.join(timeout=30)
+        for thread in threads:
+            thread.join(timeout=30)
 
 
 @app.command()
@@ -371,6 +483,44 @@ def attach(data_dir: DataDir = None) -> None:
         "-- A query over Quack may scan one store table; run joins on the store itself:\n"
         "-- SELECT * FROM murmur.query('SELECT … FROM posts JOIN post_destinations …');"
     )
+
+
+@app.command()
+def doctor(
+    data_dir: DataDir = None,
+    sample: Annotated[
+        int, typer.Option(help="Key values checked per index (the newest rows first).")
+    ] = 1000,
+    repair: Annotated[
+        bool, typer.Option(help="Rebuild stale indexes, tighten loose file modes.")
+    ] = True,
+) -> None:
+    """Check that every index agrees with its table and the files are owner-only; repair."""
+    from murmur.doctor import examine
+
+    report = examine(_settings(data_dir), sample=sample, repair=repair)
+    keys = sum(f.checked for f in report.findings)
+    console.print(
+        f"Store opened {report.mode}; {len(report.findings)} indexes checked on {keys:,} key"
+        " values."
+    )
+    for finding in report.findings:
+        if not finding.ok:
+            state = "rebuilt" if finding.repaired else f"STALE ({finding.error or 'not repaired'})"
+            console.print(
+                f"  {finding.index.table}.{finding.index.name}: {len(finding.mismatches)} key"
+                f" values disagree (lookup vs scan, e.g. {finding.mismatches[0]}): {state}"
+            )
+    for line in report.repaired:
+        console.print(f"  repaired: {line}")
+    for path in report.loose_files:
+        console.print(f"  readable by others: {path}", soft_wrap=True)
+    for line in report.failed:
+        err.print(f"  [bold red]failed:[/] {line}")
+    if report.stale_host_file and not repair:
+        console.print("  store.host.json names a process that is gone")
+    console.print("[bold green]Healthy.[/]" if report.healthy else "[bold red]Not healthy.[/]")
+    raise typer.Exit(0 if report.healthy else 1)
 
 
 @app.command()

@@ -72,5 +72,5 @@ def examine(settings: Settings, *, sample: int, repair: bool) -> Report:
             path.chmod(0o700 if path.is_dir() else 0o600)
             report.repaired.append(f"made {path.relative_to(settings.data_dir.parent)} owner-only")
         else:
-            report.loose_files.append(str(path))
+            report.loose_files.append(str(path.relative_to(settings.data_dir)))
     return report

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from email.utils import format_datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -15,11 +17,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from simulator import writes
+from simulator.journal import Journal
 from simulator.platforms import routes
 from simulator.state import FAULT_KINDS, Fault, Sim, parse_iso
 from simulator.world import PLATFORMS, World
 
 DEFAULT_SEED = 7
+log = logging.getLogger(__name__)
 
 
 def _problem(message: str, status: int = 400) -> JSONResponse:
@@ -103,7 +107,7 @@ async def accounts(request: Request) -> Response:
         platform = body.get("platform")
         if platform not in PLATFORMS or not body.get("external_id") or not body.get("handle"):
             return _problem("platform, external_id and handle are required")
-        account = sim.world.register(
+        account = sim.register(
             str(platform),
             str(body["external_id"]),
             str(body["handle"]),
@@ -170,9 +174,14 @@ class WorldDate:
 
 
 def create_app(
-    seed: int = DEFAULT_SEED, *, fault_rate: float = 0.0, now: datetime | None = None
+    seed: int = DEFAULT_SEED,
+    *,
+    fault_rate: float = 0.0,
+    now: datetime | None = None,
+    state_dir: Path | None = None,
 ) -> Starlette:
-    """The simulator app over a fresh world; ``now`` fixes the clock (else the real one)."""
+    """The simulator app, remembering its write side in ``state_dir``; ``now`` fixes the clock."""
+    # Without state_dir a restart forgets what clients published (tests want a fresh world).
     app = Starlette(
         routes=[
             Route("/_sim/health", health, methods=["GET"]),
@@ -183,16 +192,25 @@ def create_app(
             *routes(),
         ]
     )
-    app.state.sim = Sim(world=World(seed), fault_rate=fault_rate, fixed_now=now)
+    journal = Journal(state_dir, seed) if state_dir is not None else None
+    sim = Sim(world=World(seed), fault_rate=fault_rate, journal=journal)
+    replayed = sim.restore()
+    if replayed:
+        log.info("simulator: %d events replayed from %s", replayed, state_dir)
+    if now is not None:
+        sim.fixed_now = now
+    app.state.sim = sim
     app.add_middleware(WorldDate)
     return app
 
 
-def serve(host: str, port: int, seed: int, fault_rate: float = 0.0) -> None:
+def serve(
+    host: str, port: int, seed: int, fault_rate: float = 0.0, state_dir: Path | None = None
+) -> None:
     """Run the simulator in the foreground (``murmur simulator``)."""
     # date_header=False: the app writes Date itself, from the world's clock.
     uvicorn.run(
-        create_app(seed, fault_rate=fault_rate),
+        create_app(seed, fault_rate=fault_rate, state_dir=state_dir),
         host=host,
         port=port,
         log_level="warning",

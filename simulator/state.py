@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from simulator.world import PLATFORMS, World, _rng
+from simulator.journal import Journal
+from simulator.world import PLATFORMS, Account, Post, World, _rng
 
 FAULT_KINDS = (
     "429",
@@ -24,6 +25,7 @@ FAULT_KINDS = (
 )
 WRITE_ONLY_KINDS = ("reject", "timeout_after_commit")
 RANDOM_KINDS = ("429", "500", "503")
+ID_BLOCK = 1000  # ids reserved in the journal at a time, so a restart never hands one out twice
 
 
 @dataclass
@@ -65,12 +67,119 @@ class Sim:
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     post_meta: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     sequence: int = 0
+    # Where the write side is remembered across restarts (None: this process only).
+    journal: Journal | None = None
+    reserved: int = 0  # ids up to here are recorded as handed out
 
     def next_id(self) -> int:
-        """A process-unique number for ids of containers, uploads, replies."""
+        """A number for ids of containers, uploads, replies: unique across restarts too."""
         with self.lock:
             self.sequence += 1
+            if self.journal is not None and self.sequence > self.reserved:
+                self.reserved = self.sequence + ID_BLOCK
+                self.journal.append("ids", upto=self.reserved)
             return self.sequence
+
+    def restore(self) -> int:
+        """Replay the journal into this fresh state; returns the number of events replayed."""
+        if self.journal is None:
+            return 0
+        journal, self.journal = self.journal, None  # replaying must not write the events again
+        count = 0
+        try:
+            for event in journal.replay():
+                self._apply(event)
+                count += 1
+        finally:
+            self.journal = journal
+        return count
+
+    def _apply(self, event: dict[str, Any]) -> None:
+        kind = event["kind"]
+        if kind == "account":
+            self.register(
+                event["platform"],
+                event["external_id"],
+                event["handle"],
+                kind=event["account_kind"],
+                category=event.get("category"),
+                display_name=event.get("display_name"),
+            )
+        elif kind == "post":
+            account = self.world.account(event["platform"], event["account"])
+            if account is None or account.external_id != event["account"]:
+                return
+            self.world.publish(
+                account,
+                event["text"],
+                event["media_type"],
+                parse_iso(event["published_at"]),
+                number=int(event["number"]),
+            )
+            entry = {k: v for k, v in event.items() if k not in ("v", "kind", "number")}
+            self.record_post(entry)
+        elif kind == "reply":
+            self.add_reply(event["platform"], event["thread"], event["entry"])
+        elif kind == "clock":
+            self.fixed_now = parse_iso(event["now"]) if event.get("now") else None
+        elif kind == "ids":
+            self.sequence = self.reserved = max(self.reserved, int(event["upto"]))
+
+    def register(
+        self,
+        platform: str,
+        external_id: str,
+        handle: str,
+        *,
+        kind: str = "own",
+        category: str | None = None,
+        display_name: str | None = None,
+    ) -> Account:
+        """Make an account exist (idempotent by external id), remembered across restarts."""
+        known = self.world.account(platform, external_id)
+        if known is not None and known.external_id == external_id:
+            return known
+        account = self.world.register(
+            platform, external_id, handle, kind=kind, category=category, display_name=display_name
+        )
+        if self.journal is not None:
+            self.journal.append(
+                "account",
+                platform=platform,
+                external_id=external_id,
+                handle=handle,
+                account_kind=kind,
+                category=category,
+                display_name=display_name,
+            )
+        return account
+
+    def publish(
+        self,
+        account: Account,
+        text: str,
+        media_type: str,
+        now: datetime,
+        *,
+        meta: dict[str, Any] | None = None,
+        media_count: int = 0,
+    ) -> Post:
+        """Make a post part of the world and of the publish log, remembered across restarts."""
+        post = self.world.publish(account, text, media_type, now)
+        entry = {
+            "platform": account.platform,
+            "account": account.external_id,
+            "external_id": post.external_id,
+            "text": text,
+            "media_type": media_type,
+            "media_count": media_count,
+            "published_at": now.isoformat(),
+            "meta": meta or {},
+        }
+        if self.journal is not None:
+            self.journal.append("post", number=post.number, **entry)
+        self.record_post(entry)
+        return post
 
     def next_write_fault(self, platform: str, commit: bool) -> Fault | None:
         """The write-scoped fault due now; ``timeout_after_commit`` waits for a committing call."""
@@ -90,6 +199,8 @@ class Sim:
     def add_reply(self, platform: str, thread: str, entry: dict[str, Any]) -> None:
         with self.lock:
             self.replies.setdefault((platform, thread), []).append(entry)
+            if self.journal is not None:
+                self.journal.append("reply", platform=platform, thread=thread, entry=entry)
 
     def thread_replies(self, platform: str, thread: str) -> list[dict[str, Any]]:
         with self.lock:
@@ -108,11 +219,17 @@ class Sim:
             if advance_seconds:
                 base = base + timedelta(seconds=advance_seconds)
             self.fixed_now = base
+            # Remembered: a restart back on the real clock could put the world before posts
+            # published at the set time (hidden again, their counters back to zero).
+            if self.journal is not None:
+                self.journal.append("clock", now=base.isoformat())
             return base
 
     def reset_clock(self) -> None:
         with self.lock:
             self.fixed_now = None
+            if self.journal is not None:
+                self.journal.append("clock", now=None)
 
     def inject(self, platform: str, fault: Fault, count: int) -> None:
         with self.lock:

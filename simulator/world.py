@@ -88,6 +88,9 @@ INDEX_SPAN = 10**7  # account index space inside a post number
 WINDOW_DAYS = 30  # how far back an account's feed goes
 GROWTH_EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 EPOCH_DAY = date(1970, 1, 1)
+# Follower growth compounds from GROWTH_EPOCH: over a few centuries it stays a float, over the
+# millennia a fabricated id can decode to it overflows math.exp. No generated post lies beyond.
+LAST_DAY = (date(2200, 1, 1) - EPOCH_DAY).days
 
 _ADJ = ("daily", "urban", "little", "honest", "bright", "wild", "quiet", "happy", "clever", "lazy")
 _NOUN = ("bytes", "bites", "trails", "notes", "lab", "studio", "journal", "corner", "club", "desk")
@@ -325,6 +328,7 @@ class World:
         # Posts created through the write APIs: part of the world from their creation on.
         self._published: dict[str, dict[str, Post]] = {p: {} for p in PLATFORMS}
         self._published_of: dict[tuple[str, int], list[Post]] = {}
+        self._next_number = PUBLISHED_BASE
         self._publish_lock = threading.Lock()
         for platform in PLATFORMS:
             handle, name = OWN_ACCOUNTS[platform]
@@ -468,10 +472,24 @@ class World:
             out.sort(key=lambda p: (int(p.published_at.timestamp()), p.number), reverse=True)
         return out
 
-    def publish(self, account: Account, text: str, media_type: str, at: datetime) -> Post:
+    def publish(
+        self,
+        account: Account,
+        text: str,
+        media_type: str,
+        at: datetime,
+        *,
+        number: int | None = None,
+    ) -> Post:
         """Create a post through a write API: from ``at`` on it has its own engagement curve."""
+        # ``number`` restores a post published before a restart: its curve is drawn from the
+        # seed and the number, so it comes back exactly as it was.
         with self._publish_lock:
-            number = PUBLISHED_BASE + sum(len(v) for v in self._published.values())
+            if number is None:
+                number = self._next_number
+            elif number < PUBLISHED_BASE:
+                raise ValueError(f"published post numbers start at {PUBLISHED_BASE}: {number}")
+            self._next_number = max(self._next_number, number + 1)
             pr = _rng(self.seed, "published", account.platform, number)
             tags = tuple(dict.fromkeys(t.lower() for t in _TAG.findall(text)))
             post = shape_post(
@@ -498,10 +516,14 @@ class World:
         if published is not None:
             return published
         number = post_number(platform, external_id)
-        if number is None or number < 0:
+        # Numbers from PUBLISHED_BASE on belong to the write APIs: one not published here is
+        # unknown, never a generated post (decoded as one it would be dated ~4700 AD).
+        if number is None or number < 0 or number >= PUBLISHED_BASE:
             return None
         rest, _n = divmod(number, 100)
         day, index = divmod(rest, INDEX_SPAN)
+        if day > LAST_DAY:
+            return None
         account = self._accounts[platform].get(index)
         if account is None:
             return None

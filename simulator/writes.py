@@ -105,20 +105,7 @@ def _publish(
     media_count: int = 0,
 ) -> Post:
     """Make the post part of the world and of the publish log."""
-    post = sim.world.publish(account, text, media_type, now)
-    sim.record_post(
-        {
-            "platform": account.platform,
-            "account": account.external_id,
-            "external_id": post.external_id,
-            "text": text,
-            "media_type": media_type,
-            "media_count": media_count,
-            "published_at": now.isoformat(),
-            "meta": meta or {},
-        }
-    )
-    return post
+    return sim.publish(account, text, media_type, now, meta=meta, media_count=media_count)
 
 
 def meta_of(sim: Sim, platform: str, external_id: str) -> dict[str, Any]:
