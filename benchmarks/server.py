@@ -36,8 +36,10 @@ def bench_app(data_dir: Path, port: int) -> FastAPI:
 
 
 def uvicorn_options() -> dict[str, Any]:
-    """The server settings of ``murmur serve``: auto picks httptools and uvloop when present."""
-    return {"log_config": None, "access_log": False}
+    """The server settings of ``murmur serve`` (api/server.py)."""
+    from api.server import server_options
+
+    return server_options()
 
 
 def main(argv: list[str] | None = None) -> int:
