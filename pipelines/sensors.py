@@ -36,7 +36,11 @@ def import_batches(
             from datetime import datetime
 
             since = datetime.fromisoformat(context.cursor.split("|", 1)[0])
-        days = s.run(lambda cur: marts.days_with_new_raw(cur, since))
+        # Also the days a re-dated post left, so that it is counted on one day only.
+        days = sorted(
+            set(s.run(lambda cur: marts.days_with_new_raw(cur, since)))
+            | set(marts.days_with_new_posts(s, since))
+        )
     context.update_cursor(cursor)
     # One run per contiguous range of days: an import of ten years is a handful of runs.
     requests = [

@@ -162,13 +162,31 @@ def _post_source(f: UnifiedFilter) -> tuple[str, list[Any]]:
     return f"FROM mart_post_daily WHERE {_POST_WHERE}", [*f._bounds(), *f._narrow()]
 
 
+def _first_seen_source(f: UnifiedFilter) -> tuple[str, list[Any]]:
+    """First-seen totals of the posts first read in ``f``'s range (by the reading's time)."""
+    return (
+        f"FROM mart_post_first_seen WHERE {_POST_WHERE} AND captured_at >= ? AND captured_at < ?",
+        [*f._bounds(), *f._narrow(), f.start, f.end],
+    )
+
+
+_FS_SUMS = ", ".join(f"sum({c})::BIGINT AS fs_{c}" for c in COUNTERS)
+_FS_COLS = ", ".join(f"f.fs_{c}" for c in COUNTERS)
+
+
 def unified_by_platform(cur: Cursor, f: UnifiedFilter) -> list[Row]:
-    """Per platform over the whole range: summed counters, posts and followers."""
+    """Per platform over the whole range: growth, first-seen totals, posts and followers."""
     source, params = _post_source(f)
+    first_seen, fs_params = _first_seen_source(f)
     return fetch_all(
         cur,
         f"""
-        WITH p AS (
+        WITH fs AS (
+            SELECT platform, {_FS_SUMS}, count(DISTINCT external_id) AS fs_posts
+            {first_seen}
+            GROUP BY platform
+        ),
+        p AS (
             SELECT platform, {_SUMS}, count(DISTINCT external_id) AS active_posts
             {source}
             GROUP BY platform
@@ -187,11 +205,12 @@ def unified_by_platform(cur: Cursor, f: UnifiedFilter) -> list[Row]:
             FROM per_account GROUP BY platform
         )
         SELECT platform, {_COALESCED}, coalesce(p.active_posts, 0) AS active_posts,
-               coalesce(a.posts, 0) AS posts, a.followers, a.follower_growth
-        FROM p FULL OUTER JOIN a USING (platform)
+               coalesce(a.posts, 0) AS posts, a.followers, a.follower_growth,
+               {_FS_COLS}, f.fs_posts
+        FROM p FULL OUTER JOIN a USING (platform) FULL OUTER JOIN fs f USING (platform)
         ORDER BY platform
         """,  # noqa: S608 - only this module's constants are interpolated
-        [*params, *f._bounds(), *f._narrow()],
+        [*fs_params, *params, *f._bounds(), *f._narrow()],
     )
 
 

@@ -30,6 +30,12 @@ ENGAGEMENT_METRICS = ("likes", "comments", "shares", "saves", "clicks")
 # snapshot in that span is looked up further back only when it is known to be older (see
 # ``staging_script``), so a new post costs nothing extra.
 LOOKBACK_DAYS = 35
+# Account ids that mean "not in this file" (a youtube-trending export without channels):
+# they never replace a known account in the post dimension.
+PLACEHOLDER_ACCOUNTS = ("(unknown channel)",)
+# A post's first reading counts as growth when the post was published that UTC day or
+# within this many hours before it (one hourly capture); otherwise it is a first-seen total.
+FIRST_READING_GRACE_HOURS = 1
 
 PARTITIONED_MARTS = (
     "stg_engagement_deltas",
@@ -72,39 +78,96 @@ LEFT JOIN (SELECT day, max(captured_at) AS through FROM stg_engagement_deltas
 
 
 def staging_script(start: date, end: date, *, run_id: str, computed_at: datetime) -> str:
-    """Dimensions upserted from the days' raw rows, then the days' engagement deltas rebuilt."""
+    """Dimensions upserted from the raw rows, then the days' engagement deltas rebuilt."""
     t0, t1 = literal(_ts(start)), literal(_ts(end))
     lb = literal(_ts(start) - timedelta(days=LOOKBACK_DAYS))
     d1 = literal(_ts(start) - timedelta(days=1))
+    day0, day_d1 = literal(start), literal(start - timedelta(days=1))
+    day_lb = literal(start - timedelta(days=LOOKBACK_DAYS))
     key = "workspace_id, platform, external_id"
+    placeholders = ", ".join(literal(p) for p in PLACEHOLDER_ACCOUNTS)
     last_known = ",\n       ".join(
-        f"arg_max({m}, captured_at) FILTER (WHERE {m} IS NOT NULL) AS {m}" for m in METRICS
-    )
-    prev_cols = ",\n       ".join(f"last_value({m} IGNORE NULLS) OVER w AS p_{m}" for m in METRICS)
-    deltas = ",\n       ".join(
-        f"CASE WHEN {m} IS NULL THEN 0 WHEN p_{m} IS NULL THEN greatest({m}, 0)"
-        f" WHEN {m} >= p_{m} THEN {m} - p_{m} ELSE 0 END AS {m}"
+        f"arg_max({m}, captured_at) FILTER (WHERE {m} IS NOT NULL) AS {m}, max({m}) AS x_{m}"
         for m in METRICS
     )
+    staged_peaks = ", ".join(f"peak_{m} AS s_{m}" for m in METRICS)
+    prior_cols = ", ".join(f"r.{m}, greatest(r.x_{m}, s.s_{m}) AS x_{m}" for m in METRICS)
+    in_window_peaks = ", ".join(f"{m} AS x_{m}" for m in METRICS)
+    prev_cols = ",\n       ".join(
+        f"last_value({m} IGNORE NULLS) OVER w AS p_{m}, max(x_{m}) OVER w AS k_{m}" for m in METRICS
+    )
+    # Deltas against the running peak (the highest reading so far): a reading below it
+    # adds nothing, and a recovery adds only what exceeds the peak, so a counter that
+    # drops and grows back is counted once (docs/api/analytics.md, "Counter corrections").
+    deltas = ",\n       ".join(
+        f"CASE WHEN {m} IS NULL THEN 0 WHEN k_{m} IS NULL THEN greatest({m}, 0)"
+        f" WHEN {m} > k_{m} THEN {m} - k_{m} ELSE 0 END AS {m}"
+        for m in METRICS
+    )
+    peaks = ", ".join(f"greatest(k_{m}, {m}) AS peak_{m}" for m in METRICS)
+    # A drop is a reading below the previous reading (not below the peak: a counter that
+    # stays under its old peak for a while dropped once).
     drops = " + ".join(f"coalesce(({m} < p_{m})::INTEGER, 0)" for m in METRICS)
     cols = ", ".join(METRICS)
+    described = (
+        "account_external_id, post_id, kind, text, hashtags, media_type, url, category,"
+        " published_at, deleted_at, captured_at"
+    )
+    newest_struct = ", ".join(f"'{c}': {c}" for c in described.replace(" ", "").split(","))
+    order = "{'c': captured_at, 'i': ingested_at, 'b': ingest_batch}"
+
+    def newer(col: str) -> str:
+        return (
+            f"CASE WHEN excluded.captured_at >= dim_posts.captured_at"
+            f" THEN excluded.{col} ELSE dim_posts.{col} END"
+        )
+
     return f"""
 INSERT INTO dim_posts (workspace_id, platform, external_id, account_external_id, post_id, kind,
     text, hashtags, media_type, url, category, published_at, deleted_at, captured_at)
-SELECT workspace_id, platform, external_id, account_external_id, post_id, kind, text,
-       hashtags, media_type, url, category, published_at, deleted_at, captured_at
-FROM raw_posts WHERE captured_at >= {t0} AND captured_at < {t1}
-QUALIFY row_number() OVER (PARTITION BY {key}
-                           ORDER BY captured_at DESC, ingested_at DESC, ingest_batch DESC) = 1
+WITH measured AS (
+    SELECT DISTINCT {key} FROM raw_engagement_snapshots
+    WHERE captured_at >= {t0} AND captured_at < {t1}
+),
+later AS (SELECT * FROM raw_posts WHERE captured_at >= {t0}),
+src AS (
+    -- Every description captured in the window or after it: whatever ranges a history is
+    -- built in, and in whatever order, a post measured in these days is labelled with its
+    -- newest description (a scheduled run reads only today's rows: zone maps skip the rest).
+    SELECT * FROM later
+    UNION ALL BY NAME
+    -- posts measured here whose every description is older and not known yet
+    SELECT * FROM raw_posts SEMI JOIN (
+        SELECT {key} FROM measured ANTI JOIN dim_posts USING ({key})
+        ANTI JOIN later USING ({key})
+    ) USING ({key})
+    WHERE captured_at < {t0}
+),
+newest AS (
+    SELECT {key}, arg_max({{{newest_struct}}}, {order}) AS r,
+           -- a placeholder (a file without the channel) never hides a known account
+           arg_max(account_external_id, {order})
+               FILTER (WHERE account_external_id NOT IN ({placeholders})) AS known_account
+    FROM src GROUP BY {key}
+)
+SELECT workspace_id, platform, external_id,
+       coalesce(known_account, r.account_external_id), r.post_id, r.kind, r.text, r.hashtags,
+       r.media_type, r.url, r.category, r.published_at, r.deleted_at, r.captured_at
+FROM newest
 ON CONFLICT (workspace_id, platform, external_id) DO UPDATE SET
-    account_external_id = excluded.account_external_id,
-    post_id = coalesce(excluded.post_id, dim_posts.post_id),
-    kind = excluded.kind, text = excluded.text, hashtags = excluded.hashtags,
-    media_type = excluded.media_type, url = excluded.url, category = excluded.category,
-    published_at = excluded.published_at,
-    deleted_at = coalesce(excluded.deleted_at, dim_posts.deleted_at),
-    captured_at = excluded.captured_at
-WHERE excluded.captured_at >= dim_posts.captured_at;
+    account_external_id = CASE
+        WHEN excluded.account_external_id IN ({placeholders}) THEN dim_posts.account_external_id
+        WHEN dim_posts.account_external_id IN ({placeholders}) THEN excluded.account_external_id
+        ELSE {newer("account_external_id")} END,
+    post_id = coalesce({newer("post_id")}, dim_posts.post_id, excluded.post_id),
+    kind = {newer("kind")}, text = {newer("text")}, hashtags = {newer("hashtags")},
+    media_type = {newer("media_type")}, url = {newer("url")}, category = {newer("category")},
+    published_at = {newer("published_at")},
+    deleted_at = coalesce({newer("deleted_at")}, dim_posts.deleted_at, excluded.deleted_at),
+    captured_at = greatest(excluded.captured_at, dim_posts.captured_at)
+WHERE excluded.captured_at >= dim_posts.captured_at
+   OR (dim_posts.account_external_id IN ({placeholders})
+       AND excluded.account_external_id NOT IN ({placeholders}));
 
 INSERT INTO dim_accounts (workspace_id, platform, external_id, account_id, kind, handle,
     display_name, category, followers, captured_at)
@@ -117,7 +180,7 @@ FROM (
            arg_max({{'account_id': account_id, 'kind': kind, 'handle': handle,
                      'display_name': display_name, 'category': category,
                      'followers': followers, 'captured_at': captured_at}},
-                   {{'c': captured_at, 'i': ingested_at, 'b': ingest_batch}}) AS r
+                   {order}) AS r
     FROM raw_account_snapshots WHERE captured_at >= {t0} AND captured_at < {t1}
     GROUP BY {key}
 )
@@ -128,9 +191,9 @@ ON CONFLICT (workspace_id, platform, external_id) DO UPDATE SET
     followers = excluded.followers, captured_at = excluded.captured_at
 WHERE excluded.captured_at >= dim_accounts.captured_at;
 
-DELETE FROM stg_engagement_deltas WHERE day >= {literal(start)} AND day < {literal(end)};
+DELETE FROM stg_engagement_deltas WHERE day >= {day0} AND day < {literal(end)};
 
-INSERT INTO stg_engagement_deltas
+INSERT INTO stg_engagement_deltas BY NAME
 WITH dup_days AS (
     -- days where two batches saw the same snapshot; counting distinct 64-bit hashes is
     -- far cheaper than the de-duplicating window, and a collision only sends a day there
@@ -164,8 +227,8 @@ known AS (
     WHERE captured_at >= {lb} AND captured_at < {t1} GROUP BY {key}
 ),
 recent1 AS (
-    -- the last known value of each counter in the day before the window: a tracked post
-    -- was read there, so the usual partition scans one day of history, not the look-back
+    -- the last known value (and the highest) of each counter in the day before the window:
+    -- a tracked post was read there, so the usual partition scans one day of history
     SELECT {key}, max(captured_at) AS captured_at,
        {last_known}
     FROM raw_engagement_snapshots SEMI JOIN keys USING ({key})
@@ -184,7 +247,6 @@ recent2 AS (
     WHERE captured_at >= {lb} AND captured_at < {d1}
     GROUP BY {key}
 ),
-recent AS (SELECT * FROM recent1 UNION ALL BY NAME SELECT * FROM recent2),
 missing AS (
     -- posts with no snapshot in the look-back that are not known to be newer than it
     SELECT {key} FROM missing1 ANTI JOIN recent2 USING ({key})
@@ -197,25 +259,53 @@ older AS (
     WHERE captured_at < {lb}
     GROUP BY {key}
 ),
+staged AS (
+    -- the running peak staged with the last reading before the window: earlier peaks
+    -- without rescanning history (each span is read only for the posts last read there)
+    SELECT {key}, {staged_peaks} FROM stg_engagement_deltas SEMI JOIN recent1
+        USING ({key}, captured_at) WHERE day >= {day_d1} AND day < {day0}
+    UNION ALL
+    SELECT {key}, {staged_peaks} FROM stg_engagement_deltas SEMI JOIN recent2
+        USING ({key}, captured_at) WHERE day >= {day_lb} AND day < {day_d1}
+    UNION ALL
+    SELECT {key}, {staged_peaks} FROM stg_engagement_deltas SEMI JOIN older
+        USING ({key}, captured_at) WHERE day < {day_lb}
+),
+prior AS (
+    SELECT {", ".join(f"r.{k.strip()}" for k in key.split(","))}, r.captured_at, {prior_cols}
+    FROM (SELECT * FROM recent1 UNION ALL BY NAME SELECT * FROM recent2
+          UNION ALL BY NAME SELECT * FROM older) r
+    LEFT JOIN staged s USING ({key})
+),
 seq AS (
-    SELECT *, true AS in_window FROM cur
-    UNION ALL BY NAME SELECT *, false AS in_window FROM recent
-    UNION ALL BY NAME SELECT *, false AS in_window FROM older
+    SELECT *, {in_window_peaks}, true AS in_window FROM cur
+    UNION ALL BY NAME SELECT *, false AS in_window FROM prior
 ),
 lagged AS (
     SELECT *,
-       {prev_cols}
+       {prev_cols},
+       count(*) OVER w AS earlier
     FROM seq
     WINDOW w AS (PARTITION BY {key} ORDER BY captured_at
                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-)
-SELECT workspace_id, platform, external_id, captured_at, CAST(captured_at AS DATE) AS day,
+),
+pub AS (SELECT {key}, published_at FROM dim_posts SEMI JOIN keys USING ({key}))
+SELECT l.workspace_id, l.platform, l.external_id, l.captured_at,
+       CAST(l.captured_at AS DATE) AS day,
        {deltas},
-       {drops} AS counter_drops
-FROM lagged WHERE in_window
+       {drops} AS counter_drops,
+       -- a post's first reading is a lifetime total unless the post was published shortly
+       -- before it (that UTC day, or within the hour): then it is growth we saw happen
+       l.earlier = 0 AND NOT coalesce(p.published_at < l.captured_at
+           AND (CAST(p.published_at AS DATE) = CAST(l.captured_at AS DATE)
+                OR l.captured_at - p.published_at <= INTERVAL {FIRST_READING_GRACE_HOURS} HOUR),
+           false) AS first_seen,
+       {peaks}
+FROM lagged l LEFT JOIN pub p USING ({key})
+WHERE l.in_window
 -- capture order: each row group then holds a few days, so zone maps let a later day's
 -- delete, rebuild and checks skip the rest of history (and the insert runs batched)
-ORDER BY captured_at;
+ORDER BY l.captured_at;
 {_snapshot_rows("stg_engagement_deltas", "stg_engagement_deltas", start, end, run_id, computed_at)}
 """  # noqa: S608 - only literal() values are rendered
 
@@ -228,6 +318,7 @@ def post_hourly_script(start: date, end: date, *, run_id: str, computed_at: date
     singles = ", ".join(f"{m}::BIGINT AS {m}" for m in METRICS)
     # HUGEINT like sum()'s, so one snapshot overflows exactly where its sum would
     eng_single = " + ".join(f"{m}::HUGEINT" for m in ENGAGEMENT_METRICS)
+    first_cols = ", ".join(f"s.{m}::BIGINT AS {m}" for m in METRICS)
     # Grouping on the four key columns and joining the dimensions to the groups (one row
     # each: dim keys are primary keys) is ~2x cheaper than grouping on the joined columns.
     return f"""
@@ -236,7 +327,7 @@ INSERT INTO mart_post_hourly
 WITH multi_days AS (
     -- days where a post has two snapshots in one hour (distinct hashes, as in staging)
     SELECT day FROM stg_engagement_deltas
-    WHERE day >= {literal(start)} AND day < {literal(end)}
+    WHERE day >= {literal(start)} AND day < {literal(end)} AND NOT first_seen
     GROUP BY day
     HAVING count(*) <> count(DISTINCT hash(workspace_id, platform, external_id,
                                            date_trunc('hour', captured_at)))
@@ -247,13 +338,13 @@ h AS (
     SELECT workspace_id, platform, external_id, date_trunc('hour', captured_at) AS hour,
            {singles}, ({eng_single})::BIGINT AS engagements
     FROM stg_engagement_deltas
-    WHERE day >= {literal(start)} AND day < {literal(end)}
+    WHERE day >= {literal(start)} AND day < {literal(end)} AND NOT first_seen
       AND day NOT IN (SELECT day FROM multi_days)
     UNION ALL
     SELECT workspace_id, platform, external_id, date_trunc('hour', captured_at) AS hour,
            {sums}, ({eng})::BIGINT AS engagements
     FROM stg_engagement_deltas
-    WHERE day >= {literal(start)} AND day < {literal(end)}
+    WHERE day >= {literal(start)} AND day < {literal(end)} AND NOT first_seen
       AND day IN (SELECT day FROM multi_days)
     GROUP BY ALL
 )
@@ -269,6 +360,24 @@ LEFT JOIN dim_accounts a ON a.workspace_id = h.workspace_id AND a.platform = h.p
 LEFT JOIN accounts acc ON acc.workspace_id = h.workspace_id AND acc.platform = h.platform
      AND acc.external_id = p.account_external_id
 ORDER BY h.hour;
+
+-- First-seen totals: the first readings that carry what a post gathered before we saw it,
+-- labelled like the growth rows, kept apart from them (docs/api/analytics.md).
+DELETE FROM mart_post_first_seen WHERE day >= {literal(start)} AND day < {literal(end)};
+INSERT INTO mart_post_first_seen
+SELECT s.workspace_id, s.day, s.captured_at, s.platform,
+       coalesce(p.account_external_id, 'unknown') AS account_external_id,
+       coalesce(a.account_id, acc.id) AS account_id,
+       s.external_id, p.post_id, coalesce(p.kind, a.kind, 'unknown') AS kind, p.published_at,
+       {first_cols}, ({eng_single})::BIGINT AS engagements
+FROM stg_engagement_deltas s
+LEFT JOIN dim_posts p USING (workspace_id, platform, external_id)
+LEFT JOIN dim_accounts a ON a.workspace_id = s.workspace_id AND a.platform = s.platform
+     AND a.external_id = p.account_external_id
+LEFT JOIN accounts acc ON acc.workspace_id = s.workspace_id AND acc.platform = s.platform
+     AND acc.external_id = p.account_external_id
+WHERE s.day >= {literal(start)} AND s.day < {literal(end)} AND s.first_seen
+ORDER BY s.captured_at;
 {_snapshot_rows("mart_post_hourly", "mart_post_hourly", start, end, run_id, computed_at)}
 """  # noqa: S608 - only literal() values are rendered
 
@@ -418,37 +527,84 @@ class Window:
     end: datetime
 
 
+_DATA_ENDS = """
+SELECT workspace_id, platform, max(data_end) AS data_end FROM (
+    SELECT workspace_id, platform, max(hour) + INTERVAL 1 HOUR AS data_end
+    FROM mart_post_hourly GROUP BY ALL
+    UNION ALL
+    -- an export read once (every reading a first-seen total) has data too
+    SELECT workspace_id, platform, date_trunc('hour', max(captured_at)) + INTERVAL 1 HOUR
+    FROM mart_post_first_seen GROUP BY ALL
+) GROUP BY ALL
+"""
+
+
 def workspace_data_ends(cur: Cursor) -> dict[str, datetime]:
     """Per workspace, the end of the newest hour with staged engagement (the insights' 'now')."""
     rows = fetch_all(
         cur,
-        "SELECT workspace_id, max(hour) + INTERVAL 1 HOUR AS data_end FROM mart_post_hourly"
-        " GROUP BY workspace_id",
+        f"SELECT workspace_id, max(data_end) AS data_end FROM ({_DATA_ENDS}) GROUP BY ALL",  # noqa: S608 - a constant
     )
     return {r["workspace_id"]: r["data_end"] for r in rows}
 
 
-def post_rates(store: Store, w: Window, kinds: list[str]) -> list[Row]:
-    """Posts published in the window with their totals so far and the account's handle."""
+def platform_data_ends(cur: Cursor) -> dict[tuple[str, str], datetime]:
+    """Per workspace and platform (each source), the end of its newest hour of data."""
+    rows = fetch_all(cur, _DATA_ENDS)
+    return {(r["workspace_id"], r["platform"]): r["data_end"] for r in rows}
+
+
+def post_rates(
+    store: Store, w: Window, kinds: list[str], *, published_in_window: bool = True
+) -> list[Row]:
+    """Posts with their totals in the window (growth plus first-seen totals) and handle.
+
+    ``published_in_window``: only posts published in the window (best times, top content);
+    else every post with activity in it, however old (rankings count growth in the window
+    of posts published before it).
+    """
     return read(
         store,
-        "SELECT p.workspace_id, p.platform, p.account_external_id, p.external_id, p.post_id,"
+        "WITH m AS ("
+        " SELECT workspace_id, platform, external_id, impressions, reach, views, engagements,"
+        " NULL::TIMESTAMP AS first_read"
+        " FROM mart_post_daily WHERE workspace_id = ?"
+        "  AND day >= CAST(? AS DATE) AND day < CAST(? AS DATE) + 1"
+        " UNION ALL"
+        " SELECT workspace_id, platform, external_id, impressions, reach, views, engagements,"
+        " captured_at AS first_read"
+        " FROM mart_post_first_seen WHERE workspace_id = ?"
+        "  AND captured_at >= ? AND captured_at < ?)"
+        " SELECT p.workspace_id, p.platform, p.account_external_id, p.external_id, p.post_id,"
         " p.kind, p.text, p.media_type, p.url, p.published_at,"
+        # an export without publication times files a post as published when first read
+        " max(m.first_read) AS first_read,"
         " coalesce(da.handle, acc.handle, p.account_external_id) AS handle,"
         " sum(m.impressions) AS impressions, sum(m.reach) AS reach, sum(m.views) AS views,"
         " sum(m.engagements) AS engagements"
-        " FROM dim_posts p JOIN mart_post_daily m"
+        " FROM dim_posts p JOIN m"
         "  ON m.workspace_id = p.workspace_id AND m.platform = p.platform"
         "  AND m.external_id = p.external_id"
         " LEFT JOIN dim_accounts da ON da.workspace_id = p.workspace_id"
         "  AND da.platform = p.platform AND da.external_id = p.account_external_id"
         " LEFT JOIN accounts acc ON acc.workspace_id = p.workspace_id"
         "  AND acc.platform = p.platform AND acc.external_id = p.account_external_id"
-        " WHERE p.workspace_id = ? AND p.published_at >= ? AND p.published_at < ?"
-        " AND m.day >= CAST(? AS DATE) AND m.day < CAST(? AS DATE) + 1"
+        " WHERE p.workspace_id = ? AND (NOT ? OR (p.published_at >= ? AND p.published_at < ?))"
         " AND list_contains(?, p.kind)"
         " GROUP BY ALL",
-        [w.workspace_id, w.start, w.end, w.start, w.end, kinds],
+        [
+            w.workspace_id,
+            w.start,
+            w.end,
+            w.workspace_id,
+            w.start,
+            w.end,
+            w.workspace_id,
+            published_in_window,
+            w.start,
+            w.end,
+            kinds,
+        ],
     )
 
 
@@ -462,17 +618,14 @@ def account_days(cur: Cursor, w: Window) -> list[Row]:
     )
 
 
-# The rows of a trend window: each post's hours in [start, end), less a post's first hour
-# when it is its first measurement more than one trend window after publication (what it
-# gathered before we first saw it accrued at an unknown time, so it is not read as a burst;
-# the first hour read stands in for the first ever: a post measured for longer than the
-# look-back loses one honest hour).
-# Parameters: workspace, start, end, start, end, end, width (µs) three times.
+# The rows of a trend window: each post's hours in [start, end). A post's first reading
+# that carries what it gathered before we saw it is not among them (staging keeps it as a
+# first-seen total, mart_post_first_seen), so it is never read as a burst.
+# Parameters: workspace, start, end, start, end, end, width (µs) twice.
 _TREND_ROWS = """
 WITH h AS (
     SELECT m.platform, m.account_external_id, m.external_id, m.hour, m.engagements AS eng,
-           p.hashtags, p.category, p.published_at,
-           min(m.hour) OVER (PARTITION BY m.external_id) AS first_hour
+           p.hashtags, p.category, p.published_at
     FROM mart_post_hourly m LEFT JOIN dim_posts p USING (workspace_id, platform, external_id)
     WHERE m.workspace_id = ? AND m.day >= CAST(? AS DATE) AND m.day <= CAST(? AS DATE)
       AND m.hour >= ? AND m.hour < ?
@@ -483,14 +636,27 @@ SELECT *,
             AS INTEGER) AS win,
        CAST(floor((epoch_us(hour) - epoch_us(published_at)) / ?) AS INTEGER) AS age
 FROM h
-WHERE NOT (hour = first_hour AND published_at IS NOT NULL
-           AND epoch_us(hour) - epoch_us(published_at) > ?)
 """
 
 
 def _trend_params(w: Window, width: timedelta) -> list[Any]:
     width_us = width // timedelta(microseconds=1)
-    return [w.workspace_id, w.start, w.end, w.start, w.end, w.end, width_us, width_us, width_us]
+    return [w.workspace_id, w.start, w.end, w.start, w.end, w.end, width_us, width_us]
+
+
+def capture_cadence_hours(store: Store, w: Window) -> float | None:
+    """The median gap, in hours, between a post's consecutive readings in the window."""
+    rows = read(
+        store,
+        "SELECT median(gap) AS gap FROM ("
+        " SELECT date_diff('minute', lag(hour) OVER (PARTITION BY platform, external_id"
+        "   ORDER BY hour), hour) / 60.0 AS gap"
+        " FROM mart_post_hourly WHERE workspace_id = ? AND day >= CAST(? AS DATE)"
+        " AND day <= CAST(? AS DATE) AND hour >= ? AND hour < ?)",
+        [w.workspace_id, w.start, w.end, w.start, w.end],
+    )
+    gap = rows[0]["gap"] if rows else None
+    return float(gap) if gap is not None else None
 
 
 def trend_posts(store: Store, w: Window, width: timedelta, windows: int) -> list[Row]:
@@ -537,7 +703,7 @@ FROM pa GROUP BY ALL ORDER BY ALL
     )
 
 
-def ranked_accounts(cur: Cursor, w: Window) -> list[Row]:
+def ranked_accounts(cur: Cursor, w: Window, platform: str | None = None) -> list[Row]:
     """Competitor, creator and own accounts seen in the window, with first and last followers."""
     return fetch_all(
         cur,
@@ -550,8 +716,9 @@ def ranked_accounts(cur: Cursor, w: Window) -> list[Row]:
         "   AS followers_last,"
         " datediff('second', min(s.captured_at), max(s.captured_at)) / 86400.0 AS span_days"
         " FROM raw_account_snapshots s WHERE s.workspace_id = ?"
-        " AND s.captured_at >= ? AND s.captured_at < ? GROUP BY ALL",
-        [w.workspace_id, w.start, w.end],
+        " AND s.captured_at >= ? AND s.captured_at < ? AND (? IS NULL OR s.platform = ?)"
+        " GROUP BY ALL",
+        [w.workspace_id, w.start, w.end, platform, platform],
     )
 
 
@@ -641,14 +808,16 @@ def newest_capture(cur: Cursor, table: str) -> datetime | None:
 
 
 def totals_match(cur: Cursor, start: date, end: date) -> dict[str, int]:
-    """Sum of engagements in staging, mart_post_hourly and mart_post_daily for [start, end)."""
+    """Engagements (growth) in staging and the post marts, and first-seen, for [start, end)."""
     # One table per statement: over Quack a client query may scan one remote table.
-    parts = " + ".join(f"sum({m})" for m in ENGAGEMENT_METRICS)
+    # Growth only: first-seen totals are kept apart (mart_post_first_seen).
+    parts = " + ".join(f"sum({m}) FILTER (WHERE NOT first_seen)" for m in ENGAGEMENT_METRICS)
     out = {}
     for name, table, expr in (
         ("staging", "stg_engagement_deltas", parts),
         ("hourly", "mart_post_hourly", "sum(engagements)"),
         ("daily", "mart_post_daily", "sum(engagements)"),
+        ("first_seen", "mart_post_first_seen", "sum(engagements)"),
     ):
         value = fetch_value(
             cur,
@@ -800,16 +969,23 @@ def days_with_new_raw(cur: Cursor, since: datetime | None) -> list[date]:
 
 
 def days_with_new_posts(store: Store, since: datetime | None) -> list[date]:
-    """Publication days of posts ingested after ``since`` that no mart has seen yet."""
+    """Publication days that posts ingested after ``since`` enter or leave.
+
+    A post no mart has seen yet counts on its publication day; a post whose publication
+    time changed (another file says otherwise) also leaves the day the marts counted it
+    on, which is rebuilt too so that it is not counted on both.
+    """
     rows = read(
         store,
-        "SELECT DISTINCT CAST(r.published_at AS DATE) AS day FROM raw_posts r"
+        "SELECT DISTINCT unnest([CAST(r.published_at AS DATE), CAST(d.published_at AS DATE)])"
+        " AS day FROM raw_posts r"
         " LEFT JOIN dim_posts d ON d.workspace_id = r.workspace_id AND d.platform = r.platform"
         " AND d.external_id = r.external_id"
-        " WHERE (? IS NULL OR r.ingested_at > ?) AND d.external_id IS NULL",
+        " WHERE (? IS NULL OR r.ingested_at > ?)"
+        " AND (d.external_id IS NULL OR d.published_at <> r.published_at)",
         [since, since],
     )
-    return sorted(r["day"] for r in rows)
+    return sorted(r["day"] for r in rows if r["day"] is not None)
 
 
 def mart_rows(cur: Cursor, table: str, workspace_id: str) -> list[Row]:

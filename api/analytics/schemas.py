@@ -29,6 +29,21 @@ class Snapshot(BaseModel):
     marts: list[str] = Field(description="The marts read.")
 
 
+class FirstSeen(BaseModel):
+    """Lifetime totals of posts first read in the range, as they were at that first reading."""
+
+    posts: int = Field(description="Posts whose first reading (a lifetime total) is in the range.")
+    impressions: int
+    reach: int
+    views: int
+    likes: int
+    comments: int
+    shares: int
+    saves: int
+    clicks: int
+    engagements: int
+
+
 class Metrics(BaseModel):
     """Summed counters over a range; rates recomputed from the sums."""
 
@@ -54,6 +69,11 @@ class Metrics(BaseModel):
         description="Latest follower count in the range, summed over accounts."
     )
     follower_growth: int | None = Field(description="Net new followers over the range.")
+    first_seen: FirstSeen | None = Field(
+        default=None,
+        description="Totals and per platform only: what posts had gathered before Murmur first "
+        "read them (in the range); not part of the growth counters above. Null in the series.",
+    )
 
 
 class PlatformMetrics(Metrics):

@@ -17,6 +17,7 @@ from api.analytics.schemas import (
     Creators,
     DayPoint,
     DestinationAnalytics,
+    FirstSeen,
     Granularity,
     Insight,
     Insights,
@@ -141,6 +142,13 @@ def _metrics(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _first_seen(row: Mapping[str, Any]) -> FirstSeen:
+    return FirstSeen(
+        posts=int(row.get("fs_posts") or 0),
+        **{c: int(row.get(f"fs_{c}") or 0) for c in COUNTERS},
+    )
+
+
 def _sum_optional(values: list[Any]) -> int | None:
     present = [int(v) for v in values if v is not None]
     return sum(present) if present else None
@@ -194,6 +202,8 @@ def unified(
         totals_row[name] = sum(int(r[name]) for r in platforms)
     totals_row["followers"] = _sum_optional([r["followers"] for r in platforms])
     totals_row["follower_growth"] = _sum_optional([r["follower_growth"] for r in platforms])
+    for name in ("fs_posts", *(f"fs_{c}" for c in COUNTERS)):
+        totals_row[name] = sum(int(r[name] or 0) for r in platforms)
     series = page.page(
         rows,
         lambda r: SeriesPoint(
@@ -208,8 +218,11 @@ def unified(
     return UnifiedAnalytics(
         range=Range(from_=start, to=end, first_bucket=_utc(first), last_bucket=_utc(last)),
         granularity=granularity,
-        totals=Metrics(**_metrics(totals_row)),
-        by_platform=[PlatformMetrics(platform=r["platform"], **_metrics(r)) for r in platforms],
+        totals=Metrics(**_metrics(totals_row), first_seen=_first_seen(totals_row)),
+        by_platform=[
+            PlatformMetrics(platform=r["platform"], **_metrics(r), first_seen=_first_seen(r))
+            for r in platforms
+        ],
         series=series,
         snapshot=snapshot_out(snapshot_row, marts),
     )

@@ -422,13 +422,23 @@ def _insight_asset(
     return _insight
 
 
+def _platform_windows(s: Store, now: datetime, days: int) -> list[tuple[str, marts.Window]]:
+    """One window per workspace and platform (each source ends at its own newest data)."""
+    ends = s.run(marts.platform_data_ends)
+    return [
+        (platform, marts.Window(ws, min(end, now) - timedelta(days=days), min(end, now)))
+        for (ws, platform), end in sorted(ends.items())
+    ]
+
+
 def _best_times(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    wins = _windows(s, now, insights.BEST_TIMES_DAYS)
-    for w in wins:
-        posts = marts.post_rates(s, w, ["own"])
+    wins = _platform_windows(s, now, insights.BEST_TIMES_DAYS)
+    for platform, w in wins:
+        posts = [p for p in marts.post_rates(s, w, ["own"]) if p["platform"] == platform]
         rows += insights.best_times(w.workspace_id, posts, now)
-    return rows, [w.workspace_id for w in wins], {"window_days": insights.BEST_TIMES_DAYS}
+    workspaces = sorted({w.workspace_id for _, w in wins})
+    return rows, workspaces, {"window_days": insights.BEST_TIMES_DAYS}
 
 
 def _best_times_checks(s: Store) -> Iterator[AssetCheckResult]:
@@ -483,9 +493,14 @@ def _trends(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], d
     rows: list[dict[str, Any]] = []
     wins = _windows(s, now, insights.TREND_LOOKBACK_DAYS)
     for w in wins:
-        posts = marts.trend_posts(s, w, insights.TREND_WIDTH, insights.TREND_WINDOWS)
-        ages = marts.trend_ages(s, w, insights.TREND_WIDTH)
-        rows += insights.viral_trends(w.workspace_id, posts, ages, w.end, now)
+        # Windows as long as the data's reading interval (6 h for hourly captures, a day
+        # for daily exports), over as many days as the windows need.
+        width = insights.trend_width(marts.capture_cadence_hours(s, w))
+        span = max(timedelta(days=insights.TREND_LOOKBACK_DAYS), width * insights.TREND_WINDOWS)
+        w = marts.Window(w.workspace_id, w.end - span, w.end)
+        posts = marts.trend_posts(s, w, width, insights.TREND_WINDOWS)
+        ages = marts.trend_ages(s, w, width)
+        rows += insights.viral_trends(w.workspace_id, posts, ages, w.end, now, width)
     return rows, [w.workspace_id for w in wins], {"window_hours": insights.TREND_WINDOW_HOURS}
 
 
@@ -501,12 +516,23 @@ def _trend_checks(s: Store) -> Iterator[AssetCheckResult]:
 
 def _rankings(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    wins = _windows(s, now, insights.RANKING_DAYS)
-    for w in wins:
-        accounts = s.run(partial(marts.ranked_accounts, w=w))
-        posts = marts.post_rates(s, w, ["creator", "competitor"])
-        rows += insights.creator_rankings(w.workspace_id, accounts, posts, now)
-    return rows, [w.workspace_id for w in wins], {"window_days": insights.RANKING_DAYS}
+    # One window per source (platform): a workspace holding a 2017 export and this week's
+    # captures ranks each over its own last 28 days, not the older one over an empty span.
+    ends = s.run(marts.platform_data_ends)
+    by_workspace: dict[str, list[tuple[str, marts.Window]]] = {}
+    for (ws, platform), end in sorted(ends.items()):
+        last = min(end, now)
+        window = marts.Window(ws, last - timedelta(days=insights.RANKING_DAYS), last)
+        by_workspace.setdefault(ws, []).append((platform, window))
+    for ws, windows in by_workspace.items():
+        accounts: list[dict[str, Any]] = []
+        posts: list[dict[str, Any]] = []
+        for platform, w in windows:
+            accounts += s.run(partial(marts.ranked_accounts, w=w, platform=platform))
+            found = marts.post_rates(s, w, ["creator", "competitor"], published_in_window=False)
+            posts += [p for p in found if p["platform"] == platform]
+        rows += insights.creator_rankings(ws, accounts, posts, now)
+    return rows, sorted(by_workspace), {"window_days": insights.RANKING_DAYS}
 
 
 def _ranking_checks(s: Store) -> Iterator[AssetCheckResult]:

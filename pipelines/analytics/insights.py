@@ -33,6 +33,8 @@ TREND_LOOKBACK_DAYS = 7  # hourly history read for trends
 TREND_MIN_VELOCITY = 1.0  # engagements per hour, now or just before, to be considered
 TREND_TOP = 50  # rows kept per entity type and workspace
 RANKING_DAYS = 28
+# The hour of a best-times bucket of an account whose data has dates only (a whole weekday).
+DATE_ONLY_HOUR = -1
 WEEKDAYS = ("Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays")
 
 
@@ -47,7 +49,9 @@ def best_times(workspace_id: str, posts: list[Row], computed_at: datetime) -> li
     by_account: dict[tuple[str, str], list[tuple[datetime, float]]] = defaultdict(list)
     for p in posts:
         rate = _rate(p)
-        if rate is not None:
+        # a post whose publication the export does not give (filed at its first reading)
+        # says nothing about when to post
+        if rate is not None and p.get("first_read") != p["published_at"]:
             by_account[(p["platform"], p["account_external_id"])].append((p["published_at"], rate))
     out: list[Row] = []
     for (platform, account), rated in by_account.items():
@@ -56,9 +60,12 @@ def best_times(workspace_id: str, posts: list[Row], computed_at: datetime) -> li
             continue
         indices = [(ts, r / mean) for ts, r in rated]
         pooled_sd = statistics.stdev(i for _, i in indices)
+        # An account whose every post is at midnight exactly comes from an export with dates
+        # only: its hour of day is unknown, so its buckets are whole weekdays (hour -1).
+        dates_only = all(ts.time() == datetime.min.time() for ts, _ in indices)
         buckets: dict[tuple[int, int], list[float]] = defaultdict(list)
         for ts, index in indices:
-            buckets[(ts.weekday(), ts.hour)].append(index)
+            buckets[(ts.weekday(), DATE_ONLY_HOUR if dates_only else ts.hour)].append(index)
         for (weekday, hour), values in sorted(buckets.items()):
             n = len(values)
             raw = statistics.fmean(values)
@@ -89,10 +96,14 @@ def best_time_insights(
     handles: dict[tuple[str, str, str], str],
     computed_at: datetime,
 ) -> list[Row]:
-    """Per account, the best bucket (shrunk index > 1, ≥ 3 posts) as a plain recommendation."""
+    """Per account, the best supported bucket as a plain recommendation.
+
+    Supported: ≥ 3 posts and an interval wholly above 1.0 (a shrunk index above 1 whose
+    interval includes 1 is not told apart from the account's average, so nothing is said).
+    """
     best: dict[tuple[str, str], Row] = {}
     for b in buckets:
-        if b["posts"] < 3 or b["shrunk_index"] <= 1.0:
+        if b["posts"] < 3 or b["ci_low"] <= 1.0:
             continue
         k = (b["platform"], b["account_external_id"])
         if k not in best or b["shrunk_index"] > best[k]["shrunk_index"]:
@@ -100,8 +111,13 @@ def best_time_insights(
     out = []
     for (platform, account), b in sorted(best.items()):
         handle = handles.get((workspace_id, platform, account), account)
+        when = (
+            f"{WEEKDAYS[b['weekday']]} (the data gives dates only)"
+            if b["hour"] == DATE_ONLY_HOUR
+            else f"{WEEKDAYS[b['weekday']]} at {b['hour']:02d}:00 UTC"
+        )
         body = (
-            f"Post on {WEEKDAYS[b['weekday']]} at {b['hour']:02d}:00 UTC: "
+            f"Post on {when}: "
             f"{b['shrunk_index']:.1f}x your average engagement rate, {b['posts']} posts, "
             f"{b['confidence']} confidence"
         )
@@ -282,27 +298,43 @@ def anomaly_insights(
     return out
 
 
+def trend_width(cadence_hours: float | None) -> timedelta:
+    """The trend window for data read every ``cadence_hours``: 6 h, or one reading interval.
+
+    Hourly captures keep 6-hour windows; a daily export gets day-long windows, so that each
+    window holds one reading and like is compared with like (not a day with readings to
+    hours without any).
+    """
+    if cadence_hours is None or cadence_hours <= TREND_WINDOW_HOURS:
+        return TREND_WIDTH
+    return timedelta(hours=math.ceil(cadence_hours))
+
+
 def viral_trends(
     workspace_id: str,
     posts: list[Row],
     ages: list[Row],
     window_end: datetime,
     computed_at: datetime,
+    width: timedelta = TREND_WIDTH,
 ) -> list[Row]:
     """Posts, hashtags and topics whose velocity is abnormal against their own baseline.
 
-    Windows of 6 h end at ``window_end``: W0 the latest, W1 the one before, W2…W5 the
-    baseline. An entity's baseline is the median velocity of its baseline windows (those
-    after a post's publication); a post younger than that is compared with the median
-    velocity of its account's other posts at the same age (window index since publication).
-    ``posts`` and ``ages`` are the sums read by ``warehouse.marts.trend_posts`` and
+    Windows of ``width`` end at ``window_end``: W0 the latest, W1 the one before, W2…W5 the
+    baseline. A window without any reading of the entity is *missing*, not zero: the
+    baseline is the median velocity of its observed baseline windows (those after a
+    post's publication), and a post with fewer than 2 is compared with the median velocity
+    of its account's other posts at the same age (window index since publication). An
+    entity with W0 or W1 unobserved, or no baseline, has insufficient data and is not
+    listed. ``posts`` and ``ages`` are the sums read by ``warehouse.marts.trend_posts`` and
     ``trend_ages``: the per-hour rows are added up in the store, not here.
     """
-    width = TREND_WIDTH
     n_windows = TREND_WINDOWS
+    hours = width / timedelta(hours=1)
 
-    # entity → per-window engagements; a post's hashtags and topics get its sums
+    # entity → per-window engagements and which windows hold a reading
     sums: dict[tuple[str, str, str | None], list[float]] = defaultdict(lambda: [0.0] * n_windows)
+    seen: dict[tuple[str, str, str | None], set[int]] = defaultdict(set)
     post_meta: dict[str, Row] = {}
     for p in posts:
         per_window = [0.0] * n_windows
@@ -318,38 +350,45 @@ def viral_trends(
         keys += [("topic", t, None) for t in topics if t]
         for k in keys:
             total = sums[k]
+            seen[k].update(p["wins"])
             for w in range(n_windows):
                 total[w] += per_window[w]
     age_velocity = {
         (a["platform"], a["account_external_id"], a["age"]): [
-            float(e) / TREND_WINDOW_HOURS for e in a["engagements"]
+            float(e) / hours for e in a["engagements"]
         ]
         for a in ages
     }
 
     found: list[Row] = []
     for (etype, entity, platform), per_window in sums.items():
-        vel = [v / TREND_WINDOW_HOURS for v in per_window]
+        observed = seen[(etype, entity, platform)]
+        vel = [v / hours for v in per_window]
+        if 0 not in observed or 1 not in observed:
+            continue  # insufficient data: no reading now or just before to compare
         if max(vel[0], vel[1]) < TREND_MIN_VELOCITY:
             continue
         source = "own"
-        base_windows = vel[2:]
+        base_idx = [i for i in range(2, n_windows) if i in observed]
         if etype == "post":
             meta = post_meta[entity]
             pub = meta["published_at"]
             if pub is not None:
                 # only windows that start after publication are the post's own history
-                base_windows = [
-                    v for i, v in enumerate(vel[2:], start=2) if window_end - (i + 1) * width >= pub
-                ]
-            if len(base_windows) < 2 and pub is not None:
-                age = int((window_end - width - pub) // width)
-                peers = age_velocity.get((meta["platform"], meta["account_external_id"], age), [])
-                others = [v for v in peers if v != vel[0]] or peers
-                if len(others) < 3:
-                    continue
-                base_windows, source = others, "account_same_age"
-        if not base_windows:
+                base_idx = [i for i in base_idx if window_end - (i + 1) * width >= pub]
+        base_windows = [vel[i] for i in base_idx]
+        if etype == "post" and len(base_windows) < 2:
+            meta = post_meta[entity]
+            pub = meta["published_at"]
+            if pub is None:
+                continue
+            age = int((window_end - width - pub) // width)
+            peers = age_velocity.get((meta["platform"], meta["account_external_id"], age), [])
+            others = [v for v in peers if v != vel[0]] or peers
+            if len(others) < 3:
+                continue
+            base_windows, source = others, "account_same_age"
+        if len(base_windows) < 1:
             continue
         baseline = statistics.median(base_windows)
         score_now = alg.velocity_score(vel[0], baseline)
@@ -358,13 +397,19 @@ def viral_trends(
         if status is None:
             continue
         evidence = {
-            "window_hours": TREND_WINDOW_HOURS,
+            "window_hours": hours,
             "velocity": vel[0],
             "previous_velocity": vel[1],
             "baseline": baseline,
             "baseline_source": source,
             "baseline_velocities": base_windows,
+            "baseline_windows": base_idx if source == "own" else [],
+            "windows_observed": sorted(observed),
             "score_previous": score_prev,
+            "parts": {
+                "log2_velocity_plus_1": math.log2(vel[0] + 1),
+                "log2_baseline_plus_1": math.log2(baseline + 1),
+            },
         }
         if etype == "post":
             evidence["account_external_id"] = post_meta[entity]["account_external_id"]
@@ -393,13 +438,24 @@ def viral_trends(
     return out
 
 
+def _group_z(values: list[float | None]) -> list[float | None]:
+    """Z-scores of the known values (None stays None: the part is missing for that member)."""
+    known = [v for v in values if v is not None]
+    zs = iter(alg.zscores(known))
+    return [None if v is None else next(zs) for v in values]
+
+
 def creator_rankings(
     workspace_id: str, accounts: list[Row], posts: list[Row], computed_at: datetime
 ) -> list[Row]:
     """Creators and competitors ranked per kind by a weighted composite of standardised parts.
 
-    Parts: the engagement rate shrunk toward the population mean with a prior of m posts,
-    the follower growth rate over the window, and log(1 + average reach per post).
+    Parts: the engagement rate (per impression, else per view) shrunk toward the group mean
+    with a prior of m posts, or engagements per post for members whose posts report no
+    exposure at all (z-scored among those members); the follower growth rate over the
+    window; log(1 + average reach per post). A part nobody in the group can measure (an
+    export with one follower reading, or no reach) gets weight 0 and the others share its
+    weight; a member missing a part the others have scores 0 (the mean) on it.
     """
     per_account: dict[tuple[str, str], list[Row]] = defaultdict(list)
     for p in posts:
@@ -416,40 +472,83 @@ def creator_rankings(
             imp = sum(float(p["impressions"] or 0) for p in own)
             views = sum(float(p["views"] or 0) for p in own)
             rate = alg.engagement_rate(eng, imp, views)
+            basis = "impressions" if imp else "views" if views else "posts"
+            per_post = eng / len(own) if own else None
             reached = [
                 float(p["reach"] or 0) or float(p["impressions"] or 0) or float(p["views"] or 0)
                 for p in own
             ]
+            reach = statistics.fmean(reached) if reached and any(reached) else None
             first, last = a["followers_first"], a["followers_last"]
-            growth = (last - first) / first if first and last is not None else 0.0
-            stats.append((a, len(own), rate, growth, statistics.fmean(reached) if reached else 0.0))
+            # growth needs two readings apart in time; one reading says nothing about it
+            measured = first and last is not None and float(a["span_days"] or 0) > 0
+            growth = (last - first) / first if measured else None
+            stats.append((a, len(own), rate, basis, per_post, growth, reach))
         rated = [s[2] for s in stats if s[2] is not None]
         prior = statistics.fmean(rated) if rated else 0.0
-        shrunk = [
-            alg.shrink(s[2] if s[2] is not None else prior, s[1], prior, alg.RANKING_PRIOR_POSTS)
-            for s in stats
+        # rates shrink toward the mean rate; members without exposure metrics are compared
+        # by engagements per post, shrunk toward their own mean, in a group of their own
+        counted = [s[4] for s in stats if s[2] is None and s[4] is not None]
+        prior_pp = statistics.fmean(counted) if counted else 0.0
+        rate_values: list[float | None] = []
+        for _, n, rate, _, per_post, _, _ in stats:
+            if rate is not None:
+                rate_values.append(alg.shrink(rate, n, prior, alg.RANKING_PRIOR_POSTS))
+            elif per_post is not None:
+                rate_values.append(alg.shrink(per_post, n, prior_pp, alg.RANKING_PRIOR_POSTS))
+            else:
+                rate_values.append(None)
+        z_by_basis: dict[str, list[float | None]] = {}
+        for basis in ("rate", "posts"):
+            chosen = [
+                v if (s[2] is not None) == (basis == "rate") else None
+                for v, s in zip(rate_values, stats, strict=True)
+            ]
+            z_by_basis[basis] = _group_z(chosen)
+        z_rate = [
+            z_by_basis["rate"][i] if s[2] is not None else z_by_basis["posts"][i]
+            for i, s in enumerate(stats)
         ]
-        z_rate = alg.zscores(shrunk)
-        z_growth = alg.zscores([s[3] for s in stats])
-        z_reach = alg.zscores([math.log1p(s[4]) for s in stats])
+        z_growth = _group_z([s[5] for s in stats])
+        z_reach = _group_z([None if s[6] is None else math.log1p(s[6]) for s in stats])
+        columns = {"engagement_rate": z_rate, "growth_rate": z_growth, "reach": z_reach}
+        available = {n for n, zs in columns.items() if any(z is not None for z in zs)}
+        total = sum(w for n, w in alg.RANKING_WEIGHTS.items() if n in available)
+        weights = {
+            n: (w / total if n in available and total else 0.0)
+            for n, w in alg.RANKING_WEIGHTS.items()
+        }
         scored = []
-        for i, (a, n, rate, growth, reach) in enumerate(stats):
-            zs = {"engagement_rate": z_rate[i], "growth_rate": z_growth[i], "reach": z_reach[i]}
-            score = alg.composite(zs)
-            values = {"engagement_rate": shrunk[i], "growth_rate": growth, "reach": reach}
+        for i, (a, n, rate, basis, per_post, growth, reach) in enumerate(stats):
+            zs = {name: columns[name][i] or 0.0 for name in columns}
+            score = alg.composite(zs, weights)
+            values = {
+                "engagement_rate": rate_values[i],
+                "growth_rate": growth,
+                "reach": reach,
+            }
             parts = {
                 name: {
                     "value": values[name],
                     "z": zs[name],
-                    "weight": w,
-                    "contribution": w * zs[name],
+                    "weight": weights[name],
+                    "contribution": weights[name] * zs[name],
+                    "measured": columns[name][i] is not None,
                 }
-                for name, w in alg.RANKING_WEIGHTS.items()
+                for name in columns
             }
             parts["engagement_rate"].update(
-                {"raw": rate, "posts": n, "prior": prior, "prior_posts": alg.RANKING_PRIOR_POSTS}
+                {
+                    "raw": rate,
+                    "basis": basis,
+                    "engagements_per_post": per_post,
+                    "posts": n,
+                    "prior": prior if rate is not None else prior_pp,
+                    "prior_posts": alg.RANKING_PRIOR_POSTS,
+                }
             )
-            scored.append((score, a, n, rate, shrunk[i], growth, reach, parts))
+            shrunk = rate_values[i] if rate is not None else prior
+            scored.append((score, a, n, rate, shrunk, growth, reach, parts))
         scored.sort(key=lambda t: (-t[0], t[1]["account_external_id"]))
         for rank, (score, a, n, rate, sh, growth, reach, parts) in enumerate(scored, start=1):
             out.append(
@@ -464,8 +563,8 @@ def creator_rankings(
                     "posts": n,
                     "engagement_rate": rate,
                     "engagement_rate_shrunk": sh,
-                    "growth_rate": growth,
-                    "avg_reach": reach,
+                    "growth_rate": growth or 0.0,
+                    "avg_reach": reach or 0.0,
                     "score": score,
                     "rank": rank,
                     "parts": json.dumps(parts),

@@ -54,6 +54,8 @@ FORMATS = {
     )
 }
 KINDS = ("own", "competitor", "creator")
+# Whose data a format holds unless told (``kind=``, the CLI's ``--as``).
+DEFAULT_KINDS = {"youtube-trending": "creator", "tweets": "creator", "instagram-insights": "own"}
 
 
 class UnknownWorkspaceError(ValueError):
@@ -144,7 +146,12 @@ def import_file(
         disable=not progress,
         transient=False,
     )
-    if fmt == "youtube-trending" and encoding is None and store.mode != "remote":
+    # Default owner per format: an Instagram insights export is the user's own account; the
+    # public exports (trending lists, tweet collections) are other people's: creators.
+    kind = kind or DEFAULT_KINDS[fmt]
+    # The direct path files videos under their channels; an own export goes to the account.
+    direct_ok = kind != "own" or own is None
+    if fmt == "youtube-trending" and encoding is None and store.mode != "remote" and direct_ok:
         fast = _youtube_direct(store, path, fmt, ws_id, kind, started, started_at)
         if fast is not None:
             return fast

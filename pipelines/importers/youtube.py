@@ -162,7 +162,23 @@ def parse(table: CsvTable, ctx: Context) -> Parsed:
         "likes",
         pl.col("comment_count").alias("comments"),
     )
-    if "channel_title" in has:
+    if kind == "own" and ctx.own_account is not None:
+        # The user's own channel: its videos belong to the connected YouTube account, so
+        # that they reach /analytics/unified under it (docs/importers.md, "Whose data").
+        account_id, account_ext, handle = ctx.own_account
+        posts = posts.with_columns(pl.lit(account_ext).alias("account_external_id"))
+        accounts = pl.DataFrame(
+            {
+                "platform": ["youtube"],
+                "external_id": [account_ext],
+                "account_id": [account_id],
+                "kind": [kind],
+                "handle": [handle],
+                "captured_at": [typed.get_column("day").max()],
+            },
+            schema_overrides={"account_id": pl.String, "captured_at": pl.Datetime("us")},
+        )
+    elif "channel_title" in has:
         accounts = (
             typed.filter(pl.col("channel").is_not_null())
             .group_by("channel")

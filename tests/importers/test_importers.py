@@ -16,8 +16,11 @@ from murmur.settings import Settings
 from pipelines.importers import ImportRejectedError, ImportResult, run_import
 from tests.support import LiveServer, Tenant
 
-DATASETS = Path("/work/shared/datasets")
-pytestmark = pytest.mark.skipif(not DATASETS.exists(), reason="shared data sets not mounted")
+# The shared data sets live beside the repository (../shared/datasets); a missing folder is
+# a failure, not a silent skip.
+DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+if not DATASETS.is_dir():
+    raise RuntimeError(f"the shared data sets are missing: {DATASETS}")
 
 
 def rows_of(name: str, encoding: str = "utf-8") -> list[dict[str, str]]:
