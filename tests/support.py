@@ -43,14 +43,19 @@ class ThreadServer:
 
 def serve_in_thread(app: Any, **options: Any) -> ThreadServer:
     """Start ``app`` on 127.0.0.1 and return once it accepts connections."""
-    port = free_port()
+    # The socket is bound here and handed to uvicorn: a port picked now and bound later could
+    # be taken meanwhile by another test process (pytest -n 2).
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_config=None, access_log=False, **options
     )
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120
     while not server.started:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("the server did not start")
@@ -206,7 +211,7 @@ def new_tenant(server: LiveServer, *, approval_required: bool = False) -> Tenant
     return Tenant(ws_id, org_id, key, Api(server.base_url, key), accounts)
 
 
-def test_workspace_id(server: LiveServer) -> str:
+def bootstrap_workspace_id(server: LiveServer) -> str:
     return server.store.run(bootstrap_test_workspace)
 
 

@@ -26,13 +26,14 @@ def test_quick_bench_prints_every_row(tmp_path: Path) -> None:
     # Fresh idempotency keys: every write of the smoke run was accepted.
     assert all(run["errors"] == 0 for r in writes for run in r.detail["runs"])
     assert "| what |" in table(rows)
-    assert not (tmp_path / "data").exists() or (tmp_path / "data" / "murmur.duckdb").exists()
+    # The run built its store where it was told to.
+    assert list(tmp_path.rglob("murmur.duckdb"))
 
 
 def test_child_rows_come_back_as_table_rows() -> None:
     from benchmarks.bench import child_rows
 
-    rows = child_rows("publishing", quick=True, timeout=120)
+    rows = child_rows("publishing", quick=True, timeout=240)
     assert [r.what for r in rows] == ["publishing lateness, 200 posts due within 5 s"]
     assert rows[0].status in {"PASS", "MISS"}
     assert "published once" in rows[0].figure
@@ -41,7 +42,7 @@ def test_child_rows_come_back_as_table_rows() -> None:
 def test_import_rows_have_a_group_of_their_own() -> None:
     from benchmarks.bench import child_rows
 
-    (row,) = child_rows("import", quick=True, timeout=120)
+    (row,) = child_rows("import", quick=True, timeout=240)
     assert row.what.startswith("import youtube-trending CSV, 100,000 rows"), row
     assert row.status in {"PASS", "MISS"}
     assert row.ratio is not None

@@ -40,6 +40,7 @@ def test_definitions_load_and_resolve() -> None:
     assert {"ingest_hourly", "marts_daily", "insights"} <= jobs
     for name in ("hourly_ingest", "hourly_marts", "hourly_insights"):
         assert defs.resolve_schedule_def(name).job_name in jobs
-    assert defs.resolve_sensor_def("import_batches") is not None
+    # resolve_* raise on an unknown name; what they return must be the one asked for.
+    assert defs.resolve_sensor_def("import_batches").name == "import_batches"
     for name in jobs:
-        assert defs.resolve_job_def(name) is not None
+        assert defs.resolve_job_def(name).name == name

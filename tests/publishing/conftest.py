@@ -168,7 +168,7 @@ def create_post(
 
 
 def wait_for(
-    condition: Callable[[], bool], what: str, timeout: float = 60.0, interval: float = 0.1
+    condition: Callable[[], bool], what: str, timeout: float = 240.0, interval: float = 0.1
 ) -> None:
     """Poll until ``condition`` holds (bounded, so a hang fails instead of blocking)."""
     deadline = time.monotonic() + timeout
