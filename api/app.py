@@ -13,6 +13,7 @@ from anyio import to_thread
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 
 from api.auth import KeyCache
 from api.caching import ResponseCache
@@ -42,7 +43,7 @@ def api_router() -> APIRouter:
     from api.webhooks.router import router as webhooks
     from api.workspaces.router import router as workspaces
 
-    root = APIRouter(prefix=BASE_PATH)
+    root = APIRouter(prefix=BASE_PATH, generate_unique_id_function=operation_id)
     for router in (posts, workspaces, approvals, inbox, automation, analytics, webhooks):
         # include_router keeps each route's own class, so the group routers must declare
         # MurmurRoute themselves: without it a request's transaction is never committed.
@@ -51,6 +52,15 @@ def api_router() -> APIRouter:
             raise RuntimeError(f"routes without route_class=MurmurRoute: {stray}")
         root.include_router(router)
     return root
+
+
+def operation_id(route: APIRoute) -> str:
+    """A route's operationId: its endpoint's name, unless it declares ``operation_id``.
+
+    Short and stable, so that generated clients get ``create_post``, not
+    ``create_post_api_public_v1_posts_post``; the document refuses duplicates.
+    """
+    return route.name
 
 
 def open_host_store(settings: Settings) -> Store:
@@ -151,15 +161,66 @@ _ERRORS_READ = {
 _ERRORS_WRITE = {
     **_ERRORS_READ,
     "400": "Validation failed, or no `Idempotency-Key` (`IDEMPOTENCY_KEY_REQUIRED`).",
-    "409": "`INVALID_STATE`, `IDEMPOTENCY_CONFLICT` or `IDEMPOTENCY_IN_PROGRESS`.",
+    "409": "`INVALID_STATE`, `IDEMPOTENCY_CONFLICT` or `IDEMPOTENCY_IN_PROGRESS` (with "
+    "`Retry-After`).",
     "413": "The body is over the limit (`PAYLOAD_TOO_LARGE`).",
 }
+
+
+def _header(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, "required": False, "schema": schema}
+
+
+# Every response carries these (docs/api.md, "The envelope" and "Rate limits").
 _RATE_HEADERS = {
-    "X-Request-Id": {"description": "This request's id.", "schema": {"type": "string"}},
-    "X-RateLimit-Limit": {"schema": {"type": "integer"}},
-    "X-RateLimit-Remaining": {"schema": {"type": "integer"}},
-    "X-RateLimit-Reset": {"schema": {"type": "string", "format": "date-time"}},
+    "X-Request-Id": _header(
+        "This request's id (also `request_id` in the body).", {"type": "string"}
+    ),
+    "X-RateLimit-Limit": _header("Requests allowed in the window.", {"type": "integer"}),
+    "X-RateLimit-Remaining": _header("Requests left in the window.", {"type": "integer"}),
+    "X-RateLimit-Reset": _header(
+        "When the current window ends (ISO 8601 UTC).", {"type": "string", "format": "date-time"}
+    ),
 }
+_RETRY_AFTER = {
+    "Retry-After": _header("Seconds to wait before retrying.", {"type": "integer", "minimum": 0})
+}
+_REPLAYED = {
+    "Idempotent-Replayed": _header(
+        "`true` when this is the stored response of an earlier request with the same "
+        "Idempotency-Key.",
+        {"type": "string", "enum": ["true"]},
+    )
+}
+_ETAG = {
+    "ETag": _header(
+        "Weak validator of this answer; send it back as `If-None-Match` for a 304.",
+        {"type": "string"},
+    )
+}
+_WWW_AUTHENTICATE = {
+    "WWW-Authenticate": _header("`Bearer`, as RFC 6750 has it.", {"type": "string"})
+}
+# The reads that answer with an ETag and honour If-None-Match (api/caching.py).
+_CONDITIONAL = frozenset({"list_posts", "get_unified_analytics", "list_viral_trends"})
+_IF_NONE_MATCH = {
+    "name": "If-None-Match",
+    "in": "header",
+    "required": False,
+    "description": "An `ETag` from an earlier answer: 304 with no body while it still holds.",
+    "schema": {"type": "string"},
+}
+
+
+def _error_headers(status: str, is_write: bool) -> dict[str, Any]:
+    headers: dict[str, Any] = dict(_RATE_HEADERS)
+    if status in {"409", "429", "503"}:
+        headers.update(_RETRY_AFTER)
+    if status == "401":
+        headers.update(_WWW_AUTHENTICATE)
+    if is_write and status in {"404", "409"}:
+        headers.update(_REPLAYED)  # a refusal from the resource's state is stored and replayed
+    return headers
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
@@ -171,8 +232,14 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         version=app.version,
         description=app.description,
         routes=app.routes,
-        servers=[{"url": "/"}],
     )
+    # Paths are relative to the API's root, which is the one server (on whichever host
+    # serves this document): a generated client takes `http://host:8000/api/public/v1`.
+    schema["servers"] = [{"url": BASE_PATH, "description": "The public API, v1."}]
+    schema["paths"] = {
+        path.removeprefix(BASE_PATH) or "/": operations
+        for path, operations in schema.get("paths", {}).items()
+    }
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     for name, sub in ErrorEnvelope.model_json_schema(ref_template="#/components/schemas/{model}")[
         "$defs"
@@ -184,26 +251,42 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     components.pop("HTTPValidationError", None)
     components.pop("ValidationError", None)
     error_ref = {"$ref": "#/components/schemas/ErrorEnvelope"}
+    seen: dict[str, str] = {}
     for path, operations in schema.get("paths", {}).items():
         for method, operation in operations.items():
+            op_id = operation.get("operationId", "")
+            if op_id in seen:
+                raise RuntimeError(f"operationId {op_id!r} of {path} is {seen[op_id]}'s too")
+            seen[op_id] = path
             is_write = method.upper() in {"POST", "PUT", "PATCH", "DELETE"}
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
             for status, text in (_ERRORS_WRITE if is_write else _ERRORS_READ).items():
                 responses[status] = {
                     "description": text,
-                    "headers": _RATE_HEADERS,
+                    "headers": _error_headers(status, is_write),
                     "content": {"application/json": {"schema": error_ref}},
                 }
             if "upload" in path:
                 responses["415"] = {
                     "description": "The file's bytes are not an accepted type.",
-                    "headers": _RATE_HEADERS,
+                    "headers": _error_headers("415", is_write),
                     "content": {"application/json": {"schema": error_ref}},
                 }
             for status, response in responses.items():
                 if status.startswith("2"):
-                    response.setdefault("headers", _RATE_HEADERS)
+                    headers = dict(_RATE_HEADERS)
+                    if is_write:
+                        headers.update(_REPLAYED)
+                    if op_id in _CONDITIONAL:
+                        headers.update(_ETAG)
+                    response["headers"] = headers
+            if op_id in _CONDITIONAL:
+                operation.setdefault("parameters", []).append(dict(_IF_NONE_MATCH))
+                responses["304"] = {
+                    "description": "Not Modified: the `If-None-Match` tag still holds; no body.",
+                    "headers": {**_RATE_HEADERS, **_ETAG},
+                }
             if is_write:
                 params = operation.setdefault("parameters", [])
                 if not any(p.get("name") == "Idempotency-Key" for p in params):

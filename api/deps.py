@@ -210,9 +210,17 @@ async def context(
     ctx = Context(key=key, requested_workspace=x_workspace_id, txn=txn)
     if x_workspace_id is not None:
         _ = ctx.workspace_id  # refuse a forbidden workspace before any work
+    already_claimed = getattr(request.state, "idempotency", None) is not None
+    if is_write and not already_claimed:
+        # The documented order of checks: idempotency before validation (of the body too).
+        idempotency.validate_key(request.headers.get(idempotency.HEADER))
+    malformed: str | None = getattr(request.state, "malformed_json", None)
+    if malformed is not None:  # found by the route class, reported in its turn
+        raise ValidationFailed.on(
+            "body", "invalid_json", f"The body is not valid JSON: {malformed}"
+        )
     # Before the idempotency claim: a refused request leaves no record.
     _refuse_forbidden_text(request, await _json_body(request) if is_write else None)
-    already_claimed = getattr(request.state, "idempotency", None) is not None
     if not is_write or (getattr(request.state, "claims_in_batch", False) and not already_claimed):
         pass  # a read, or a write whose group commit takes a fresh key with the work
     elif not already_claimed and not getattr(request.state, "manual_idempotency", False):

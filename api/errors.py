@@ -169,9 +169,12 @@ def validation_details(exc: RequestValidationError) -> list[ErrorDetail]:
     details = []
     for err in exc.errors():
         kind = str(err.get("type", "invalid"))
+        loc = err.get("loc", ())
+        if kind == "json_invalid":
+            loc = ("body",)  # its second part is a character position, not a field
         details.append(
             ErrorDetail(
-                field=_field_of(err.get("loc", ())),
+                field=_field_of(loc),
                 issue=_ISSUES.get(kind, kind),
                 message=str(err.get("msg", "Invalid value.")),
             )

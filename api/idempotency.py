@@ -20,6 +20,7 @@ from warehouse import idempotency as repo
 from warehouse.store import Store, Transaction
 
 HEADER = "Idempotency-Key"
+REQUEST_ID_HEADER = "X-Request-Id"
 # 1 to 255 printable ASCII characters, the first not a space (a header value's edges are
 # trimmed in transit, so a leading space could never arrive as sent).
 KEY_PATTERN = r"^[\x21-\x7e][\x20-\x7e]{0,254}$"
@@ -46,12 +47,31 @@ class IdempotentReplay(Exception):
         self.body = body
 
     def response(self) -> Response:
+        """The stored status and body, as they were, under the stored request's id.
+
+        The body is returned exactly as stored (the contract), so its `request_id` is the
+        first request's: `X-Request-Id` says the same, and the edge middleware keeps it (and
+        logs this request's own id beside it).
+        """
+        headers = {"Idempotent-Replayed": "true"}
+        original = _request_id_of(self.body)
+        if original is not None:
+            headers[REQUEST_ID_HEADER] = original
         return Response(
             self.body,
             status_code=self.status,
             media_type="application/json",
-            headers={"Idempotent-Replayed": "true"},
+            headers=headers,
         )
+
+
+def _request_id_of(body: str) -> str | None:
+    try:
+        envelope = json.loads(body)
+    except ValueError:
+        return None
+    found = envelope.get("request_id") if isinstance(envelope, dict) else None
+    return found if isinstance(found, str) else None
 
 
 def fingerprint(body: bytes) -> str:

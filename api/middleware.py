@@ -19,6 +19,8 @@ from warehouse.ids import new_id
 
 log = structlog.get_logger("murmur.access")
 
+JSON_UTF8 = "application/json; charset=utf-8"
+
 
 class _BodyTooLarge(StarletteHTTPException):
     """Raised from ``receive``; an HTTPException so that FastAPI's body parsing lets it through."""
@@ -71,7 +73,7 @@ class EdgeMiddleware:
         token = request_id_var.set(request_id)
         started = time.perf_counter()
         state = scope.setdefault("state", {})
-        status_holder = {"status": 500, "sent": False}
+        status_holder: dict[str, Any] = {"status": 500, "sent": False}
         path: str = scope["path"]
         anonymous_limit, trusted = self._configure(scope)
         address = client_address(scope, trusted)
@@ -85,7 +87,13 @@ class EdgeMiddleware:
                 status_holder["status"] = message["status"]
                 status_holder["sent"] = True
                 headers = MutableHeaders(scope=message)
-                headers["X-Request-Id"] = request_id
+                replay_of = headers.get("X-Request-Id")
+                if replay_of is None:
+                    headers["X-Request-Id"] = request_id
+                else:  # an idempotent replay answers under the stored response's own id
+                    status_holder["replay_of"] = replay_of
+                if headers.get("content-type") == "application/json":
+                    headers["Content-Type"] = JSON_UTF8  # the contract's media type
                 budget: Budget | None = state.get("rate_budget")
                 if budget is None:
                     # A key was sent but never checked (no such path…): the address pays.
@@ -150,12 +158,14 @@ class EdgeMiddleware:
                 response = error_response(500, "INTERNAL_ERROR", "An unexpected error occurred.")
                 await response(scope, receive, send_wrapper)
         finally:
-            self._log(scope, status_holder["status"], started)
+            self._log(scope, status_holder["status"], started, status_holder.get("replay_of"))
             request_id_var.reset(token)
 
-    def _log(self, scope: Scope, status: int, started: float) -> None:
+    def _log(self, scope: Scope, status: int, started: float, replay_of: str | None = None) -> None:
+        extra = {} if replay_of is None else {"replay_of": replay_of}
         log.info(
             "request",
+            **extra,
             request_id=request_id_var.get(),
             method=scope["method"],
             path=scope["path"],

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import random
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 import duckdb
 import structlog
-from fastapi import Request, Response
+from fastapi import Request, Response, params
 from fastapi.concurrency import run_in_threadpool
 from fastapi.routing import APIRoute
 
@@ -112,8 +113,14 @@ class MurmurRoute(APIRoute):
     def get_route_handler(self) -> Handler:
         original = super().get_route_handler()
 
+        takes_json = self.body_field is not None and not isinstance(
+            self.body_field.field_info, params.Form
+        )
+
         async def handler(request: Request) -> Response:
             store: Store = request.app.state.store
+            if takes_json:
+                await _parse_json_body(request)
             for attempt in range(1, _ATTEMPTS + 1):
                 request.state.tx = None
                 held = getattr(request.state, "idempotency", None)
@@ -168,6 +175,31 @@ class MurmurRoute(APIRoute):
     def _may_retry(request: Request, attempt: int) -> bool:
         # An upload's body was streamed once and cannot be read again.
         return attempt < _ATTEMPTS and not getattr(request.state, "manual_idempotency", False)
+
+
+async def _parse_json_body(request: Request) -> None:
+    """Parse a JSON body before FastAPI does; a malformed one is refused in the order of checks.
+
+    FastAPI refuses malformed JSON before any dependency runs, so that a request without a
+    key (or an Idempotency-Key) would hear about its body first. Parsed here, the body is
+    cached on the request for FastAPI; a malformed one is noted for the context dependency,
+    which reports it after authentication, scope, workspace and idempotency, and FastAPI
+    sees no body.
+    """
+    content_type = request.headers.get("content-type")
+    if content_type is not None and "json" not in content_type.lower():
+        return
+    if not await request.body():
+        return
+    try:
+        await request.json()
+    except (ValueError, RecursionError) as exc:
+        request.state.malformed_json = (
+            f"{exc.msg} at position {exc.pos}."
+            if isinstance(exc, json.JSONDecodeError)
+            else "it cannot be decoded."
+        )
+        request._json = None  # FastAPI's body: absent; the dependency refuses it first
 
 
 def _settle_released(store: Store, tx: Transaction | None, claim: Claimed | None) -> None:

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar, get_args
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer
-from pydantic_core import PydanticCustomError
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    PlainSerializer,
+    WithJsonSchema,
+)
+from pydantic_core import CoreSchema, PydanticCustomError
 
 T = TypeVar("T")
 
@@ -29,7 +38,7 @@ def _to_utc(value: datetime) -> datetime:
     return utc
 
 
-def _iso_z(value: datetime) -> str:
+def iso_z(value: datetime) -> str:
     text = value.astimezone(UTC).isoformat(timespec="milliseconds")
     return text.replace("+00:00", "Z")
 
@@ -37,12 +46,28 @@ def _iso_z(value: datetime) -> str:
 UtcDatetime = Annotated[
     AwareDatetime,
     AfterValidator(_to_utc),
-    PlainSerializer(_iso_z, return_type=str, when_used="json"),
+    PlainSerializer(iso_z, return_type=str, when_used="json"),
+    # The serializer returns a string, which pydantic would document as a bare string in
+    # response schemas: say what it is in both directions.
+    WithJsonSchema({"type": "string", "format": "date-time"}),
     Field(
         description="ISO 8601 with an explicit offset, from 1900 up to 9000; returned in UTC "
         "with `Z`."
     ),
 ]
+
+
+class Named:
+    """Documents an annotated type once, as ``#/components/schemas/<name>``, not inline."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        schema = handler(source)
+        return {**schema, "ref": self.name}
 
 
 def _not_null(schema: dict[str, Any]) -> None:
@@ -78,8 +103,32 @@ class ErrorDetail(BaseModel):
     message: str
 
 
+ErrorCodeName = Literal[
+    "VALIDATION_ERROR",
+    "IDEMPOTENCY_KEY_REQUIRED",
+    "AUTH_REQUIRED",
+    "API_KEY_INVALID",
+    "API_KEY_EXPIRED",
+    "SCOPE_FORBIDDEN",
+    "WORKSPACE_FORBIDDEN",
+    "NOT_FOUND",
+    "METHOD_NOT_ALLOWED",
+    "INVALID_STATE",
+    "IDEMPOTENCY_CONFLICT",
+    "IDEMPOTENCY_IN_PROGRESS",
+    "PAYLOAD_TOO_LARGE",
+    "UNSUPPORTED_MEDIA_TYPE",
+    "RATE_LIMITED",
+    "INTERNAL_ERROR",
+    "SERVICE_UNAVAILABLE",
+]
+ERROR_CODES: tuple[str, ...] = get_args(ErrorCodeName)
+# The documented codes (docs/api.md, "Errors"), one schema in the OpenAPI document.
+ErrorCode = Annotated[ErrorCodeName, Named("ErrorCode")]
+
+
 class ErrorBody(BaseModel):
-    code: str = Field(description="Machine-readable code, e.g. `VALIDATION_ERROR`.")
+    code: ErrorCode = Field(description="Machine-readable code (docs/api.md, Errors).")
     message: str
     details: list[ErrorDetail] = Field(default_factory=list)
 

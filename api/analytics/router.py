@@ -46,7 +46,11 @@ _FRESHNESS = {"snapshot": {"freshness_seconds"}}
 _CLOCK = {"snapshot": {"freshness_seconds"}, "range": {"from_", "to"}}
 
 
-@router.get("/analytics/unified", response_model=Envelope[UnifiedAnalytics])
+@router.get(
+    "/analytics/unified",
+    response_model=Envelope[UnifiedAnalytics],
+    operation_id="get_unified_analytics",
+)
 async def unified_analytics(
     request: Request,
     ctx: AnalyticsRead,
@@ -88,7 +92,10 @@ async def list_viral_trends(
     entity_type: Annotated[EntityType | None, Query(description="post, hashtag or topic.")] = None,
     status: Annotated[TrendStatus | None, Query(description="Only this status.")] = None,
     platform: PlatformFilter = None,
-    min_score: Annotated[float | None, Query(description="Only scores at least this.")] = None,
+    min_score: Annotated[
+        float | None,
+        Query(description="Only scores at least this (a finite number).", allow_inf_nan=False),
+    ] = None,
 ) -> Response:
     """Posts, hashtags and topics trending against their own baseline, highest score first."""
     where = TrendFilter(
@@ -115,7 +122,9 @@ def list_insights(
     return ok(service.insights(ctx.tx, ctx.workspace_id, kind, platform, account_id, page))
 
 
-@router.get("/insights/best-times", response_model=Envelope[BestTimes])
+@router.get(
+    "/insights/best-times", response_model=Envelope[BestTimes], operation_id="get_best_times"
+)
 def best_times(
     ctx: AnalyticsRead,
     account_id: Annotated[str, Query(max_length=64, description="A connected account (`acc_…`).")],
@@ -155,7 +164,11 @@ def untrack_competitor(ctx: WorkspacesWrite, competitor_id: Id) -> Envelope[Dele
     return ok(service.untrack_competitor(ctx.tx, ctx.workspace_id, competitor_id))
 
 
-@router.get("/posts/{post_id}/analytics", response_model=Envelope[PostAnalytics])
+@router.get(
+    "/posts/{post_id}/analytics",
+    response_model=Envelope[PostAnalytics],
+    operation_id="get_post_analytics",
+)
 def post_analytics(ctx: AnalyticsRead, post_id: Id) -> Envelope[PostAnalytics]:
     """One of our posts' daily metrics per destination, with totals."""
     return ok(service.post_analytics(ctx.tx, ctx.workspace_id, post_id))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -35,7 +36,7 @@ from api.analytics.schemas import (
 )
 from api.errors import InvalidState, NotFound, ValidationFailed
 from api.pagination import PageRequest
-from api.schemas import Deleted
+from api.schemas import Deleted, iso_z
 from warehouse import analytics as repo
 from warehouse import posts as posts_repo
 from warehouse import workspaces as ws_repo
@@ -91,6 +92,29 @@ def _json(value: Any) -> Any:
             return json.loads(value)
         except ValueError:
             return value
+    return value
+
+
+# An instant as the pipeline writes it into JSON: the store's UTC, often without an offset.
+_INSTANT = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?$"
+)
+
+
+def _evidence(value: Any) -> Any:
+    """Evidence JSON with every instant in it as the API returns instants: UTC, `Z`, ms."""
+    if isinstance(value, dict):
+        return {k: _evidence(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_evidence(v) for v in value]
+    if isinstance(value, str) and _INSTANT.match(value):
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            return value
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)  # the store keeps UTC
+        return iso_z(parsed)
     return value
 
 
@@ -256,7 +280,7 @@ def viral_trends(
             baseline=r["baseline"],
             window_end=_utc(r["window_end"]),
             computed_at=_utc(r["computed_at"]),
-            evidence=_json(r["evidence"]),
+            evidence=_evidence(_json(r["evidence"])),
         ),
         lambda r: [r["score"], r["entity"], r["id"]],
     )
@@ -307,7 +331,7 @@ def insights(
             title=r["title"],
             body=r["body"],
             score=r["score"],
-            evidence=_json(r["evidence"]),
+            evidence=_evidence(_json(r["evidence"])),
             computed_at=_utc(r["computed_at"]),
         ),
         lambda r: [r["score"], r["id"]],

@@ -18,7 +18,9 @@ router = APIRouter(tags=["Approvals"], route_class=MurmurRoute)
 Id = Annotated[str, Path(max_length=64)]
 
 
-@router.get("/approvals", response_model=Envelope[Page[ApprovalBatch]])
+@router.get(
+    "/approvals", response_model=Envelope[Page[ApprovalBatch]], operation_id="list_approval_batches"
+)
 def list_batches(
     ctx: ApprovalsRead,
     page: PageParams,
@@ -31,13 +33,21 @@ def list_batches(
     return ok(service.list_batches(ctx.tx, ctx.workspace_id, status, page))
 
 
-@router.get("/approvals/{batch_id}", response_model=Envelope[ApprovalBatch])
+@router.get(
+    "/approvals/{batch_id}",
+    response_model=Envelope[ApprovalBatch],
+    operation_id="get_approval_batch",
+)
 def get_batch(ctx: ApprovalsRead, batch_id: Id) -> Envelope[ApprovalBatch]:
     """Get one review batch (`apb_…`) with its items and their events."""
     return ok(service.get_batch(ctx.tx, ctx.workspace_id, batch_id))
 
 
-@router.post("/approvals/{item_id}/action", response_model=Envelope[ApprovalItem])
+@router.post(
+    "/approvals/{item_id}/action",
+    response_model=Envelope[ApprovalItem],
+    operation_id="act_on_approval_item",
+)
 def act(ctx: ApprovalsWrite, item_id: Id, body: ApprovalAction) -> Envelope[ApprovalItem]:
     """Approve, reject (comment required) or return one approval item (`api_…`, not a batch id)."""
     return ok(service.act(ctx.tx, ctx.workspace_id, ctx.actor, item_id, body))

@@ -8,9 +8,9 @@ from fastapi import APIRouter, Path, Query
 
 from api.automation import service
 from api.automation.schemas import (
-    AutomationCreate,
-    AutomationUpdate,
     ContentAutomation,
+    ContentAutomationCreate,
+    ContentAutomationUpdate,
     DestinationPreset,
     EventCreate,
     EventKind,
@@ -61,7 +61,7 @@ def list_content_automations(
 
 @router.post("/content-automations", response_model=Envelope[ContentAutomation], status_code=201)
 def create_content_automation(
-    ctx: AutomationsWrite, settings: SettingsDep, body: AutomationCreate
+    ctx: AutomationsWrite, settings: SettingsDep, body: ContentAutomationCreate
 ) -> Envelope[ContentAutomation]:
     """Create a content automation and plan its next run."""
     policy = policy_for(settings.outbound_allow_hosts)
@@ -81,7 +81,7 @@ def update_content_automation(
     ctx: AutomationsWrite,
     settings: SettingsDep,
     automation_id: AutomationId,
-    body: AutomationUpdate,
+    body: ContentAutomationUpdate,
 ) -> Envelope[ContentAutomation]:
     """Change a content automation; its next run is computed again."""
     policy = policy_for(settings.outbound_allow_hosts)

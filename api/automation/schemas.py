@@ -84,7 +84,7 @@ class Target(Model):
         return self
 
 
-class AutomationCreate(Model):
+class ContentAutomationCreate(Model):
     name: Name
     enabled: bool = True
     source: Source
@@ -92,7 +92,7 @@ class AutomationCreate(Model):
     target: Target
 
 
-class AutomationUpdate(Model):
+class ContentAutomationUpdate(Model):
     """Fields to change; `source`, `schedule` and `target` are replaced whole; none takes null."""
 
     name: Name | None = omitted()

@@ -16,10 +16,10 @@ from zoneinfo import ZoneInfo
 from api.automation import slots as slotlib
 from api.automation import templates
 from api.automation.schemas import (
-    AutomationCreate,
     AutomationTarget,
-    AutomationUpdate,
     ContentAutomation,
+    ContentAutomationCreate,
+    ContentAutomationUpdate,
     DestinationPreset,
     EventCreate,
     PresetCreate,
@@ -273,7 +273,7 @@ def get_automation(cur: Cursor, workspace_id: str, automation_id: str) -> Conten
 def create_automation(
     cur: Cursor,
     workspace_id: str,
-    body: AutomationCreate,
+    body: ContentAutomationCreate,
     policy: outbound.Policy = outbound.STRICT,
 ) -> ContentAutomation:
     _check_source(cur, workspace_id, body.source, policy)
@@ -299,7 +299,7 @@ def update_automation(
     cur: Cursor,
     workspace_id: str,
     automation_id: str,
-    body: AutomationUpdate,
+    body: ContentAutomationUpdate,
     policy: outbound.Policy = outbound.STRICT,
 ) -> ContentAutomation:
     row = _get_automation_row(cur, workspace_id, automation_id)

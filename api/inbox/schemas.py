@@ -120,14 +120,14 @@ class Action(Model):
     )
 
 
-class AutomationCreate(Model):
+class InboxAutomationCreate(Model):
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
     enabled: bool = True
     trigger: Trigger
     action: Action
 
 
-class AutomationUpdate(Model):
+class InboxAutomationUpdate(Model):
     name: (
         Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
         | None

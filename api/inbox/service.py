@@ -10,8 +10,8 @@ from api.inbox import drafts
 from api.inbox.schemas import (
     Action,
     Automation,
-    AutomationCreate,
-    AutomationUpdate,
+    InboxAutomationCreate,
+    InboxAutomationUpdate,
     InboxDraft,
     InboxItem,
     InboxItemDetail,
@@ -341,7 +341,7 @@ def get_automation(cur: Cursor, workspace_id: str, automation_id: str) -> Automa
     return automation_out(_automation(cur, workspace_id, automation_id))
 
 
-def create_automation(cur: Cursor, workspace_id: str, body: AutomationCreate) -> Automation:
+def create_automation(cur: Cursor, workspace_id: str, body: InboxAutomationCreate) -> Automation:
     _check_rule(body.trigger, body.action)
     automation_id = repo.insert_automation(
         cur,
@@ -358,7 +358,7 @@ def create_automation(cur: Cursor, workspace_id: str, body: AutomationCreate) ->
 
 
 def update_automation(
-    cur: Cursor, workspace_id: str, automation_id: str, body: AutomationUpdate
+    cur: Cursor, workspace_id: str, automation_id: str, body: InboxAutomationUpdate
 ) -> Automation:
     given = body.model_fields_set
     if not given:

@@ -22,6 +22,7 @@ PostStatus = Literal[
 DestinationStatus = Literal["pending", "publishing", "published", "failed"]
 MediaKind = Literal["image", "video", "document"]
 
+# The longest text any platform takes (Facebook); what content automations render up to.
 MAX_TEXT = 63_206
 
 Tag = Annotated[str, Field(min_length=1, max_length=64)]
@@ -38,7 +39,7 @@ class DestinationRef(Model):
 class PresetRef(Model):
     """A destination preset: its accounts, with its per-platform options as defaults."""
 
-    preset_id: str = Field(max_length=64, examples=["dps_01j9z3k5v8d2q4x6y7w8e9r0t1"])
+    preset_id: str = Field(max_length=64, examples=["dp_01j9z3k5v8d2q4x6y7w8e9r0t1"])
 
 
 Destination = AccountOrPlatform | DestinationRef | PresetRef
@@ -52,7 +53,9 @@ _PLATFORMS_DESCRIPTION = (
 class PostCreate(Model):
     """The body of `POST /posts`."""
 
-    text: str = Field(max_length=MAX_TEXT, description="Checked per destination's own limit.")
+    # No limit of its own: each destination's (Facebook's 63,206 the largest) is a `details`
+    # entry on that destination, as the contract has it; the body's 1 MiB bounds the rest.
+    text: str = Field(description="Checked against each destination's own limit.")
     platforms: list[Destination] = Field(
         min_length=1, max_length=50, description=_PLATFORMS_DESCRIPTION
     )
@@ -76,7 +79,7 @@ class PostUpdate(Model):
     Only `scheduled_at` takes null; the others may be left out but not sent as null.
     """
 
-    text: str | None = omitted(max_length=MAX_TEXT)
+    text: str | None = omitted("Checked against each destination's own limit.")
     platforms: list[Destination] | None = omitted(
         _PLATFORMS_DESCRIPTION, min_length=1, max_length=50
     )

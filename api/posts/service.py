@@ -164,7 +164,7 @@ def _expand(
     """(index, account id or platform name, field) of each entry, presets opened up."""
     refs: list[tuple[int, str, str]] = []
     for index, entry in enumerate(platforms):
-        field_name = f"platforms[{index}]"
+        field_name = f"platforms.{index}"
         if isinstance(entry, PresetRef):
             preset = automation_repo.get_preset(cur, workspace_id, entry.preset_id)
             if preset is None:
@@ -230,7 +230,7 @@ def _resolve(
                 _detail(
                     field,
                     "duplicate",
-                    f"Same account as platforms[{seen[account['id']]}] ({account['id']}).",
+                    f"Same account as platforms.{seen[account['id']]} ({account['id']}).",
                 )
             )
             continue
@@ -280,9 +280,13 @@ def validate(
     platforms: Sequence[Destination],
     media_ids: Sequence[str],
     accounts: list[Row] | None = None,
+    prior: Sequence[ErrorDetail] = (),
 ) -> Checked:
-    """Check a post's destinations, text and media against every platform; all failures at once."""
-    details: list[ErrorDetail] = []
+    """Check a post's destinations, text and media against every platform; all failures at once.
+
+    ``prior``: failures found before (a `scheduled_at` in the past), reported with these.
+    """
+    details: list[ErrorDetail] = list(prior)
     preset_options: dict[str, dict[str, Any]] = {}
     if accounts is None:
         accounts = repo.destination_choices(cur, workspace_id)[1]
@@ -292,7 +296,7 @@ def validate(
     kinds: list[str] = []
     seen_media: set[str] = set()
     for index, media_id in enumerate(media_ids):
-        field = f"media_ids[{index}]"
+        field = f"media_ids.{index}"
         if media_id in seen_media:
             details.append(_detail(field, "duplicate", f"{media_id!r} is listed twice."))
         elif media_id not in found:
@@ -310,7 +314,7 @@ def validate(
         if length > limit:
             details.append(
                 _detail(
-                    f"platforms[{index}]",
+                    f"platforms.{index}",
                     "max_length",
                     f"{PLATFORM_NAMES[platform]} takes at most {limit} characters;"
                     f" the text has {length}.",
@@ -318,7 +322,7 @@ def validate(
             )
         problem = _media_rule(platform, kinds) if media_ok else None
         if problem is not None:
-            details.append(_detail(f"platforms[{index}]", *problem))
+            details.append(_detail(f"platforms.{index}", *problem))
     if details:
         raise ValidationFailed(
             details[0].message if len(details) == 1 else "The post is invalid.", details
@@ -330,13 +334,13 @@ def validate(
     )
 
 
-def _check_future(value: datetime | None) -> datetime | None:
+def _check_future(value: datetime | None) -> tuple[datetime | None, list[ErrorDetail]]:
+    """The time to store, and the failure to report with the others if it is past."""
     stored = to_db(value)
     if stored is not None and stored <= utcnow():
-        raise ValidationFailed.on(
-            "scheduled_at", "in_past", "scheduled_at is in the past; omit it to publish now."
-        )
-    return stored
+        message = "scheduled_at is in the past; omit it to publish now."
+        return stored, [_detail("scheduled_at", "in_past", message)]
+    return stored, []
 
 
 def _needs_approval(cur: Cursor, workspace_id: str, requested: bool) -> bool:
@@ -367,9 +371,11 @@ def _draft(
     choices: tuple[bool, list[Row]],
 ) -> _Draft:
     """Validate a new post against its workspace ((approval rule, accounts)); nothing written."""
-    scheduled_at = _check_future(body.scheduled_at)
+    scheduled_at, past = _check_future(body.scheduled_at)
     workspace_approval, accounts = choices
-    checked = validate(cur, workspace_id, body.text, body.platforms, body.media_ids, accounts)
+    checked = validate(
+        cur, workspace_id, body.text, body.platforms, body.media_ids, accounts, prior=past
+    )
     if body.draft:
         status = "draft"
     elif body.approval_required or workspace_approval:
@@ -526,8 +532,9 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
             raise ValidationFailed.on(name, "null", f"{name} cannot be null.")
 
     scheduled_at: datetime | None = row["scheduled_at"]
+    past: list[ErrorDetail] = []
     if "scheduled_at" in given:
-        scheduled_at = _check_future(body.scheduled_at)
+        scheduled_at, past = _check_future(body.scheduled_at)
     text = body.text if body.text is not None else row["text"]
     media_ids = body.media_ids if body.media_ids is not None else list(row["media_ids"])
     if body.platforms is not None:
@@ -535,7 +542,7 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
     else:
         current = repo.destinations_of(cur, [post_id])[post_id]
         platforms = [d["account_id"] for d in current]
-    checked = validate(cur, workspace_id, text, platforms, media_ids)
+    checked = validate(cur, workspace_id, text, platforms, media_ids, prior=past)
 
     submit = status == "draft" and body.draft is False
     new_status = status

@@ -26,13 +26,18 @@ router = APIRouter(tags=["Webhooks"], route_class=MurmurRoute)
 EndpointPath = Annotated[str, Path(max_length=64)]
 
 
-@router.get("/webhooks", response_model=Envelope[Page[Endpoint]])
+@router.get("/webhooks", response_model=Envelope[Page[Endpoint]], operation_id="list_webhooks")
 def list_endpoints(ctx: WorkspacesRead, page: PageParams) -> Envelope[Page[Endpoint]]:
     """List webhook endpoints, newest first."""
     return ok(service.list_endpoints(ctx.tx, ctx.workspace_id, page))
 
 
-@router.post("/webhooks", response_model=Envelope[EndpointCreated], status_code=201)
+@router.post(
+    "/webhooks",
+    response_model=Envelope[EndpointCreated],
+    status_code=201,
+    operation_id="create_webhook",
+)
 def create_endpoint(
     ctx: WorkspacesWrite, settings: SettingsDep, body: EndpointCreate
 ) -> Envelope[EndpointCreated]:
@@ -41,13 +46,17 @@ def create_endpoint(
     return ok(service.create_endpoint(ctx.tx, ctx.workspace_id, body, policy))
 
 
-@router.get("/webhooks/{endpoint_id}", response_model=Envelope[Endpoint])
+@router.get(
+    "/webhooks/{endpoint_id}", response_model=Envelope[Endpoint], operation_id="get_webhook"
+)
 def get_endpoint(ctx: WorkspacesRead, endpoint_id: EndpointPath) -> Envelope[Endpoint]:
     """Get one webhook endpoint (without its secret)."""
     return ok(service.get_endpoint(ctx.tx, ctx.workspace_id, endpoint_id))
 
 
-@router.patch("/webhooks/{endpoint_id}", response_model=Envelope[Endpoint])
+@router.patch(
+    "/webhooks/{endpoint_id}", response_model=Envelope[Endpoint], operation_id="update_webhook"
+)
 def update_endpoint(
     ctx: WorkspacesWrite, settings: SettingsDep, endpoint_id: EndpointPath, body: EndpointUpdate
 ) -> Envelope[Endpoint]:
@@ -56,13 +65,19 @@ def update_endpoint(
     return ok(service.update_endpoint(ctx.tx, ctx.workspace_id, endpoint_id, body, policy))
 
 
-@router.delete("/webhooks/{endpoint_id}", response_model=Envelope[Deleted])
+@router.delete(
+    "/webhooks/{endpoint_id}", response_model=Envelope[Deleted], operation_id="delete_webhook"
+)
 def delete_endpoint(ctx: WorkspacesWrite, endpoint_id: EndpointPath) -> Envelope[Deleted]:
     """Delete a webhook endpoint; its pending deliveries are not attempted again."""
     return ok(service.delete_endpoint(ctx.tx, ctx.workspace_id, endpoint_id))
 
 
-@router.get("/webhooks/{endpoint_id}/deliveries", response_model=Envelope[Page[Delivery]])
+@router.get(
+    "/webhooks/{endpoint_id}/deliveries",
+    response_model=Envelope[Page[Delivery]],
+    operation_id="list_webhook_deliveries",
+)
 def list_deliveries(
     ctx: WorkspacesRead,
     endpoint_id: EndpointPath,

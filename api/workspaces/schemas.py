@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from api.schemas import UtcDatetime
+from api.schemas import Named, UtcDatetime
 
-Platform = Literal[
+PlatformName = Literal[
     "x", "instagram", "facebook", "linkedin", "tiktok", "youtube", "threads", "bluesky", "pinterest"
 ]
+# One `Platform` schema in the OpenAPI document, referenced wherever a platform is named.
+Platform = Annotated[PlatformName, Named("Platform")]
 
 
 class Workspace(BaseModel):

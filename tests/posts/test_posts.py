@@ -62,7 +62,7 @@ def test_text_limits_are_per_destination(tenant: Tenant) -> None:
         400,
         "VALIDATION_ERROR",
     )
-    assert [(d["field"], d["issue"]) for d in error["details"]] == [("platforms[1]", "max_length")]
+    assert [(d["field"], d["issue"]) for d in error["details"]] == [("platforms.1", "max_length")]
     assert "X" in error["details"][0]["message"]
     create_post(api, text="a" * 3000, platforms=["linkedin"])
     error = assert_error(
@@ -70,7 +70,7 @@ def test_text_limits_are_per_destination(tenant: Tenant) -> None:
         400,
         "VALIDATION_ERROR",
     )
-    assert {d["field"] for d in error["details"]} == {"platforms[0]", "platforms[1]"}
+    assert {d["field"] for d in error["details"]} == {"platforms.0", "platforms.1"}
     # Code points, not bytes: 280 emoji fit X.
     create_post(api, text="🚀" * 280, platforms=["x"])
 
@@ -108,14 +108,14 @@ def test_media_rules(tenant: Tenant, other_tenant: Tenant) -> None:
             400,
             "VALIDATION_ERROR",
         )
-        assert [(d["field"], d["issue"]) for d in error["details"]] == [("platforms[0]", issue)]
+        assert [(d["field"], d["issue"]) for d in error["details"]] == [("platforms.0", issue)]
     create_post(api, platforms=["x"], media_ids=images[:4])
     create_post(api, platforms=["youtube", "tiktok", "instagram"], media_ids=[video])
     foreign = upload_id(other_tenant.api, PNG)
     error = assert_error(
         api.post("/posts", json=post_body(media_ids=[images[0], foreign])), 400, "VALIDATION_ERROR"
     )
-    assert error["details"][0]["field"] == "media_ids[1]"
+    assert error["details"][0]["field"] == "media_ids.1"
 
 
 def test_timestamps_need_an_offset_and_the_future(tenant: Tenant) -> None:
@@ -418,7 +418,7 @@ def test_edit_and_submit_a_draft(tenant: Tenant) -> None:
     assert edited["text"] == "a" * 281
     assert edited["status"] == "draft"
     error = assert_error(api.patch(path, json={"platforms": ["x"]}), 400, "VALIDATION_ERROR")
-    assert error["details"][0]["field"] == "platforms[0]"
+    assert error["details"][0]["field"] == "platforms.0"
     assert_error(
         api.patch(path, json={"scheduled_at": "2020-01-01T00:00:00Z"}), 400, "VALIDATION_ERROR"
     )

@@ -55,5 +55,5 @@ def test_the_posts_own_options_win_over_the_presets(tenant: Tenant) -> None:
 def test_an_unknown_preset_is_a_validation_error(tenant: Tenant) -> None:
     response = tenant.api.post("/posts", json=post_body(platforms=[{"preset_id": "dps_nope"}]))
     error = assert_error(response, 400, "VALIDATION_ERROR")
-    assert error["details"][0]["field"] == "platforms[0].preset_id"
+    assert error["details"][0]["field"] == "platforms.0.preset_id"
     assert error["details"][0]["issue"] == "unknown_preset"

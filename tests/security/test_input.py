@@ -485,7 +485,7 @@ def test_openapi_declares_the_idempotency_key_and_what_refuses_null(server: Live
 
     for model, fields in {
         "PostUpdate": ["text", "platforms", "media_ids", "tags", "platform_options", "draft"],
-        "api__automation__schemas__AutomationUpdate": [
+        "ContentAutomationUpdate": [
             "name",
             "enabled",
             "source",

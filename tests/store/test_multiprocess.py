@@ -178,7 +178,8 @@ def served(tmp_path: Path) -> Iterator[Served]:
 
 def api_traffic(served: Served, stop: threading.Event, seen: list[tuple[str, int, Any]]) -> None:
     """Reads, and writes when POST /posts exists, until told to stop (and at least a few)."""
-    writes = "post" in served.openapi["paths"].get(f"{BASE}/posts", {})
+    paths = served.openapi["paths"]  # relative to the document's server, the base path
+    writes = "post" in paths.get("/posts", paths.get(f"{BASE}/posts", {}))
     headers = {"Authorization": f"Bearer {served.key}"}
     with httpx.Client(base_url=served.base_url, headers=headers, timeout=30) as http:
         i = 0
