@@ -6,9 +6,11 @@ import os
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -16,8 +18,11 @@ from rich.console import Console
 from murmur.logs import configure_logging
 from murmur.settings import Settings
 from murmur.supervise import StopSignals, Supervisor
-from warehouse.rows import Cursor
+from warehouse.rows import Cursor, Row
 from warehouse.store import Secrets, Store, StoreUnavailableError, read_host_file
+
+if TYPE_CHECKING:
+    from pipelines.run import RunSummary, StepSummary
 
 app = typer.Typer(
     help="Murmur: social publishing with an analytics pipeline.", no_args_is_help=True
@@ -50,30 +55,109 @@ def _open(settings: Settings) -> Store:
     )
 
 
+class Mode(StrEnum):
+    test = "test"
+    live = "live"
+
+
+# ``murmur up`` mints a key of this name each time and revokes the earlier ones.
+QUICKSTART = "quickstart"
+
+
+class Refused(Exception):
+    """A command that cannot do what was asked: one line on stderr, exit status 1."""
+
+
+@dataclass
+class Minted:
+    workspace_ids: list[str]
+    key_id: str
+    key: str
+    revoked: list[str] = field(default_factory=list)
+
+
 def _mint(
-    store: Store, workspace: str | None, name: str, mode: str, days: int | None
-) -> tuple[str, str, str]:
+    store: Store,
+    workspaces: list[str],
+    name: str,
+    mode: str,
+    days: int | None,
+    *,
+    scopes: list[str] | None = None,
+    read_rate_limit: int | None = None,
+    write_rate_limit: int | None = None,
+    replace: bool = False,
+) -> Minted:
+    """Mint a key for ``workspaces`` (default: the test one), all of one organization.
+
+    ``replace`` revokes the active keys of the same name for the same workspaces, in the same
+    transaction: ``murmur up`` leaves one quickstart key, not one per start.
+    """
     from api.auth import mint_key
     from api.workspaces.service import bootstrap_test_workspace
     from warehouse import workspaces as repo
 
-    def work(cur: Cursor) -> tuple[str, str, str]:
-        ws_id = workspace or bootstrap_test_workspace(cur)
-        ws = repo.get_workspace(cur, ws_id)
-        if ws is None:
-            raise typer.BadParameter(f"no workspace {ws_id!r}", param_hint="--workspace")
+    def work(cur: Cursor) -> Minted:
+        ws_ids = list(dict.fromkeys(workspaces)) or [bootstrap_test_workspace(cur)]
+        orgs: dict[str, str] = {}
+        for ws_id in ws_ids:
+            ws = repo.get_workspace(cur, ws_id)
+            if ws is None:
+                raise Refused(f"No workspace {ws_id!r}.")
+            orgs[ws_id] = ws["organization_id"]
+        if len(set(orgs.values())) > 1:
+            raise Refused(
+                f"Workspaces {', '.join(ws_ids)} belong to different organizations;"
+                " a key belongs to one."
+            )
+        revoked: list[str] = []
+        if replace:
+            for row in repo.list_api_keys(cur):
+                if (
+                    row["name"] == name
+                    and row["revoked_at"] is None
+                    and sorted(row["workspace_ids"]) == sorted(ws_ids)
+                    and repo.revoke_api_key(cur, row["id"])
+                ):
+                    revoked.append(row["id"])
         expires = datetime.now(UTC).replace(tzinfo=None) + timedelta(days=days) if days else None
-        minted = mint_key(
-            cur,
-            organization_id=ws["organization_id"],
-            workspace_ids=[ws_id],
-            name=name,
-            mode=mode,
-            expires_at=expires,
-        )
-        return ws_id, minted.id, minted.key
+        try:
+            minted = mint_key(
+                cur,
+                organization_id=orgs[ws_ids[0]],
+                workspace_ids=ws_ids,
+                name=name,
+                mode=mode,
+                scopes=scopes,
+                expires_at=expires,
+                read_rate_limit=read_rate_limit,
+                write_rate_limit=write_rate_limit,
+            )
+        except ValueError as exc:
+            raise Refused(f"{exc}.") from exc
+        return Minted(ws_ids, minted.id, minted.key, revoked)
 
     return store.run(work)
+
+
+def _refused(exc: Refused) -> typer.Exit:
+    err.print(f"[bold red]Refused:[/] {exc}", soft_wrap=True, highlight=False)
+    return typer.Exit(1)
+
+
+def _scopes(values: list[str] | None) -> list[str] | None:
+    """``--scope`` values (repeated or comma-separated), checked against the contract's."""
+    if not values:
+        return None
+    from api.auth import ALL_SCOPES
+
+    scopes = list(dict.fromkeys(s.strip() for v in values for s in v.split(",") if s.strip()))
+    unknown = [s for s in scopes if s not in ALL_SCOPES]
+    if unknown:
+        raise typer.BadParameter(
+            f"unknown scope {', '.join(map(repr, unknown))}; the scopes: {' '.join(ALL_SCOPES)}"
+        )
+    return scopes
 
 
 @app.command()
@@ -93,31 +177,121 @@ def init(data_dir: DataDir = None) -> None:
 def keys_create(
     data_dir: DataDir = None,
     workspace: Annotated[
-        str | None, typer.Option(help="Workspace id (default: the test one).")
+        list[str] | None,
+        typer.Option(
+            "--workspace", help="Workspace id; repeat for several (default: the test one)."
+        ),
     ] = None,
     name: Annotated[str, typer.Option(help="A label for the key.")] = "default",
-    mode: Annotated[str, typer.Option(help="test or live.")] = "test",
-    expires_in_days: Annotated[int | None, typer.Option(help="Expire after N days.")] = None,
+    mode: Annotated[Mode, typer.Option(help="sk_test_… or sk_live_….")] = Mode.test,
+    scope: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scope",
+            callback=_scopes,
+            help="A scope such as posts:read; repeat for several (default: every scope).",
+        ),
+    ] = None,
+    read_rate_limit: Annotated[
+        int | None,
+        typer.Option(min=1, help="Reads per minute for this key (default MURMUR_READ_RATE_LIMIT)."),
+    ] = None,
+    write_rate_limit: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Writes per minute for this key (default MURMUR_WRITE_RATE_LIMIT)."
+        ),
+    ] = None,
+    expires_in_days: Annotated[int | None, typer.Option(min=1, help="Expire after N days.")] = None,
 ) -> None:
-    """Mint an API key for a workspace and print it once."""
+    """Mint an API key for one or more workspaces and print it once."""
     settings = _settings(data_dir)
-    with _open(settings) as store:
-        ws_id, key_id, key = _mint(store, workspace, name, mode, expires_in_days)
-    err.print(f"Key {key_id} for workspace {ws_id}; it is shown only now:")
-    typer.echo(key)
+    try:
+        with _open(settings) as store:
+            minted = _mint(
+                store,
+                workspace or [],
+                name,
+                mode.value,
+                expires_in_days,
+                scopes=scope,
+                read_rate_limit=read_rate_limit,
+                write_rate_limit=write_rate_limit,
+            )
+    except Refused as exc:
+        raise _refused(exc) from None
+    err.print(
+        f"Key {minted.key_id} for workspace {', '.join(minted.workspace_ids)};"
+        " it is shown only now:",
+        soft_wrap=True,
+        highlight=False,
+    )
+    typer.echo(minted.key)
+
+
+def _key_state(row: Row, now: datetime) -> str:
+    if row["revoked_at"] is not None:
+        return "revoked"
+    expires = row["expires_at"]
+    if isinstance(expires, datetime) and expires <= now:
+        return "expired"
+    return "active"
 
 
 @keys_app.command("list")
 def keys_list(data_dir: DataDir = None) -> None:
-    """List API keys (their hints, never the keys)."""
-    from warehouse import workspaces as repo
+    """List API keys (their hints, never the keys): state, expiry, workspaces, scopes, limits."""
+    from rich import box
+    from rich.table import Table
 
-    with _open(_settings(data_dir)) as store, store.cursor() as cur:
-        for row in repo.list_api_keys(cur):
-            state = "revoked" if row["revoked_at"] else "active"
-            console.print(
-                f"{row['id']}  {row['key_hint']}  {row['name']}  {state}  {row['workspace_ids']}"
-            )
+    from api.auth import ALL_SCOPES
+    from warehouse import workspaces as repo
+    from warehouse.ids import utcnow
+
+    settings = _settings(data_dir)
+    with _open(settings) as store, store.cursor() as cur:
+        rows = repo.list_api_keys(cur)
+    if not rows:
+        err.print("No keys yet: murmur keys create mints one.")
+        return
+    now = utcnow()
+    # On a terminal a table; piped, the same columns without rules and never wrapped, so that
+    # each key stays on one line for grep and ``line.split()[0]`` (the id).
+    out = console if console.is_terminal else Console(width=10_000, highlight=False)
+    table = Table(
+        box=box.SIMPLE_HEAD if out.is_terminal else None,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=out.is_terminal,
+        highlight=False,
+    )
+    for column in ("id", "key", "name", "mode", "state", "expires (UTC)"):
+        table.add_column(column, no_wrap=column != "name", overflow="fold")
+    table.add_column("workspaces", overflow="fold")
+    table.add_column("scopes", overflow="fold")
+    table.add_column("r/w per min", no_wrap=True)
+    for row in rows:
+        expires = row["expires_at"]
+        scopes = list(row["scopes"])
+        reads = row["read_rate_limit"] or settings.read_rate_limit
+        writes = row["write_rate_limit"] or settings.write_rate_limit
+        table.add_row(
+            row["id"],
+            row["key_hint"],
+            row["name"],
+            row["mode"],
+            _key_state(row, now),
+            expires.strftime("%Y-%m-%d %H:%M") if expires is not None else "never",
+            ",".join(row["workspace_ids"]),
+            "all" if set(scopes) == set(ALL_SCOPES) else ",".join(scopes),
+            f"{reads}/{writes}",
+        )
+    if out.is_terminal:
+        out.print(table)
+    else:
+        with out.capture() as captured:
+            out.print(table)
+        typer.echo("\n".join(line.rstrip() for line in captured.get().splitlines()))
 
 
 @keys_app.command("revoke")
@@ -125,11 +299,20 @@ def keys_revoke(key_id: str, data_dir: DataDir = None) -> None:
     """Revoke an API key at once."""
     from warehouse import workspaces as repo
 
+    def work(cur: Cursor) -> tuple[bool, Row | None]:
+        if repo.revoke_api_key(cur, key_id):
+            return True, None
+        return False, next((r for r in repo.list_api_keys(cur) if r["id"] == key_id), None)
+
     with _open(_settings(data_dir)) as store:
-        done = store.run(lambda cur: repo.revoke_api_key(cur, key_id))
-    if not done:
-        raise typer.BadParameter(f"no active key {key_id!r}")
-    console.print(f"Revoked {key_id}.")
+        done, row = store.run(work)
+    if done:
+        console.print(f"Revoked {key_id}.", highlight=False)
+    elif row is None:
+        raise _refused(Refused(f"No key {key_id!r} (murmur keys list shows the ids)."))
+    else:
+        revoked = f"{row['revoked_at']:%Y-%m-%d %H:%M:%S}"
+        console.print(f"{key_id} was already revoked at {revoked} UTC.", highlight=False)
 
 
 @app.command()
@@ -162,7 +345,8 @@ def up(
     settings = _settings(data_dir, host=host, port=port)
     # A stop signal while the store is open directly must not kill us holding it.
     with StopSignals() as early, _open(settings) as store:
-        ws_id, key_id, key = _mint(store, None, "quickstart", "test", None)
+        minted = _mint(store, [], QUICKSTART, "test", None, replace=True)
+    ws_id, key_id, key = minted.workspace_ids[0], minted.key_id, minted.key
     if early.received:
         raise typer.Exit(0)
     env = {**os.environ, "MURMUR_DATA_DIR": str(settings.data_dir.resolve())}
@@ -215,6 +399,12 @@ def up(
         console.print(f"[bold green]Murmur is up[/] on {base}")
         console.print(f"Test workspace: {ws_id}")
         console.print(f"Test API key ({key_id}), shown once: [bold]{key}[/]")
+        if minted.revoked:
+            console.print(
+                f"Revoked the earlier quickstart key{'s' if len(minted.revoked) > 1 else ''}:"
+                f" {', '.join(minted.revoked)}",
+                highlight=False,
+            )
         console.print(f"Try: curl -H 'Authorization: Bearer {key}' {base}/analytics/unified")
         console.print(f"API docs: {base}/docs")
         if dagster:
@@ -358,11 +548,46 @@ app.add_typer(pipeline_app, name="pipeline")
 
 @pipeline_app.command("run")
 def pipeline_run(data_dir: DataDir = None) -> None:
-    """Materialize every asset once, in-process, for the partitions that are due."""
+    """Materialize every asset once, in-process, for the partitions that are due.
+
+    One line per step as it finishes, then a summary; exit status 1 if a step failed.
+    """
     from pipelines.run import run_all
 
-    summary = run_all(_settings(data_dir))
-    console.print(summary)
+    console.print("Pipeline: ingest the current hour, rebuild the due days, then insights.")
+    summary = run_all(_settings(data_dir), progress=_print_step)
+    _print_summary(summary)
+    if not summary.success:
+        raise typer.Exit(1)
+
+
+def _print_step(step: StepSummary) -> None:
+    state = "[green]ok[/]" if step.success else "[bold red]failed[/]"
+    checks = f"; checks failed: {', '.join(step.checks_failed)}" if step.checks_failed else ""
+    console.print(
+        f"  {step.name:<9} {step.partitions:<24} {step.seconds:7.1f} s  {state}{checks}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _print_summary(summary: RunSummary) -> None:
+    failed = [s for s in summary.steps if not s.success]
+    days = ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in summary.days) or "none"
+    outcome = (
+        "[bold green]ok[/]"
+        if not failed
+        else f"[bold red]failed[/] ({', '.join(f'{s.name} {s.partitions}' for s in failed)})"
+    )
+    console.print(
+        f"Pipeline {outcome}: {len(summary.steps)} steps in {summary.seconds:.1f} s;"
+        f" hour {summary.hour}; days rebuilt: {days}.",
+        highlight=False,
+        soft_wrap=True,
+    )
+    checks = [c for s in summary.steps for c in s.checks_failed]
+    if checks:
+        console.print(f"Checks failed: {', '.join(checks)}.", highlight=False)
 
 
 @app.command("import")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -54,12 +55,14 @@ def run_all(
     now: datetime | None = None,
     ingest: bool = True,
     instance: DagsterInstance | None = None,
+    progress: Callable[[StepSummary], None] | None = None,
 ) -> RunSummary:
     """Ingest the current hour, rebuild the days with new raw data, then recompute insights.
 
     The due days are those with raw rows ingested since the last complete run (all days on
     the first run), plus the day after each (its first delta depends on them), never
-    after today: the cost follows the new data, not the length of history.
+    after today: the cost follows the new data, not the length of history. ``progress`` is
+    called with each step as soon as it finishes.
     """
     # The watermark is the wall clock (ingested_at is), even when ``now`` is given.
     wall = datetime.now(UTC).replace(tzinfo=None)
@@ -75,11 +78,15 @@ def run_all(
     owned = instance is None
     inst = instance or DagsterInstance.ephemeral()
     summary = RunSummary(started_at=naive, hour=hour, days=[])
+
+    def record(step: StepSummary) -> None:
+        summary.steps.append(step)
+        if progress is not None:
+            progress(step)
+
     try:
         if ingest:
-            summary.steps.append(
-                _step("ingest", hour, INGEST_ASSETS, res, inst, tags, partition_key=hour)
-            )
+            record(_step("ingest", hour, INGEST_ASSETS, res, inst, tags, partition_key=hour))
         # One store handle for the rest of the run (not per asset): see StoreResource.session.
         # Ingest keeps its own short opens: it waits on the platforms, not on the store.
         with store.session():
@@ -96,7 +103,7 @@ def run_all(
                 due.add(today)
             summary.days = day_ranges(sorted(due))
             for first, last in summary.days:
-                summary.steps.append(
+                record(
                     _step(
                         "marts",
                         f"{first}..{last}",
@@ -110,7 +117,7 @@ def run_all(
             # (after the run started) is inside their windows.
             insight_now = moment if now is not None else datetime.now(UTC)
             insight_tags = {**tags, "murmur/now": insight_now.isoformat()}
-            summary.steps.append(_step("insights", "all", INSIGHT_ASSETS, res, inst, insight_tags))
+            record(_step("insights", "all", INSIGHT_ASSETS, res, inst, insight_tags))
             # A failed ingest does not make the days recomputed here due again; failed marts do.
             if all(step.success for step in summary.steps if step.name != "ingest"):
                 run_id = f"run_all-{uuid.uuid4().hex[:12]}"

@@ -1,0 +1,409 @@
+"""`murmur keys …`, `murmur pipeline run` and `murmur up`'s quickstart key, as real processes.
+
+Each test has a data directory of its own (``MURMUR_DATA_DIR``) and a free Quack port, and
+reads what a user would read: the commands' output piped, not on a terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import TypeVar
+
+import httpx
+import pytest
+
+from api.auth import ALL_SCOPES
+from murmur.settings import Settings
+from tests.support import free_port
+from warehouse import workspaces as repo
+from warehouse.ids import utcnow
+from warehouse.rows import Cursor, Row
+from warehouse.store import Secrets, Store
+
+MURMUR = [sys.executable, "-m", "murmur"]
+README = Path(__file__).resolve().parents[2] / "README.md"
+T = TypeVar("T")
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return (tmp_path / "data").resolve()
+
+
+def _env(data_dir: Path, **more: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "MURMUR_DATA_DIR": str(data_dir),
+        "MURMUR_QUACK_PORT": "0",
+        "MURMUR_PORT": str(free_port()),
+        **more,
+    }
+
+
+def murmur(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*MURMUR, *args],
+        env=_env(data_dir, **env),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def ok(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    done = murmur(data_dir, *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def create_key(data_dir: Path, *args: str) -> str:
+    """Mint a key with ``args``; its id (from the line on stderr)."""
+    done = ok(data_dir, "keys", "create", *args)
+    assert done.stdout.strip().startswith("sk_test_") or done.stdout.strip().startswith("sk_live_")
+    return next(w for w in done.stderr.split() if w.startswith("key_"))
+
+
+def in_store(data_dir: Path, work: Callable[[Cursor], T]) -> T:
+    """Run ``work`` on the store directly (no Murmur process has it open meanwhile)."""
+    settings = Settings(data_dir=data_dir)
+    with Store.connect(
+        settings.store_path,
+        host_file=settings.host_file,
+        quack_token=Secrets.load(settings.data_dir).quack_token,
+    ) as store:
+        return store.run(work)
+
+
+def key_row(data_dir: Path, key_id: str) -> Row:
+    return next(r for r in in_store(data_dir, repo.list_api_keys) if r["id"] == key_id)
+
+
+def listed(data_dir: Path) -> tuple[list[str], dict[str, list[str]]]:
+    """``keys list``: its header's cells, and each key's line split on whitespace, by id."""
+    lines = [line for line in ok(data_dir, "keys", "list").stdout.splitlines() if line.strip()]
+    header = re.split(r"\s{2,}", lines[0].strip())
+    return header, {line.split()[0]: line.split() for line in lines[1:]}
+
+
+def usage_error(done: subprocess.CompletedProcess[str], needle: str) -> None:
+    """Exit status 2, no traceback, the reason on one line among a few."""
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert len([line for line in done.stderr.splitlines() if needle in line]) == 1, done.stderr
+    assert len(done.stderr.splitlines()) <= 10, done.stderr
+    assert not done.stdout.strip()
+
+
+# -- keys list ------------------------------------------------------------------------------------
+
+
+def test_keys_list_has_a_header_an_expiry_column_and_the_computed_state(data_dir: Path) -> None:
+    lasting = create_key(data_dir, "--name", "lasting")
+    dated = create_key(data_dir, "--name", "dated", "--expires-in-days", "30")
+    lapsed = create_key(data_dir, "--name", "lapsed", "--expires-in-days", "1")
+    gone = create_key(data_dir, "--name", "gone")
+    ok(data_dir, "keys", "revoke", gone)
+
+    # A key whose expires_at has passed (minting one in the past is refused, rightly).
+    def backdate(cur: Cursor) -> None:
+        past = utcnow() - timedelta(hours=1)
+        cur.execute("UPDATE api_keys SET expires_at = ? WHERE id = ?", [past, lapsed])
+
+    in_store(data_dir, backdate)
+
+    header, rows = listed(data_dir)
+    assert header[0] == "id"
+    assert {"key", "name", "mode", "state", "expires (UTC)", "workspaces"} <= set(header)
+    assert set(rows) == {lasting, dated, lapsed, gone}
+    state = header.index("state")
+    assert rows[lasting][state] == "active"
+    assert rows[dated][state] == "active"
+    assert rows[lapsed][state] == "expired"
+    assert rows[gone][state] == "revoked"
+    assert "never" in rows[lasting]
+    settings = Settings(data_dir=data_dir)
+    assert rows[lasting][-1] == f"{settings.read_rate_limit}/{settings.write_rate_limit}"
+    expires = key_row(data_dir, dated)["expires_at"]
+    assert f"{expires:%Y-%m-%d}" in rows[dated]
+    # Workspaces as a comma-separated list, never a Python list.
+    ws_id = key_row(data_dir, lasting)["workspace_ids"][0]
+    assert ws_id in rows[lasting]
+    text = ok(data_dir, "keys", "list").stdout
+    assert "[" not in text
+    assert "'" not in text
+    assert not any(line != line.rstrip() for line in text.splitlines())
+
+
+def test_keys_list_shows_several_workspaces_comma_separated(data_dir: Path) -> None:
+    ok(data_dir, "init")
+
+    def second_workspace(cur: Cursor) -> tuple[str, str]:
+        test_ws = repo.find_test_workspace(cur)
+        assert test_ws is not None
+        other = repo.create_workspace(cur, test_ws["organization_id"], "Second")
+        return test_ws["id"], other
+
+    first, second = in_store(data_dir, second_workspace)
+    key_id = create_key(data_dir, "--name", "both", "--workspace", first, "--workspace", second)
+    _, rows = listed(data_dir)
+    assert f"{first},{second}" in rows[key_id]
+
+
+# -- keys create and revoke -----------------------------------------------------------------------
+
+
+def test_keys_create_with_an_unknown_mode_is_a_usage_error_not_a_traceback(
+    data_dir: Path,
+) -> None:
+    usage_error(murmur(data_dir, "keys", "create", "--mode", "prod"), "'prod'")
+    usage_error(murmur(data_dir, "keys", "create", "--scope", "posts:delete"), "posts:delete")
+    usage_error(murmur(data_dir, "keys", "create", "--read-rate-limit", "0"), "x>=1")
+    # Nothing was minted by the refusals.
+    assert in_store(data_dir, repo.list_api_keys) == []
+
+
+def test_keys_create_sets_scopes_rate_limits_and_several_workspaces(data_dir: Path) -> None:
+    plain = key_row(data_dir, create_key(data_dir, "--name", "plain"))
+    assert sorted(plain["scopes"]) == sorted(ALL_SCOPES)
+    assert plain["read_rate_limit"] is None
+    assert plain["write_rate_limit"] is None
+    assert plain["mode"] == "test"
+
+    def second_workspace(cur: Cursor) -> str:
+        return repo.create_workspace(cur, plain["organization_id"], "Second")
+
+    first, second = plain["workspace_ids"][0], in_store(data_dir, second_workspace)
+    key_id = create_key(
+        data_dir,
+        "--name",
+        "narrow",
+        "--mode",
+        "live",
+        "--scope",
+        "posts:read",
+        "--scope",
+        "analytics:read,posts:write",
+        "--read-rate-limit",
+        "50",
+        "--write-rate-limit",
+        "5",
+        "--workspace",
+        first,
+        "--workspace",
+        second,
+    )
+    row = key_row(data_dir, key_id)
+    assert list(row["scopes"]) == ["posts:read", "analytics:read", "posts:write"]
+    assert (row["read_rate_limit"], row["write_rate_limit"]) == (50, 5)
+    assert list(row["workspace_ids"]) == [first, second]
+    assert row["mode"] == "live"
+    header, rows = listed(data_dir)
+    assert "posts:read,analytics:read,posts:write" in rows[key_id]
+    assert rows[key_id][-1] == "50/5"
+    assert header[-1] == "r/w per min"
+
+
+def test_keys_create_for_a_missing_or_foreign_workspace_is_refused_in_one_line(
+    data_dir: Path,
+) -> None:
+    missing = murmur(data_dir, "keys", "create", "--workspace", "ws_nope")
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == "Refused: No workspace 'ws_nope'."
+
+    def foreign(cur: Cursor) -> tuple[str, str]:
+        test_ws = repo.find_test_workspace(cur)
+        assert test_ws is None  # the refusal above created nothing
+        from api.workspaces.service import bootstrap_test_workspace
+
+        mine = bootstrap_test_workspace(cur)
+        theirs = repo.create_workspace(cur, repo.create_organization(cur, "Other"), "Theirs")
+        return mine, theirs
+
+    mine, theirs = in_store(data_dir, foreign)
+    mixed = murmur(data_dir, "keys", "create", "--workspace", mine, "--workspace", theirs)
+    assert mixed.returncode == 1, mixed.stderr
+    assert len(mixed.stderr.strip().splitlines()) == 1, mixed.stderr
+    assert "different organizations" in mixed.stderr
+    assert in_store(data_dir, repo.list_api_keys) == []
+
+
+def test_keys_revoke_of_an_unknown_id_is_one_line_and_exit_1(data_dir: Path) -> None:
+    key_id = create_key(data_dir)
+    unknown = murmur(data_dir, "keys", "revoke", "key_doesnotexist")
+    assert unknown.returncode == 1
+    assert unknown.stderr.strip().splitlines() == [
+        "Refused: No key 'key_doesnotexist' (murmur keys list shows the ids)."
+    ]
+    assert "Usage" not in unknown.stderr + unknown.stdout
+    assert ok(data_dir, "keys", "revoke", key_id).stdout.strip() == f"Revoked {key_id}."
+    again = ok(data_dir, "keys", "revoke", key_id)
+    assert again.stdout.startswith(f"{key_id} was already revoked at ")
+    assert key_row(data_dir, key_id)["revoked_at"] is not None
+
+
+# -- pipeline run ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def simulator(tmp_path: Path, data_dir: Path) -> Iterator[str]:
+    """``murmur simulator`` on a free port; its root URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [*MURMUR, "simulator", "--port", str(port)],
+        env=_env(tmp_path / "simulator"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, "the simulator exited"
+            assert time.monotonic() < deadline, "the simulator did not answer"
+            try:
+                if httpx.get(f"{url}/_sim/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+STEP = re.compile(
+    r"^  (ingest|marts|insights)\s+(\S+)\s+(\d+\.\d) s  (ok|failed)(; checks failed: .*)?$"
+)
+
+
+@pytest.mark.timeout(300)
+def test_pipeline_run_prints_each_step_and_a_readable_summary(
+    data_dir: Path, simulator: str
+) -> None:
+    done = murmur(data_dir, "pipeline", "run", MURMUR_PLATFORMS_URL=simulator)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    steps = [m.groups() for m in map(STEP.match, lines) if m]
+    names = [s[0] for s in steps]
+    assert names[0] == "ingest"
+    assert names[-1] == "insights"
+    assert "marts" in names
+    assert all(s[3] == "ok" for s in steps), done.stdout
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}-\d{2}:00", steps[0][1])
+    summary = [line for line in lines if line.startswith("Pipeline ok:")]
+    assert len(summary) == 1, done.stdout
+    assert f"{len(steps)} steps in " in summary[0]
+    assert "days rebuilt: " in summary[0]
+    assert "RunSummary(" not in done.stdout
+    assert "StepSummary(" not in done.stdout
+    # The steps are printed as they finish, before the summary.
+    assert lines.index(summary[0]) > max(i for i, line in enumerate(lines) if STEP.match(line))
+
+
+def test_run_all_reports_each_step_to_its_progress_callback(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from pipelines.run import StepSummary, run_all
+
+    settings = Settings(data_dir=tmp_path / "data", quack_port=0)
+    seen: list[StepSummary] = []
+    summary = run_all(
+        settings, now=datetime(2025, 3, 7, tzinfo=UTC), ingest=False, progress=seen.append
+    )
+    assert seen == summary.steps
+    assert [s.name for s in seen][-1] == "insights"
+
+
+# -- up: one quickstart key -----------------------------------------------------------------------
+
+
+def _up_once(data_dir: Path, log: Path) -> str:
+    """``murmur up`` with nothing but the API until it says it is up, then SIGTERM; its output."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*MURMUR, "up", "--no-simulator", "--no-workers", "--no-pipeline", "--no-dagster"],
+            env=_env(data_dir),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 150
+        while "Murmur is up" not in log.read_text(errors="replace"):
+            assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
+            assert time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
+            time.sleep(0.1)
+        # Wait for the lines printed after "Murmur is up".
+        while "Analysts:" not in log.read_text(errors="replace"):
+            assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(90) == 0, log.read_text(errors="replace")[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    return log.read_text(errors="replace")
+
+
+def _quickstart_id(output: str) -> str:
+    found = re.search(r"Test API key \((key_\w+)\)", output)
+    assert found, output
+    return found.group(1)
+
+
+@pytest.mark.timeout(400)
+def test_up_revokes_the_earlier_quickstart_keys_when_it_mints_one(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    other = create_key(data_dir, "--name", "mine")
+    first_out = _up_once(data_dir, tmp_path / "up-1.log")
+    first = _quickstart_id(first_out)
+    assert "Revoked the earlier quickstart" not in first_out
+    second_out = _up_once(data_dir, tmp_path / "up-2.log")
+    second = _quickstart_id(second_out)
+    assert second != first
+    assert f"Revoked the earlier quickstart key: {first}" in second_out
+
+    header, rows = listed(data_dir)
+    state = header.index("state")
+    assert rows[first][state] == "revoked"
+    assert rows[second][state] == "active"
+    assert rows[other][state] == "active"  # keys not minted by `up` are left alone
+    active_quickstart = [
+        key for key, cells in rows.items() if "quickstart" in cells and cells[state] == "active"
+    ]
+    assert active_quickstart == [second]
+
+
+# -- README ---------------------------------------------------------------------------------------
+
+
+def test_readme_works_on_a_fresh_machine() -> None:
+    text = README.read_text()
+    # murmur is in .venv: the README says to activate it or call it there.
+    assert ". .venv/bin/activate" in text
+    assert ".venv/bin/murmur" in text
+    # The publish example needs no uuidgen; the command it uses instead prints a UUID.
+    assert "uuidgen" not in text
+    command = re.search(r"Idempotency-Key: \$\((python3 -c '[^']*')\)", text)
+    assert command, "the publish example's Idempotency-Key"
+    code = re.search(r"-c '([^']*)'", command.group(1))
+    assert code
+    made = subprocess.run(
+        ["python3", "-c", code.group(1)], capture_output=True, text=True, check=True
+    )
+    uuid.UUID(made.stdout.strip())
+    # The duckdb CLI is not installed with Murmur: the README says how to get it.
+    assert "pip install duckdb-cli==" in text
+    # `up` revokes the quickstart keys of earlier starts, and says so.
+    assert "quickstart" in text
