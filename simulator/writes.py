@@ -94,20 +94,6 @@ def _account(sim: Sim, platform: str, key: str) -> Account | None:
     return account if account is not None and account.external_id == key else None
 
 
-def _publish(
-    sim: Sim,
-    account: Account,
-    text: str,
-    media_type: str,
-    now: datetime,
-    *,
-    meta: dict[str, Any] | None = None,
-    media_count: int = 0,
-) -> Post:
-    """Make the post part of the world and of the publish log."""
-    return sim.publish(account, text, media_type, now, meta=meta, media_count=media_count)
-
-
 def meta_of(sim: Sim, platform: str, external_id: str) -> dict[str, Any]:
     """What the client attached to a published post beyond its text (tags, note, fields)."""
     with sim.lock:
@@ -195,7 +181,7 @@ async def x_create_tweet(request: Request, sim: Sim, now: datetime) -> Response:
             {"data": {"id": reply_id, "text": text, "edit_history_tweet_ids": [reply_id]}}, 201
         )
     media = "image" if media_ids else "text"
-    post = _publish(sim, account, text, media, now, media_count=len(media_ids))
+    post = sim.publish(account, text, media, now, media_count=len(media_ids))
     data = {"id": post.external_id, "text": text, "edit_history_tweet_ids": [post.external_id]}
     return JSONResponse({"data": data}, 201)
 
@@ -372,8 +358,7 @@ def _graph_publish(
         reply_id = _reply(sim, platform, event.thread_id, state["text"], now)
         state["published"] = reply_id
         return JSONResponse({"id": reply_id})
-    post = _publish(
-        sim,
+    post = sim.publish(
         account,
         state["text"],
         _media_label(state["media_type"]),
@@ -403,9 +388,7 @@ def _fb_post(
         media = "image"
     if media == "text" and params.get("link"):
         media = "link"
-    post = _publish(
-        sim, account, text, media, now, media_count=0 if media in ("text", "link") else 1
-    )
+    post = sim.publish(account, text, media, now, media_count=0 if media in ("text", "link") else 1)
     if media == "image":
         return JSONResponse({"id": str(sim.next_id()), "post_id": post.external_id})
     return JSONResponse({"id": post.external_id})
@@ -652,8 +635,7 @@ async def li_create_post(request: Request, sim: Sim, now: datetime) -> Response:
         media = "link"
     elif "multiImage" in content:
         media = "carousel"
-    post = _publish(
-        sim,
+    post = sim.publish(
         account,
         str(body.get("commentary") or ""),
         media,
@@ -770,7 +752,7 @@ async def tt_publish_init(request: Request, sim: Sim, now: datetime) -> Response
     text = str(info.get("title") or info.get("description") or "")
     # The simulator creates the post at init (the real one after download and moderation),
     # so a timeout here leaves a post behind, as it can on TikTok.
-    post = _publish(sim, account, text, "image" if photo else "video", now, media_count=1)
+    post = sim.publish(account, text, "image" if photo else "video", now, media_count=1)
     publish_id = f"v_pub_url~v2-1.{sim.next_id()}"
     sim.pending[f"tiktok:publish:{publish_id}"] = {"post": post.external_id, "polls": 0}
     data: dict[str, Any] = {"publish_id": publish_id}
@@ -846,8 +828,7 @@ async def yt_upload_put(request: Request, sim: Sim, now: datetime) -> Response:
     assert account is not None
     snippet = state["snippet"]
     text = str(snippet.get("description") or snippet.get("title") or "")
-    post = _publish(
-        sim,
+    post = sim.publish(
         account,
         text,
         "video",
@@ -1030,8 +1011,7 @@ async def bsky_create_record(request: Request, sim: Sim, now: datetime) -> Respo
         for k, v in record.items()
         if k not in ("$type", "text", "createdAt", "facets", "langs", "embed")
     }
-    post = _publish(
-        sim,
+    post = sim.publish(
         account,
         text,
         media,
@@ -1172,8 +1152,7 @@ async def pin_create(request: Request, sim: Sim, now: datetime) -> Response:
         return errors.pinterest(400, 1, "Invalid media_source.source_type")
     media = "video" if kind == "video_id" else "image"
     text = str(body.get("description") or "")
-    post = _publish(
-        sim,
+    post = sim.publish(
         account,
         text,
         media,

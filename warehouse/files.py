@@ -7,9 +7,6 @@ import os
 import stat
 from pathlib import Path
 
-# What the store keeps beside its file; made before this module existed with the umask's mode.
-_STORE_FILES = ("murmur.duckdb", "murmur.duckdb.wal", "murmur.duckdb.changes", ".secret")
-
 
 def private_dir(path: Path) -> Path:
     """Make ``path`` (and this process's later files) reachable by the owner alone.
@@ -21,11 +18,13 @@ def private_dir(path: Path) -> Path:
     """
     os.umask(0o077)
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if stat.S_IMODE(path.stat().st_mode) & 0o077:
-        path.chmod(0o700)
-    for name in _STORE_FILES:
+    if not stat.S_IMODE(path.stat().st_mode) & 0o077:
+        return path  # made by Murmur under this umask: its files are owner-only already
+    path.chmod(0o700)
+    # A directory made before with a looser umask: so were its files (the store, its WAL,
+    # the secrets beside it).
+    for file in path.iterdir():
         with contextlib.suppress(FileNotFoundError, PermissionError):
-            file = path / name
-            if stat.S_IMODE(file.stat().st_mode) & 0o077:
+            if file.is_file() and stat.S_IMODE(file.stat().st_mode) & 0o077:
                 file.chmod(0o600)
     return path
