@@ -424,9 +424,9 @@ def _run(
     before_api: Callable[[], None] | None = None,
 ) -> int:
     """Serve the API and ``supervisor``'s children until told to stop; the exit status."""
-    # SIGTERM, SIGINT and SIGHUP stop every child (and what it started), then the API, whose
-    # shutdown closes the store and removes store.host.json: status 0. A child that keeps dying
-    # or an API that stops on its own stops everything as well: status 1.
+    # SIGTERM, SIGINT and SIGHUP stop every child (and what it started), then the API, then
+    # its store (store.host.json removed): status 0. A child that keeps dying or an API that
+    # stops on its own stops everything as well: status 1.
     with StopSignals() as signals:
         try:
             api = _Api(settings)
