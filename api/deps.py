@@ -98,11 +98,16 @@ def _begin(txn: Transaction) -> None:
     _ = txn.cur
 
 
-def _anonymous_bucket(request: Request, settings: Settings) -> str:
+def _failed_keys_bucket(request: Request, settings: Settings) -> str:
+    """The address's budget of failed keys; keyless requests are budgeted apart, at the edge.
+
+    Apart, so that a client's keyless requests (a health probe, a docs page) never stop a
+    valid key from being looked up, as when another process's write empties the key cache.
+    """
     address = request.scope.get("state", {}).get("client_address")
     if address is None:  # the edge middleware sets it; compute it the same way otherwise
         address = client_address(request.scope, parse_networks(settings.trusted_proxies))
-    return f"anon:{address}"
+    return f"badkey:{address}"
 
 
 def _over_anonymous_budget(budget: Budget) -> RateLimited:
@@ -119,7 +124,7 @@ async def _authenticate(
     # A key seen before is answered from the cache; any other costs a store lookup, which
     # an address over its budget of failures no longer gets (429 instead of 401).
     limiter: RateLimiter = request.app.state.rate_limiter
-    bucket = _anonymous_bucket(request, settings)
+    bucket = _failed_keys_bucket(request, settings)
     limit = settings.unauthenticated_rate_limit
     try:
         key_hash = bearer_hash(request.headers.get("authorization"))

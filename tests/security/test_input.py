@@ -236,6 +236,19 @@ def test_a_known_key_still_works_from_a_throttled_address(proxied: LiveServer) -
     good.ok(good.get("/posts"))
 
 
+def test_keyless_requests_never_stop_a_valid_key_from_being_looked_up(
+    proxied: LiveServer,
+) -> None:
+    """Keyless traffic (probes, docs) has its own budget: an unresolved valid key still works."""
+    keyless = _anonymous(proxied, "198.51.100.31", key=None)
+    for _ in range(5):
+        keyless.get("/posts")
+    assert_error(keyless.get("/posts"), 429, "RATE_LIMITED")
+    tenant = new_tenant(proxied)  # a key this server has never resolved
+    good = _anonymous(proxied, "198.51.100.31", key=tenant.key)
+    good.ok(good.get("/posts"))
+
+
 def test_hops_a_client_adds_before_the_trusted_proxy_do_not_reset_its_budget(
     proxied: LiveServer,
 ) -> None:
