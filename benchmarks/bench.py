@@ -1,8 +1,9 @@
 """``murmur bench``: Murmur's figures beside their references, measured in the same run.
 
 One call builds a fresh data directory (a test workspace, a key, posts with destinations and
-seeded marts), serves it with ``benchmarks.server`` (Murmur's app plus a bare reference
-route, in its own process), drives it from another process (``benchmarks.loadgen``: wrk
+seeded marts), serves it with ``benchmarks.server`` (Murmur's app, in its own process),
+serves each read's body from ``benchmarks.reference`` (a minimal FastAPI app in another
+process: the reads' floor), drives both from a third process (``benchmarks.loadgen``: wrk
 when installed, else asyncio + httpx), and prints one table: each figure, its reference,
 the ratio, the target and PASS/MISS. Several runs are interleaved (reference, then each
 target) and the table quotes their medians, because absolute times drift on a shared
@@ -47,7 +48,7 @@ READS: dict[str, str] = {
     "GET /viral-trends": f"{BASE}/viral-trends?limit=50",
     "GET /posts (page of 50)": f"{BASE}/posts?limit=50",
 }
-BARE = "bare route (reference)"
+REFERENCE = "bare FastAPI app (reference)"
 READ_RPS_RATIO = 0.5
 READ_P99_MS = 50.0
 WRITE_RPS = 300.0
@@ -116,24 +117,19 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve(data_dir: Path) -> Iterator[str]:
-    """Run ``benchmarks.server`` over ``data_dir`` in a child process; yield its base URL."""
+def _child_server(module: str, args: list[str], log_path: Path, probe: str) -> Iterator[str]:
+    """Run ``python -m module --port P *args`` until the block ends; yield its base URL.
+
+    Up means ``probe`` answered 200.
+    """
     import httpx
 
     port = _free_port()
     env = dict(os.environ, MURMUR_READ_RATE_LIMIT="1000000000")
     env["MURMUR_WRITE_RATE_LIMIT"] = "1000000000"
-    log = (data_dir / "serve.log").open("wb")
+    log = log_path.open("wb")
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "benchmarks.server",
-            "--data-dir",
-            str(data_dir),
-            "--port",
-            str(port),
-        ],
+        [sys.executable, "-m", module, "--port", str(port), *args],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -144,12 +140,12 @@ def serve(data_dir: Path) -> Iterator[str]:
         deadline = time.monotonic() + 90
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"the benchmark server exited: see {data_dir / 'serve.log'}")
+                raise RuntimeError(f"{module} exited: see {log_path}")
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/bench/bare", timeout=2).status_code == 200:
+                if httpx.get(url + probe, timeout=2).status_code == 200:
                     break
             if time.monotonic() > deadline:
-                raise RuntimeError("the benchmark server did not start in time")
+                raise RuntimeError(f"{module} did not start in time")
             time.sleep(0.2)
         yield url
     finally:
@@ -160,6 +156,40 @@ def serve(data_dir: Path) -> Iterator[str]:
             proc.kill()
             proc.wait(5)
         log.close()
+
+
+def serve(data_dir: Path) -> contextlib.AbstractContextManager[str]:
+    """Murmur's app over ``data_dir`` (``benchmarks.server``) in a child process."""
+    return _child_server(
+        "benchmarks.server",
+        ["--data-dir", str(data_dir)],
+        data_dir / "serve.log",
+        f"{BASE}/openapi.json",
+    )
+
+
+@contextlib.contextmanager
+def serve_reference(base: str, tenant: Tenant, data_dir: Path) -> Iterator[dict[str, str]]:
+    """The reference app serving each read's current body; yield each read's reference URL.
+
+    The bodies are fetched from Murmur once, so each reference answers as many bytes as
+    the read it is the floor of.
+    """
+    import httpx
+
+    bodies = data_dir / "reference"
+    bodies.mkdir(exist_ok=True)
+    names: dict[str, str] = {}
+    with httpx.Client(base_url=base, headers=_auth(tenant), timeout=60) as http:
+        for i, (name, path) in enumerate(READS.items()):
+            answer = http.get(path)
+            answer.raise_for_status()
+            names[name] = f"read{i}"
+            (bodies / f"read{i}.json").write_bytes(answer.content)
+    args = ["--bodies", str(bodies)]
+    probe = f"/ref/{names[next(iter(READS))]}"
+    with _child_server("benchmarks.reference", args, data_dir / "reference.log", probe) as url:
+        yield {name: f"{url}/ref/{slug}" for name, slug in names.items()}
 
 
 # -- measuring --------------------------------------------------------------------------------
@@ -177,14 +207,23 @@ def _load(
     )
 
 
-def measure_reads(cfg: BenchSettings, base: str, tenant: Tenant) -> dict[str, list[LoadResult]]:
-    """Interleaved runs of the bare route and each read at ``cfg.clients`` clients."""
-    runs: dict[str, list[LoadResult]] = {BARE: [], **{name: [] for name in READS}}
+def measure_reads(
+    cfg: BenchSettings, base: str, tenant: Tenant, references: dict[str, str]
+) -> dict[str, list[LoadResult]]:
+    """Interleaved runs at ``cfg.clients`` clients: each read's reference, then the read."""
+    runs: dict[str, list[LoadResult]] = {}
     for _ in range(cfg.repeats):
-        runs[BARE].append(_load(cfg, f"{base}/bench/bare", _auth(tenant), cfg.clients, cfg.seconds))
         for name, path in READS.items():
-            runs[name].append(_load(cfg, base + path, _auth(tenant), cfg.clients, cfg.seconds))
+            ref = _load(cfg, references[name], _auth(tenant), cfg.clients, cfg.seconds)
+            runs.setdefault(_ref(name), []).append(ref)
+            runs.setdefault(name, []).append(
+                _load(cfg, base + path, _auth(tenant), cfg.clients, cfg.seconds)
+            )
     return runs
+
+
+def _ref(name: str) -> str:
+    return f"{name}: {REFERENCE}"
 
 
 def _post_body(tenant: Tenant) -> str:
@@ -246,7 +285,9 @@ def measure_writes(
     return runs
 
 
-def measure_scale(cfg: BenchSettings, base: str, tenant: Tenant, posts: int) -> dict[str, Any]:
+def measure_scale(
+    cfg: BenchSettings, base: str, tenant: Tenant, posts: int, references: dict[str, str]
+) -> dict[str, Any]:
     """One client, one request at a time: each read's latency at this data size.
 
     Twice per read: polled (the steady state a dashboard sees, answered from the caches)
@@ -258,8 +299,8 @@ def measure_scale(cfg: BenchSettings, base: str, tenant: Tenant, posts: int) -> 
         found = _load(cfg, base + path, _auth(tenant), 1, cfg.scale_seconds)
         p50[name] = found.p50_ms
         p50[f"{name}, after a write"] = _after_a_write(base, tenant, path)
-    found = _load(cfg, f"{base}/bench/bare", _auth(tenant), 1, cfg.scale_seconds)
-    p50[BARE] = found.p50_ms
+    found = _load(cfg, references[next(iter(READS))], _auth(tenant), 1, cfg.scale_seconds)
+    p50[REFERENCE] = found.p50_ms
     return {"posts": posts, "p50_ms": p50}
 
 
@@ -307,19 +348,20 @@ def _summary(results: list[LoadResult]) -> dict[str, float]:
 
 
 def read_rows(runs: dict[str, list[LoadResult]], clients: int) -> list[Row]:
-    bare = _summary(runs[BARE])
     rows = []
     for name in READS:
         mine = _summary(runs[name])
+        refs = runs[_ref(name)]
+        bare = _summary(refs)
         # Paired ratios (each run against the reference run just before it) resist drift.
-        ratio = _med([m.rps / b.rps for m, b in zip(runs[name], runs[BARE], strict=True) if b.rps])
+        ratio = _med([m.rps / b.rps for m, b in zip(runs[name], refs, strict=True) if b.rps])
         passed = ratio >= READ_RPS_RATIO and mine["p99"] <= READ_P99_MS and not mine["errors"]
         rows.append(
             Row(
                 group="reads",
                 what=f"{name}, {clients} clients",
                 figure=_fmt(mine, int(mine["errors"])),
-                reference="bare route: " + _fmt(bare),
+                reference="bare FastAPI app, same body: " + _fmt(bare),
                 ratio=round(ratio, 2),
                 target=f"≥ {READ_RPS_RATIO}x ref, p99 ≤ {READ_P99_MS:.0f} ms",
                 status="PASS" if passed else "MISS",
@@ -554,18 +596,21 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
                     grow(remote, tenant.workspace_id, have, n)
                 have = n
 
-            for size in (s for s in sizes if s <= cfg.posts):
+            def scale(size: int) -> None:
                 grow_to(size)
-                results["scale"].append(measure_scale(cfg, base, tenant, size))
+                with serve_reference(base, tenant, data_dir) as refs:
+                    results["scale"].append(measure_scale(cfg, base, tenant, size, refs))
                 _say(f"scale {size} posts: {results['scale'][-1]['p50_ms']}")
-            reads = measure_reads(cfg, base, tenant)
+
+            for size in (s for s in sizes if s <= cfg.posts):
+                scale(size)
+            with serve_reference(base, tenant, data_dir) as refs:
+                reads = measure_reads(cfg, base, tenant, refs)
             _say("reads done")
             writes = measure_writes(cfg, base, tenant, data_dir)
             _say("writes done")
             for size in (s for s in sizes if s > cfg.posts):
-                grow_to(size)
-                results["scale"].append(measure_scale(cfg, base, tenant, size))
-                _say(f"scale {size} posts: {results['scale'][-1]['p50_ms']}")
+                scale(size)
         rows = read_rows(reads, cfg.clients) + write_rows(writes, cfg.clients)
         if cfg.child_rows:
             # A child and a budget per group: an overrun loses its own rows only. Expected

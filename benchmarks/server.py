@@ -1,10 +1,9 @@
-"""The benchmark's API server: Murmur's app plus a bare reference route, like `murmur serve`.
+"""The benchmark's API server: Murmur's app served exactly as by `murmur serve`.
 
-``python -m benchmarks.server --data-dir D --port P`` hosts the store exactly as ``murmur
-serve`` does (same ``create_app``, same uvicorn settings: httptools and uvloop when
-installed, access log off, one process) and adds ``GET /bench/bare``, a plain FastAPI
-route returning a constant envelope. The bare route exists only in this benchmark app,
-never in the public API.
+``python -m benchmarks.server --data-dir D --port P`` hosts the store as ``murmur serve``
+does (same ``create_app``, same uvicorn settings: httptools and uvloop when installed,
+access log off, one process), without the quickstart's start-up work. The reads' reference
+is not here: it is a separate app in its own process (``benchmarks.reference``).
 """
 
 from __future__ import annotations
@@ -15,24 +14,13 @@ from typing import Any
 
 from fastapi import FastAPI
 
-BARE_PATH = "/bench/bare"
-_BARE: dict[str, Any] = {"data": {"ok": True}, "request_id": "req_bench"}
-
 
 def bench_app(data_dir: Path, port: int) -> FastAPI:
-    """Murmur's app over ``data_dir`` with the reference route added."""
+    """Murmur's app over ``data_dir``."""
     from api.app import create_app
     from murmur.settings import Settings
 
-    settings = Settings(data_dir=data_dir, port=port, quack_port=0)
-    app = create_app(settings)
-
-    @app.get(BARE_PATH, include_in_schema=False)
-    def bare() -> dict[str, Any]:
-        """A constant envelope: the floor of FastAPI, uvicorn and the edge middleware."""
-        return _BARE
-
-    return app
+    return create_app(Settings(data_dir=data_dir, port=port, quack_port=0))
 
 
 def uvicorn_options() -> dict[str, Any]:

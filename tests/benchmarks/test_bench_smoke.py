@@ -22,6 +22,10 @@ def test_quick_bench_prints_every_row(tmp_path: Path) -> None:
         assert row.status in {"PASS", "MISS"}
         assert row.figure
         assert row.target
+    reads = [r for r in rows if r.group == "reads"]
+    # Each read is measured against its own floor: a separate app answering the same bytes.
+    assert all(r.reference.startswith("bare FastAPI app, same body: ") for r in reads)
+    assert len(list((tmp_path / "data" / "reference").glob("*.json"))) == len(READS)
     writes = [r for r in rows if r.group == "writes"]
     # Fresh idempotency keys: every write of the smoke run was accepted.
     assert all(run["errors"] == 0 for r in writes for run in r.detail["runs"])
