@@ -49,15 +49,6 @@ from warehouse import workspaces as ws_repo
 from warehouse.ids import from_db, to_db
 from warehouse.rows import Cursor, Row
 
-TEXT_LIMITS = {
-    "x": 280,
-    "bluesky": 300,
-    "threads": 500,
-    "instagram": 2200,
-    "tiktok": 2200,
-    "linkedin": 3000,
-    "facebook": 63206,
-}
 MAX_RANGE = timedelta(days=366)
 DEFAULT_SLOT_WINDOW = timedelta(days=14)
 DEFAULT_CALENDAR_WINDOW = timedelta(days=30)
@@ -659,7 +650,7 @@ def get_item(cur: Cursor, workspace_id: str, queue_id: str, item_id: str) -> Que
 def _check_text(text: str, platforms: Sequence[str]) -> None:
     details = []
     for platform in dict.fromkeys(platforms):
-        limit = TEXT_LIMITS.get(platform)
+        limit = POST_TEXT_LIMITS.get(platform)
         if limit is not None and len(text) > limit:
             details.append(
                 ErrorDetail(

@@ -99,6 +99,11 @@ def test_add_item_idempotency_and_validation(server: LiveServer, tenant: Tenant)
     ]
     for body, expected in cases:
         assert expected in detail_fields(api.post(path, json=body)), body
+    # Every platform's limit applies, the ones the queue code once left out included.
+    for platform, limit in (("pinterest", 500), ("youtube", 5000)):
+        other = make_queue(api, destinations=[platform])
+        over = api.post(f"/queues/{other['id']}/items", json={"text": "x" * (limit + 1)})
+        assert ("text", "too_long") in detail_fields(over), platform
     scheduled = make_post(server, tenant, "scheduled", datetime.now(UTC))
     assert_error(api.post(path, json={"post_id": scheduled}), 409, "INVALID_STATE")
     bad = api.post(f"{path}/reorder", json={"item_ids": ["qi_other"]})
