@@ -18,6 +18,8 @@ from fastapi.routing import APIRoute
 from api.auth import KeyCache
 from api.caching import ResponseCache
 from api.errors import install_error_handlers
+from api.health import router as health
+from api.health.metrics import Metrics
 from api.middleware import EdgeMiddleware
 from api.pagination import CursorCodec
 from api.posts import service as posts_service
@@ -134,16 +136,20 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.state.rate_limiter = RateLimiter()
     app.state.keys = KeyCache()
     app.state.responses = ResponseCache()
+    app.state.metrics = Metrics()
     if store is not None:
         app.state.cursor_codec = CursorCodec(Secrets.load(settings.data_dir).signing_key)
     install_error_handlers(app)
     app.include_router(api_router())
+    app.include_router(health.router)  # /healthz, /readyz, /metrics: docs/operations.md
     app.add_middleware(
         EdgeMiddleware,
         limiter=app.state.rate_limiter,
         default_read_limit=settings.read_rate_limit,
         max_body_bytes=settings.max_json_body_bytes,
         unlimited_paths=(f"{BASE_PATH}/media/upload",),
+        metrics=app.state.metrics,
+        unmetered_paths=health.PATHS,
     )
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

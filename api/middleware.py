@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.context import request_id_var
 from api.errors import error_response
+from api.health.metrics import Metrics
 from api.ratelimit import Budget, Network, RateLimiter, client_address, parse_networks
 from warehouse.ids import new_id
 
@@ -42,8 +43,12 @@ class EdgeMiddleware:
         unlimited_paths: tuple[str, ...] = (),
         anonymous_limit: int | None = None,
         trusted_proxies: Iterable[str | Network] | None = None,
+        metrics: Metrics | None = None,
+        unmetered_paths: frozenset[str] = frozenset(),
     ) -> None:
         self.app = app
+        self.metrics = metrics
+        self.unmetered_paths = unmetered_paths  # probes and scrapes: no rate limit, no headers
         self.limiter = limiter
         self.default_read_limit = default_read_limit
         self.max_body_bytes = max_body_bytes
@@ -78,7 +83,8 @@ class EdgeMiddleware:
         anonymous_limit, trusted = self._configure(scope)
         address = client_address(scope, trusted)
         state["client_address"] = address
-        if not _has_credentials(scope):
+        unmetered = path in self.unmetered_paths
+        if not unmetered and not _has_credentials(scope):
             # No key at all: budgeted per address before anything else runs.
             state["rate_budget"] = self.limiter.hit(f"anon:{address}", anonymous_limit)
 
@@ -95,14 +101,17 @@ class EdgeMiddleware:
                 if headers.get("content-type") == "application/json":
                     headers["Content-Type"] = JSON_UTF8  # the contract's media type
                 budget: Budget | None = state.get("rate_budget")
-                if budget is None:
+                if budget is None and not unmetered:
                     # A key was sent but never checked (no such path…): the address pays.
                     budget = self.limiter.hit(f"anon:{address}", anonymous_limit)
-                headers["X-RateLimit-Limit"] = str(budget.limit)
-                headers["X-RateLimit-Remaining"] = str(budget.remaining)
-                headers["X-RateLimit-Reset"] = (
-                    datetime.fromtimestamp(budget.reset_at, UTC).isoformat().replace("+00:00", "Z")
-                )
+                if budget is not None:
+                    headers["X-RateLimit-Limit"] = str(budget.limit)
+                    headers["X-RateLimit-Remaining"] = str(budget.remaining)
+                    headers["X-RateLimit-Reset"] = (
+                        datetime.fromtimestamp(budget.reset_at, UTC)
+                        .isoformat()
+                        .replace("+00:00", "Z")
+                    )
             await send(message)
 
         refused: Budget | None = state.get("rate_budget")
@@ -162,6 +171,9 @@ class EdgeMiddleware:
             request_id_var.reset(token)
 
     def _log(self, scope: Scope, status: int, started: float, replay_of: str | None = None) -> None:
+        elapsed = time.perf_counter() - started
+        if self.metrics is not None:
+            self.metrics.observe(scope, status, elapsed)
         extra = {} if replay_of is None else {"replay_of": replay_of}
         log.info(
             "request",
@@ -170,7 +182,7 @@ class EdgeMiddleware:
             method=scope["method"],
             path=scope["path"],
             status=status,
-            ms=round((time.perf_counter() - started) * 1000, 2),
+            ms=round(elapsed * 1000, 2),
         )
 
 

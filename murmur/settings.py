@@ -95,6 +95,11 @@ class Settings(BaseSettings):
     store_lock_timeout_seconds: float = Field(
         default=30.0, description="How long a process waits for the store file held by another."
     )
+    probe_timeout_seconds: float = Field(
+        default=2.0,
+        gt=0,
+        description="How long /readyz and /metrics wait for the store (docs/operations.md).",
+    )
 
     @cached_property
     def store_path(self) -> Path:

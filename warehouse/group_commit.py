@@ -67,6 +67,10 @@ class GroupCommit(Generic[T, R]):
             self._queue.put((item, future))
         return future
 
+    def queued(self) -> int:
+        """Items submitted and not yet taken into a batch (approximate, for metrics)."""
+        return self._queue.qsize()
+
     def close(self) -> None:
         """Write what is queued, then stop the thread."""
         with self._lock:

@@ -1,0 +1,1 @@
+"""Operational endpoints outside the public API: liveness, readiness and Prometheus metrics."""

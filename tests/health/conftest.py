@@ -1,0 +1,59 @@
+"""Fixtures: an API server of its own, so no other test's due posts or requests show here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from murmur.settings import Settings
+from tests.support import LiveServer, start_server
+
+
+def _settings(tmp_path_factory: pytest.TempPathFactory, name: str, **options: Any) -> Settings:
+    return Settings(
+        data_dir=tmp_path_factory.mktemp(name),
+        quack_port=0,
+        store_lock_timeout_seconds=10,
+        **options,
+    )
+
+
+@pytest.fixture(scope="module")
+def ops_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    live = start_server(_settings(tmp_path_factory, "health-data"))
+    yield live
+    live.stop()
+
+
+@pytest.fixture
+def doomed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server whose store the test may close under it."""
+    live = start_server(_settings(tmp_path_factory, "health-doomed"))
+    yield live
+    live.stop()
+
+
+@pytest.fixture
+def impatient_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server that gives the store a microsecond: no query answers that fast."""
+    live = start_server(_settings(tmp_path_factory, "health-impatient", probe_timeout_seconds=1e-6))
+    yield live
+    live.stop()
+
+
+@pytest.fixture
+def strict_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server that allows three keyless requests a minute per address."""
+    live = start_server(_settings(tmp_path_factory, "health-strict", unauthenticated_rate_limit=3))
+    yield live
+    live.stop()
+
+
+@pytest.fixture
+def root(ops_server: LiveServer) -> Iterator[httpx.Client]:
+    """A client at the server's root, without a key (as a load balancer or Prometheus)."""
+    with httpx.Client(base_url=ops_server.base_url, timeout=30) as client:
+        yield client
