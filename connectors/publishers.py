@@ -547,7 +547,25 @@ class ThreadsPublisher(GraphPublishing):
                 account,
                 {"media_type": "CAROUSEL", "children": ",".join(children), "text": request.text},
             )
-        return self._publish_container(account, container)
+        done = self._publish_container(account, container)
+        return Published(
+            done.external_id, self._permalink(account, done.external_id), done.published_at
+        )
+
+    def _permalink(self, account: AccountRef, media_id: str) -> str | None:
+        """GET /{threads-media-id}?fields=permalink: threads_publish answers with the id alone.
+
+        The thread exists by now, so a failed read leaves the URL unknown (None) rather than
+        failing the publication: a retry would only find the same thread.
+        """
+        try:
+            body = self._call(
+                "GET", f"/{media_id}", account, {"fields": "permalink"}, idempotent=True
+            )
+        except ConnectorError:
+            return None
+        link = body.get("permalink") if isinstance(body, dict) else None
+        return str(link) if link else None
 
     def _threads(
         self, account: AccountRef, since: datetime

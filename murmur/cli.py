@@ -60,7 +60,8 @@ class Mode(StrEnum):
     live = "live"
 
 
-# ``murmur up`` mints a key of this name each time and revokes the earlier ones.
+# ``murmur up`` mints a key of this name at each start and revokes the earlier ones (only
+# once it hosts the store: never while another Murmur runs on the directory).
 QUICKSTART = "quickstart"
 
 
@@ -326,6 +327,10 @@ def serve(
 ) -> None:
     """Serve the API; this process hosts the store and serves it to others over Quack."""
     settings = _settings(data_dir, host=host, port=port, quack_port=quack_port)
+    try:
+        _refuse_if_in_use(settings)
+    except Refused as exc:
+        raise _refused(exc) from None
     raise typer.Exit(_run(settings, None, lambda watch: 0))
 
 
@@ -343,14 +348,34 @@ def up(
 ) -> None:
     """The whole product on the embedded default: store, key, API, simulator, workers, Dagster."""
     settings = _settings(data_dir, host=host, port=port)
-    # A stop signal while the store is open directly must not kill us holding it.
-    with StopSignals() as early, _open(settings) as store:
-        minted = _mint(store, [], QUICKSTART, "test", None, replace=True)
-    ws_id, key_id, key = minted.workspace_ids[0], minted.key_id, minted.key
-    if early.received:
-        raise typer.Exit(0)
+    try:
+        _refuse_if_in_use(settings)
+    except Refused as exc:
+        raise _refused(exc) from None
     env = {**os.environ, "MURMUR_DATA_DIR": str(settings.data_dir.resolve())}
     supervisor = Supervisor()
+    base = f"http://{settings.host}:{settings.port}/api/public/v1"
+    quickstart: list[Minted] = []
+
+    def with_store(store: Store) -> None:
+        # Minted once this process hosts the store (it holds the file): a second `up` on the
+        # same directory never gets here, so it cannot revoke the running instance's key.
+        minted = _mint(store, [], QUICKSTART, "test", None, replace=True)
+        quickstart.append(minted)
+        # First, before the children's and the pipeline's logs: the one thing to copy.
+        console.print(f"Test workspace: {minted.workspace_ids[0]}", highlight=False)
+        console.print(
+            f"Test API key ({minted.key_id}), shown once: [bold]{minted.key}[/]",
+            highlight=False,
+            soft_wrap=True,  # never split: the key is copied from this line
+        )
+        if minted.revoked:
+            console.print(
+                f"Revoked the earlier quickstart key{'s' if len(minted.revoked) > 1 else ''}:"
+                f" {', '.join(minted.revoked)}",
+                highlight=False,
+            )
+        console.print(f"Starting Murmur on {base}…", highlight=False)
 
     def before_api() -> None:
         if simulator:
@@ -377,8 +402,7 @@ def up(
             if code or watch.stopping:
                 return code
         if dagster:
-            dagster_home = settings.data_dir.resolve() / "dagster"
-            dagster_home.mkdir(parents=True, exist_ok=True)
+            dagster_home = prepare_dagster_home(settings.data_dir.resolve() / "dagster")
             supervisor.start(
                 "dagster",
                 [
@@ -393,19 +417,15 @@ def up(
                     "-p",
                     str(settings.dagster_port),
                 ],
-                {**env, "DAGSTER_HOME": str(dagster_home)},
+                {**env, "DAGSTER_HOME": str(dagster_home), **DAGSTER_ENV},
             )
-        base = f"http://{settings.host}:{settings.port}/api/public/v1"
+        key = quickstart[0].key
         console.print(f"[bold green]Murmur is up[/] on {base}")
-        console.print(f"Test workspace: {ws_id}")
-        console.print(f"Test API key ({key_id}), shown once: [bold]{key}[/]")
-        if minted.revoked:
-            console.print(
-                f"Revoked the earlier quickstart key{'s' if len(minted.revoked) > 1 else ''}:"
-                f" {', '.join(minted.revoked)}",
-                highlight=False,
-            )
-        console.print(f"Try: curl -H 'Authorization: Bearer {key}' {base}/analytics/unified")
+        console.print(
+            f"Try: curl -H 'Authorization: Bearer {key}' {base}/analytics/unified",
+            highlight=False,
+            soft_wrap=True,
+        )
         console.print(f"API docs: {base}/docs")
         if dagster:
             console.print(f"Dagster: http://{settings.host}:{settings.dagster_port}")
@@ -414,7 +434,22 @@ def up(
         console.print(f"Analysts: murmur attach --data-dir {settings.data_dir}")
         return 0
 
-    raise typer.Exit(_run(settings, supervisor, after_api, before_api))
+    raise typer.Exit(_run(settings, supervisor, after_api, before_api, with_store=with_store))
+
+
+def _refuse_if_in_use(settings: Settings) -> None:
+    """Refused when a running Murmur hosts this data directory's store (its store.host.json
+    names a live process): a second host would only wait for the file and then fail."""
+    info = read_host_file(settings.host_file)
+    if info is not None:
+        raise Refused(_in_use(settings, info.pid, info.uri))
+
+
+def _in_use(settings: Settings, pid: int, uri: str) -> str:
+    return (
+        f"{settings.data_dir} is in use by a running Murmur (pid {pid}, store at {uri});"
+        " stop it first, or pass another --data-dir."
+    )
 
 
 def _run(
@@ -422,8 +457,13 @@ def _run(
     supervisor: Supervisor | None,
     after_api: Callable[[_Watch], int],
     before_api: Callable[[], None] | None = None,
+    *,
+    with_store: Callable[[Store], None] | None = None,
 ) -> int:
-    """Serve the API and ``supervisor``'s children until told to stop; the exit status."""
+    """Serve the API and ``supervisor``'s children until told to stop; the exit status.
+
+    ``with_store`` runs first, as soon as this process hosts the store, before anything starts.
+    """
     # SIGTERM, SIGINT and SIGHUP stop every child (and what it started), then the API, then
     # its store (store.host.json removed): status 0. A child that keeps dying or an API that
     # stops on its own stops everything as well: status 1.
@@ -431,14 +471,20 @@ def _run(
         try:
             api = _Api(settings)
         except StoreUnavailableError as exc:  # the file held by another process, a port taken
-            err.print(f"[bold red]Cannot host the store:[/] {exc}")
+            info = read_host_file(settings.host_file)
+            if info is not None and info.pid != os.getpid():  # it started meanwhile
+                err.print(f"[bold red]Refused:[/] {_in_use(settings, info.pid, info.uri)}")
+            else:
+                err.print(f"[bold red]Cannot host the store:[/] {exc}")
             return 1
         watch = _Watch(signals, supervisor, api)
         code = 1  # until proven otherwise: an exception below still stops everything
         try:
-            if before_api is not None:
+            if with_store is not None:
+                with_store(api.store)
+            if before_api is not None and not watch.stopping:
                 before_api()
-            if not api.start(signals):
+            if watch.stopping or not api.start(signals):
                 code = 0 if watch.stopping else 1
             else:
                 code = after_api(watch)
@@ -540,6 +586,32 @@ def _stop(signals: StopSignals, supervisor: Supervisor | None, api: _Api, code: 
 
 def _murmur() -> list[str]:
     return [sys.executable, "-m", "murmur"]
+
+
+# What `murmur up` writes into a Dagster home that has no dagster.yaml: no telemetry (and so no
+# telemetry banner), no welcome dialog. An existing dagster.yaml is the user's and left as is.
+DAGSTER_YAML = """\
+# Written by `murmur up` (murmur/cli.py) when this Dagster home had no dagster.yaml;
+# it is yours now: `up` never overwrites it.
+telemetry:
+  enabled: false
+nux:
+  enabled: false
+"""
+# `dagster dev` warns on every start that `dg dev` supersedes it (a package Murmur does not
+# install); the one warning is silenced, every other warning still shows.
+DAGSTER_ENV = {"PYTHONWARNINGS": "ignore:Function `dev_command` is superseded"}
+
+
+def prepare_dagster_home(home: Path) -> Path:
+    """Create ``home`` (owner-only) with a dagster.yaml unless it has one; return it."""
+    from warehouse.files import private_dir
+
+    private_dir(home)
+    config = home / "dagster.yaml"
+    if not config.exists() and not (home / "dagster.yml").exists():
+        config.write_text(DAGSTER_YAML)
+    return home
 
 
 pipeline_app = typer.Typer(help="Run the analytics pipeline.", no_args_is_help=True)

@@ -23,10 +23,19 @@ from matplotlib.figure import Figure
 
 from warehouse.store import load_extension
 
+# The repository's root. Jupyter runs a notebook's kernel in the notebook's folder
+# (`jupyter execute notebooks/x.ipynb` from the root included), so relative paths are taken
+# from the root, as `make up` and the README write them, never from the kernel's folder.
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _from_repo(path: str) -> Path:
+    return (REPO / Path(path).expanduser()).resolve()
+
 
 def data_dir() -> Path:
-    """The data directory: $MURMUR_DATA_DIR, default ./data (relative to the repository)."""
-    return Path(os.environ.get("MURMUR_DATA_DIR", "data")).resolve()
+    """The data directory: $MURMUR_DATA_DIR, default data; relative to the repository root."""
+    return _from_repo(os.environ.get("MURMUR_DATA_DIR") or "data")
 
 
 def attach_sql(directory: Path) -> str:
@@ -90,8 +99,10 @@ def local(
 
 
 def output_dir() -> Path:
-    """Where charts are saved: $MURMUR_NOTEBOOK_OUTPUT, default <data dir>/notebook-output."""
-    path = Path(os.environ.get("MURMUR_NOTEBOOK_OUTPUT", data_dir() / "notebook-output"))
+    """Where charts are saved: $MURMUR_NOTEBOOK_OUTPUT (relative to the repository root),
+    default <data dir>/notebook-output."""
+    chosen = os.environ.get("MURMUR_NOTEBOOK_OUTPUT")
+    path = _from_repo(chosen) if chosen else data_dir() / "notebook-output"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

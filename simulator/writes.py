@@ -504,6 +504,27 @@ def graph_post(platform: str) -> Handler:
     return run
 
 
+def _graph_permalink(platform: str, post: Post) -> str:
+    return f"https://www.{platform}.com/{post.account.handle}/posts/{post.number}"
+
+
+def _threads_media(sim: Sim, node: str, fields: str | None, now: datetime) -> Response | None:
+    """GET /{threads-media-id}?fields=…: one of the account's threads (None: not a thread)."""
+    post = sim.world.post("threads", node)
+    if post is None or not post.visible(now):
+        return None
+    item = {
+        "id": post.external_id,
+        "text": post.text,
+        "timestamp": _graph_time(post.published_at),
+        "media_type": "TEXT_POST" if post.media_type == "text" else post.media_type.upper(),
+        "permalink": _graph_permalink("threads", post),
+        "username": post.account.handle,
+    }
+    wanted = set((fields or "id").split(","))
+    return JSONResponse({k: v for k, v in item.items() if k == "id" or k in wanted})
+
+
 def graph_read(sim: Sim, platform: str, request: Request, now: datetime) -> Response | None:
     """The Graph reads the write side adds (containers, comments, conversations, a page's
     posts, Threads' profile threads); None when the request is not one of them."""
@@ -518,6 +539,8 @@ def graph_read(sim: Sim, platform: str, request: Request, now: datetime) -> Resp
             event = _event(sim, platform, node, now)
             if event is not None and event.kind == "dm":
                 return _graph_conversations_one(sim, platform, event)
+        if platform == "threads":
+            return _threads_media(sim, node, q.get("fields"), now)
         return None
     account = _account(sim, platform, node)
     if account is not None:
@@ -539,7 +562,7 @@ def graph_read(sim: Sim, platform: str, request: Request, now: datetime) -> Resp
                     "created_time": _graph_time(p.published_at),
                     "timestamp": _graph_time(p.published_at),
                     "media_type": "TEXT_POST" if p.media_type == "text" else p.media_type.upper(),
-                    "permalink": f"https://www.{platform}.com/{account.handle}/posts/{p.number}",
+                    "permalink": _graph_permalink(platform, p),
                     "permalink_url": f"https://www.facebook.com/{p.external_id}",
                 }
                 for p in page

@@ -211,7 +211,7 @@ def roll_up(cur: Cursor, post_ids: list[str] | None, now: datetime) -> list[Row]
     meanwhile is never resurrected. Run after each destination's outcome commits: the last
     one to commit sees every outcome, so no post is left behind (the sweep covers crashes).
     """
-    return fetch_all(
+    settled = fetch_all(
         cur,
         "UPDATE posts AS p SET"
         " status = CASE WHEN s.failed = 0 THEN 'published'"
@@ -231,6 +231,32 @@ def roll_up(cur: Cursor, post_ids: list[str] | None, now: datetime) -> list[Row]
         " RETURNING p.id, p.status",
         # Placeholders only in FROM, in text order (see claim_due).
         [post_ids is None, post_ids or [], now],
+    )
+    settle_queue_items(cur, post_ids, now)
+    return settled
+
+
+def settle_queue_items(cur: Cursor, post_ids: list[str] | None, now: datetime) -> None:
+    """Move the waiting queue items of settled posts to ``published`` or ``failed``.
+
+    An item follows its post: ``published`` when the post went out on at least one
+    destination (``published`` or ``partially_published``; the item's ``post_status`` tells
+    which), ``failed`` when every destination failed. Derived from the posts' state alone, so
+    repeating it changes nothing, and the sweep (``post_ids`` None: every such item) settles
+    the items a crash left between the post's roll-up and this statement.
+    """
+    cur.execute(
+        "UPDATE queue_items AS qi SET"
+        " status = CASE WHEN p.status = 'failed' THEN 'failed' ELSE 'published' END,"
+        " updated_at = k.now"
+        " FROM posts AS p,"
+        "  (SELECT ?::TIMESTAMP AS now, ?::BOOLEAN AS every, ?::VARCHAR[] AS ids) AS k"
+        " WHERE p.id = qi.post_id"
+        " AND p.status IN ('published', 'partially_published', 'failed')"
+        " AND qi.status IN ('queued', 'scheduled')"
+        " AND (k.every OR list_contains(k.ids, qi.post_id))",
+        # Placeholders only in FROM (see claim_due).
+        [now, post_ids is None, post_ids or []],
     )
 
 

@@ -58,8 +58,20 @@ class CsvTable:
         return _line_of_row(self.text.decode("utf-8"), row)
 
     def reject(self, row: int | None, problem: str) -> ImportRejectedError:
-        """An error naming the line of ``row`` (None: the header, line 1)."""
-        return ImportRejectedError(self.name, 1 if row is None else self.line_of(row), problem)
+        """An error naming the line of ``row`` (None: the header, line 1).
+
+        A record shorter than the header says so: its missing trailing fields were read as
+        empty, which is what the problem is about, not a value the user can see on the line.
+        """
+        if row is None:
+            return ImportRejectedError(self.name, 1, problem)
+        line, fields, header = _record_at(self.text.decode("utf-8"), row)
+        if fields < header:
+            problem += (
+                f" (the record has {fields} of the header's {header} fields; missing trailing"
+                " fields are read as empty)"
+            )
+        return ImportRejectedError(self.name, line, problem)
 
 
 def read_bytes(path: Path, on_progress: Callable[[int], None]) -> tuple[bytes, str]:
@@ -191,6 +203,18 @@ def _locate_structure_error(text: str) -> tuple[int | None, str]:
     except csv.Error as exc:
         return start, f"malformed quoting ({exc})"
     return None, ""
+
+
+def _record_at(text: str, row: int) -> tuple[int, int, int]:
+    """Data record ``row``: the line it starts on, its field count and the header's."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = len(next(reader))
+    start = reader.line_num + 1
+    for index, record in enumerate(reader):
+        if index == row:
+            return start, len(record), header
+        start = reader.line_num + 1
+    return start, header, header
 
 
 def _line_of_row(text: str, row: int) -> int:

@@ -327,31 +327,43 @@ def test_run_all_reports_each_step_to_its_progress_callback(tmp_path: Path) -> N
 # -- up: one quickstart key -----------------------------------------------------------------------
 
 
-def _up_once(data_dir: Path, log: Path) -> str:
-    """``murmur up`` with nothing but the API until it says it is up, then SIGTERM; its output."""
+UP_API_ONLY = ["up", "--no-simulator", "--no-workers", "--no-pipeline", "--no-dagster"]
+
+
+def _start_up(data_dir: Path, log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """``murmur up`` with nothing but the API, once it has printed all it says at start."""
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [*MURMUR, "up", "--no-simulator", "--no-workers", "--no-pipeline", "--no-dagster"],
-            env=_env(data_dir),
-            stdout=out,
-            stderr=subprocess.STDOUT,
+            [*MURMUR, *UP_API_ONLY], env=env, stdout=out, stderr=subprocess.STDOUT
         )
     try:
         deadline = time.monotonic() + 150
-        while "Murmur is up" not in log.read_text(errors="replace"):
+        # "Analysts:" is the last line printed after "Murmur is up".
+        while "Analysts:" not in log.read_text(errors="replace"):
             assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
             assert time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
             time.sleep(0.1)
-        # Wait for the lines printed after "Murmur is up".
-        while "Analysts:" not in log.read_text(errors="replace"):
-            assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
-            time.sleep(0.1)
-        proc.send_signal(signal.SIGTERM)
+    except BaseException:
+        _stop_up(proc, log)
+        raise
+    return proc
+
+
+def _stop_up(proc: subprocess.Popen[bytes], log: Path) -> None:
+    """SIGTERM, which must end it with status 0; killed if it does not stop."""
+    try:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
         assert proc.wait(90) == 0, log.read_text(errors="replace")[-3000:]
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(30)
+
+
+def _up_once(data_dir: Path, log: Path) -> str:
+    """``murmur up`` with nothing but the API until it says it is up, then SIGTERM; its output."""
+    _stop_up(_start_up(data_dir, log, _env(data_dir)), log)
     return log.read_text(errors="replace")
 
 
@@ -383,6 +395,49 @@ def test_up_revokes_the_earlier_quickstart_keys_when_it_mints_one(
         key for key, cells in rows.items() if "quickstart" in cells and cells[state] == "active"
     ]
     assert active_quickstart == [second]
+
+
+@pytest.mark.timeout(400)
+def test_up_prints_the_key_first_and_a_second_up_cannot_revoke_it(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    env = _env(data_dir)
+    log = tmp_path / "up.log"
+    proc = _start_up(data_dir, log, env)
+    try:
+        out = log.read_text(errors="replace")
+        found = re.search(r"Test API key \((key_\w+)\), shown once: (sk_test_[\w-]+)\n", out)
+        assert found, out
+        key_id, key = found.groups()
+        # The key comes before the API's own start-up lines and the summary, on one line.
+        assert out.index(key) < out.index("Uvicorn running") < out.index("Murmur is up"), out
+
+        # A second `up` (or `serve`) on the directory: one line, exit 1, nothing revoked.
+        for command in (UP_API_ONLY, ["serve"]):
+            second = murmur(data_dir, *command)
+            assert second.returncode == 1, second.stdout + second.stderr
+            said = second.stdout + second.stderr
+            assert "Traceback" not in said
+            lines = [line for line in said.splitlines() if line.strip()]
+            assert len(lines) == 1, said
+            assert f"{data_dir} is in use by a running Murmur (pid {proc.pid}," in lines[0]
+            assert "Revoked" not in said
+
+        # The running instance's key still works, and is the one active quickstart key.
+        answer = httpx.get(
+            f"http://127.0.0.1:{env['MURMUR_PORT']}/api/public/v1/workspaces",
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=30,
+        )
+        assert answer.status_code == 200, answer.text
+        header, rows = listed(data_dir)  # through the running host, over Quack
+        state = header.index("state")
+        active = [
+            k for k, cells in rows.items() if "quickstart" in cells and cells[state] == "active"
+        ]
+        assert active == [key_id]
+    finally:
+        _stop_up(proc, log)
 
 
 # -- README ---------------------------------------------------------------------------------------

@@ -22,7 +22,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from dagster_shared.yaml_utils import load_yaml_from_path
 
+from murmur.cli import DAGSTER_YAML, prepare_dagster_home
 from murmur.supervise import Supervisor
 from tests.support import free_port
 
@@ -201,6 +203,14 @@ def test_up_with_dagster_leaves_no_grandchild(launch: Callable[..., Launched]) -
     # `dagster dev` runs its webserver and daemon as processes of its own: grandchildren of up.
     run.wait_for("Dagster's daemon runs", lambda: bool(run.children("dagster._daemon")))
     assert run.children("dagster_webserver")
+    # The Dagster home `up` made has a dagster.yaml: no telemetry (no banner, no id), no
+    # welcome dialog, and neither Dagster's missing-config nor its `dg dev` warning is shown.
+    home = run.data_dir / "dagster"
+    config = load_yaml_from_path(str(home / "dagster.yaml"))
+    assert config == {"telemetry": {"enabled": False}, "nux": {"enabled": False}}
+    assert not (home / ".telemetry").exists()
+    for noise in ("Telemetry:", "No dagster instance configuration", "SupersessionWarning"):
+        assert noise not in run.output(), run.tail()
     quack = run.quack_port()
 
     run.proc.send_signal(signal.SIGTERM)
@@ -284,3 +294,12 @@ def test_a_child_ignoring_sigterm_is_killed_with_what_it_started(tmp_path: Path)
 
 def _sim_health(run: Launched) -> str:
     return f"http://127.0.0.1:{run.ports['simulator']}/_sim/health"
+
+
+def test_dagster_home_gets_a_dagster_yaml_once_and_keeps_the_users(tmp_path: Path) -> None:
+    home = prepare_dagster_home(tmp_path / "dagster")
+    assert (home / "dagster.yaml").read_text() == DAGSTER_YAML
+    mine = "telemetry:\n  enabled: true\n"
+    (home / "dagster.yaml").write_text(mine)
+    prepare_dagster_home(home)
+    assert (home / "dagster.yaml").read_text() == mine

@@ -260,3 +260,18 @@ def test_a_registered_workspace_account_publishes(
     assert (found.external_id, found.published_at) == (done.external_id, done.published_at)
     posts = sim.admin.get("/_sim/posts", params={"platform": platform, "account": external_id})
     assert posts.json()["count_by_text"] == {request.text: 1}
+
+
+def test_threads_publish_gives_the_thread_permalink(
+    publisher: PublisherFactory, sim: SimServer, tmp_path: Path
+) -> None:
+    """threads_publish answers with an id alone: the URL comes from GET /{media-id}."""
+    pub = publisher("threads")
+    request = request_for("threads", tmp_path)
+    done = pub.publish(request)
+    assert done.url is not None
+    assert done.url.startswith("https://www.threads.com/")
+    assert done.published_at == T0
+    found = pub.find_published(request, T0)
+    assert found is not None
+    assert (found.external_id, found.url) == (done.external_id, done.url)

@@ -317,3 +317,33 @@ def test_tweets_bad_hashtags_literal(tmp_path: Path) -> None:
     text = out.getvalue()
     assert error.line == 1 + text[: text.index("__import__")].count("\n")
     assert "hashtags" in str(error)
+
+
+TWEETS_HEADER = "id,user_name,user_followers,user_friends,date,text,hashtags,retweets,favorites\n"
+
+
+def test_a_short_record_is_read_with_empty_trailing_fields(tmp_path: Path) -> None:
+    """docs/importers.md: fewer fields than the header → the missing ones are empty."""
+    body = (
+        TWEETS_HEADER
+        + "1,alice,10,5,2021-01-01 10:00:00,hello,[],1,2\n"
+        + "2,bob,10,5,2021-01-02 10:00:00,hi,[],1\n"  # no favorites: NULL likes
+    )
+    path = tmp_path / "short.csv"
+    path.write_text(body)
+    settings = Settings(data_dir=tmp_path / "data")
+    result = run_import(path, "tweets", settings=settings, workspace_id=None, progress=False)
+    assert (result.rows_read, result.posts, result.snapshots) == (2, 2, 2)
+    likes = query(
+        settings,
+        "SELECT external_id, likes FROM raw_engagement_snapshots ORDER BY external_id",
+    )
+    assert likes == [("1", 2), ("2", None)]
+
+
+def test_a_short_record_missing_a_required_value_says_it_is_short(tmp_path: Path) -> None:
+    body = TWEETS_HEADER + "1,alice,10,5,2021-01-01 10:00:00,hello,[],1,2\n" + "2,bob,10,5\n"
+    error = reject(tmp_path, body.encode(), "tweets")
+    assert error.line == 3
+    assert "column 'date' is empty" in str(error)
+    assert "the record has 4 of the header's 9 fields" in str(error)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,8 @@ from nbclient import NotebookClient
 from tests.analytics.seed import seed_insights, seed_rankings, seed_trends, seed_unified
 from tests.support import LiveServer, Tenant
 
-NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+REPO = Path(__file__).resolve().parents[2]
+NOTEBOOKS = REPO / "notebooks"
 NAMES = ["cross_platform_performance", "viral_trends", "creators_and_competitors"]
 
 
@@ -61,3 +64,47 @@ def test_notebook_runs_attached_over_quack(
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert images, text
     assert list(tmp_path.glob("*.png"))
+
+
+def test_notebooks_run_from_the_repository_root(
+    server: LiveServer, seeded: Tenant, tmp_path: Path
+) -> None:
+    """`jupyter execute notebooks/x.ipynb` from the root, paths relative to the root.
+
+    Jupyter runs the kernel in the notebook's folder; the data directory and the output
+    folder given relative to the repository root must still be found there.
+    """
+    out = tmp_path / "charts"
+    env = dict(
+        os.environ,
+        MURMUR_DATA_DIR=os.path.relpath(server.settings.data_dir, REPO),
+        MURMUR_NOTEBOOK_OUTPUT=os.path.relpath(out, REPO),
+    )
+    books = [f"notebooks/{name}.ipynb" for name in NAMES]
+    done = subprocess.run(
+        [sys.executable, "-m", "jupyter", "execute", "--timeout=300", *books],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "Traceback" not in done.stderr, done.stderr[-4000:]
+    assert len(list(out.glob("*.png"))) >= len(NAMES), done.stderr[-4000:]
+
+
+def test_the_default_data_directory_is_the_repositorys(tmp_path: Path) -> None:
+    """With no MURMUR_DATA_DIR, a kernel in notebooks/ looks in <repo>/data, not notebooks/data."""
+    env = {k: v for k, v in os.environ.items() if k != "MURMUR_DATA_DIR"}
+    done = subprocess.run(
+        [sys.executable, "-c", "import _murmur; print(_murmur.data_dir())"],
+        cwd=NOTEBOOKS,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert Path(done.stdout.strip()) == REPO / "data"
