@@ -8,6 +8,7 @@ import subprocess
 import sys
 import uuid
 from datetime import UTC, datetime
+from functools import partial
 
 from tests.publishing.conftest import (
     Sim,
@@ -28,6 +29,11 @@ def _attempts(server: LiveServer, destination_id: str) -> list[dict[str, object]
     return server.store.run(lambda cur: repo.attempts_of(cur, destination_id))
 
 
+def _logged(server: LiveServer, destination_id: str, count: int) -> bool:
+    """The attempt log holds ``count`` rows: it is written after the outcome, on its own."""
+    return len(_attempts(server, destination_id)) >= count
+
+
 def test_a_scheduled_post_is_published_once_at_its_time(
     pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
 ) -> None:
@@ -45,6 +51,7 @@ def test_a_scheduled_post_is_published_once_at_its_time(
         assert dst["attempts"] == 1
         # Not before its time: our attempt started after scheduled_at, and the platform's
         # own timestamp (whole seconds on some platforms) is not earlier either.
+        wait_for(partial(_logged, pub_server, dst["id"], 1), "the attempt log")
         (attempt,) = _attempts(pub_server, dst["id"])
         assert attempt["started_at"] >= scheduled
         assert dst["published_at"] >= scheduled.replace(microsecond=0)
@@ -90,6 +97,7 @@ def test_a_429_then_success_publishes_once(
     assert dst["attempts"] == 2
     assert dst["error_code"] is None  # the success clears the earlier error
     assert sim.count("bluesky", text) == 1
+    wait_for(lambda: len(_attempts(pub_server, dst["id"])) >= 2, "the attempt log")
     outcomes = [a["outcome"] for a in _attempts(pub_server, dst["id"])]
     assert outcomes == ["retry", "published"]
     assert _attempts(pub_server, dst["id"])[0]["error_code"] == "rate_limited"
@@ -236,6 +244,8 @@ def test_killing_the_worker_mid_publish_then_another_publishes_exactly_once(
     assert dst["attempts"] == 2
     assert sim.count("x", text) == 1
     assert dst["platform_post_id"] == sim.posts("x", text)[0]["external_id"]
+    # The attempt log is written beside the outcome, in a statement of its own.
+    wait_for(partial(_logged, pub_server, dst["id"], 1), "the attempt log")
     assert [a["outcome"] for a in _attempts(pub_server, dst["id"])] == ["recovered"]
 
 
