@@ -97,7 +97,7 @@ def test_a_429_then_success_publishes_once(
     assert dst["attempts"] == 2
     assert dst["error_code"] is None  # the success clears the earlier error
     assert sim.count("bluesky", text) == 1
-    wait_for(lambda: len(_attempts(pub_server, dst["id"])) >= 2, "the attempt log")
+    wait_for(partial(_logged, pub_server, dst["id"], 2), "the attempt log")
     outcomes = [a["outcome"] for a in _attempts(pub_server, dst["id"])]
     assert outcomes == ["retry", "published"]
     assert _attempts(pub_server, dst["id"])[0]["error_code"] == "rate_limited"
@@ -262,6 +262,6 @@ def test_a_timeout_after_commit_is_recovered_not_reposted(
     assert dst["status"] == "published"
     assert sim.count("bluesky", text) == 1
     # The attempt log is written beside the outcome, in a statement of its own.
-    wait_for(lambda: len(_attempts(pub_server, dst["id"])) >= 2, "the attempt log")
+    wait_for(partial(_logged, pub_server, dst["id"], 2), "the attempt log")
     assert [a["outcome"] for a in _attempts(pub_server, dst["id"])] == ["retry", "recovered"]
     assert _attempts(pub_server, dst["id"])[0]["error_code"] == "timeout"
