@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 
 from api.auth import KeyCache
-from api.caching import ResponseCache
+from api.caching import FastReads, ResponseCache
 from api.errors import install_error_handlers
 from api.health import router as health
 from api.health.metrics import Metrics
@@ -136,6 +136,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.state.rate_limiter = RateLimiter()
     app.state.keys = KeyCache()
     app.state.responses = ResponseCache()
+    app.state.fast_reads = FastReads()
     app.state.metrics = Metrics()
     if store is not None:
         app.state.cursor_codec = CursorCodec(Secrets.load(settings.data_dir).signing_key)
@@ -150,6 +151,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         unlimited_paths=(f"{BASE_PATH}/media/upload",),
         metrics=app.state.metrics,
         unmetered_paths=health.PATHS,
+        fast_reads=app.state.fast_reads,
     )
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

@@ -9,6 +9,15 @@ the ``data`` bytes are spliced into this request's envelope.
 The ETag is a hash of the data without the fields named volatile (``freshness_seconds``
 moves every second while the data does not), so a client sending ``If-None-Match`` gets
 ``304 Not Modified`` until the data itself changes.
+
+A read answered here is also remembered by its raw request (:class:`FastReads`): the same
+path, query string, key and workspace header again, under the same change token (and the
+same second, for reads that depend on the clock), is answered by the edge middleware
+without routing, dependencies or the endpoint: what those would decide (the key, its
+scope and workspace, the parsed arguments, the cache entry) cannot have changed, since
+every change to keys, members or data is a write that replaces the token. The edge still
+does per request what may differ: the key's expiry, its rate budget, the request id, the
+access log and the metrics.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -24,11 +34,16 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
+from starlette.types import Scope
 
+from api.auth import ApiKey
 from api.context import request_id_var
 from api.deps import Context
 
 JSON = "application/json"
+
+# (path, raw query string, Authorization header, X-Workspace-Id header or None)
+Signature = tuple[str, bytes, bytes, bytes | None]
 
 
 @dataclass(frozen=True)
@@ -73,6 +88,71 @@ def _serialize(model: BaseModel, volatile: dict[str, Any] | None) -> Cached:
     return Cached(data, 'W/"' + hashlib.blake2b(stable, digest_size=12).hexdigest() + '"')
 
 
+@dataclass(frozen=True, slots=True)
+class FastRead:
+    """An answered read, and what answering the same request again needs."""
+
+    token: bytes  # the change token the answer was read under
+    second: int | None  # the clock's second, for answers that depend on it
+    cached: Cached
+    key: ApiKey
+    expires_at: float | None  # the key's expiry in epoch seconds
+    bucket: str  # the key's read budget
+    limit: int
+    route: object  # the matched route, for the metrics' template
+
+
+class FastReads:
+    """Reads answered before, by raw request: the edge answers a repeat while they hold."""
+
+    def __init__(self, size: int = 8192) -> None:
+        self._size = size
+        # Touched on the event loop's thread only (endpoints and the edge): no lock.
+        self._entries: dict[Signature, FastRead] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def remember(self, signature: Signature, entry: FastRead) -> None:
+        entries = self._entries
+        entries.pop(signature, None)
+        entries[signature] = entry
+        if len(entries) > self._size:  # oldest first: dicts keep insertion order
+            del entries[next(iter(entries))]
+
+    def lookup(self, signature: Signature, token: bytes, now: float) -> FastRead | None:
+        """The answer to repeat, if the store, the clock's second and the key still allow it."""
+        found = self._entries.get(signature)
+        if found is None or found.token != token:
+            return None
+        if found.second is not None and found.second != int(now):
+            return None
+        if found.expires_at is not None and found.expires_at <= now:
+            return None  # the full path says why (401, expired)
+        return found
+
+
+def signature(scope: Scope) -> tuple[Signature, bytes | None] | None:
+    """A GET's signature and its If-None-Match header; None without exactly one key."""
+    authorization: bytes | None = None
+    workspace: bytes | None = None
+    if_none_match: bytes | None = None
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            if authorization is not None:
+                return None  # which one counts is the full path's business
+            authorization = value
+        elif name == b"x-workspace-id":
+            if workspace is not None:
+                return None
+            workspace = value
+        elif name == b"if-none-match":
+            if_none_match = value
+    if authorization is None:
+        return None
+    return (scope["path"], scope["query_string"], authorization, workspace), if_none_match
+
+
 async def cached_json(
     request: Request,
     ctx: Context,
@@ -80,19 +160,50 @@ async def cached_json(
     build: Callable[[], BaseModel],
     *,
     volatile: dict[str, Any] | None = None,
+    clock: bool = False,
 ) -> Response:
-    """The success envelope of ``build()``, from the cache when the store has not changed."""
+    """The success envelope of ``build()``, from the cache when the store has not changed.
+
+    ``clock``: the answer depends on the time (a default range ending now, a freshness in
+    seconds), so it is kept for the current second only.
+    """
     cache: ResponseCache = request.app.state.responses
-    full = (key, ctx.workspace_id, ctx.txn.token)
+    second = int(time.time()) if clock else None
+    full = (key, second, ctx.workspace_id, ctx.txn.token)
     found = cache.get(full) or await _build_once(cache, full, build, volatile)
+    _remember(request, ctx, found, second)
     headers = {"ETag": found.etag}
     if found.etag in request.headers.get("if-none-match", ""):
         return Response(status_code=304, headers=headers)
-    body = b'{"success":true,"data":%b,"request_id":"%b"}' % (
-        found.data,
-        request_id_var.get().encode(),
+    return Response(envelope(found.data, request_id_var.get()), media_type=JSON, headers=headers)
+
+
+def _remember(request: Request, ctx: Context, found: Cached, second: int | None) -> None:
+    """Let the edge answer this very request again while the store is unchanged."""
+    fast: FastReads | None = getattr(request.app.state, "fast_reads", None)
+    signed = signature(request.scope)
+    if fast is None or signed is None or request.method != "GET":
+        return
+    key = ctx.key
+    limit = key.read_rate_limit or request.app.state.settings.read_rate_limit
+    fast.remember(
+        signed[0],
+        FastRead(
+            token=ctx.txn.token,
+            second=second,
+            cached=found,
+            key=key,
+            expires_at=None if key.expires_at is None else key.expires_at.timestamp(),
+            bucket=f"{key.id}:read",
+            limit=limit,
+            route=request.scope.get("route"),
+        ),
     )
-    return Response(body, media_type=JSON, headers=headers)
+
+
+def envelope(data: bytes, request_id: str) -> bytes:
+    """The success envelope around serialized ``data``."""
+    return b'{"success":true,"data":%b,"request_id":"%b"}' % (data, request_id.encode())
 
 
 async def _build_once(

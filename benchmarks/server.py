@@ -1,8 +1,8 @@
 """The benchmark's API server: Murmur's app served exactly as by `murmur serve`.
 
 ``python -m benchmarks.server --data-dir D --port P`` hosts the store as ``murmur serve``
-does (same ``create_app``, same uvicorn settings: httptools and uvloop when installed,
-access log off, one process), without the quickstart's start-up work. The reads' reference
+does (same ``create_app``, same logging, same uvicorn settings: httptools and uvloop when
+installed, uvicorn's access log off, one process), without the quickstart's start-up work. The reads' reference
 is not here: it is a separate app in its own process (``benchmarks.reference``).
 """
 
@@ -34,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     """Serve the benchmark app until interrupted."""
     import uvicorn
 
+    from murmur.logs import configure_logging
+
+    configure_logging()  # as `murmur serve` logs: one JSON line per request on stderr
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--port", type=int, required=True)

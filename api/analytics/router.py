@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
@@ -71,16 +70,17 @@ async def unified_analytics(
     ] = "day",
 ) -> Response:
     """Own accounts' metrics over a range: totals, per platform, and a paged series."""
-    # Defaults are relative to now and freshness is measured from now: keyed by the second.
+    # Defaults are relative to now and freshness is measured from now: kept for the second.
     key = ("unified", from_, to, platform, account_id, granularity, page.limit, page.key())
     return await cached_json(
         request,
         ctx,
-        (*key, int(time.time())),
+        key,
         lambda: service.unified(
             ctx.txn, ctx.workspace_id, from_, to, granularity, platform, account_id, page
         ),
         volatile=_CLOCK,
+        clock=True,
     )
 
 
@@ -104,9 +104,10 @@ async def list_viral_trends(
     return await cached_json(
         request,
         ctx,
-        ("viral_trends", where, page.limit, page.key(), int(time.time())),
+        ("viral_trends", where, page.limit, page.key()),
         lambda: service.viral_trends(ctx.txn, ctx.workspace_id, where, page),
         volatile=_FRESHNESS,
+        clock=True,
     )
 
 
