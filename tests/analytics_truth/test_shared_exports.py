@@ -271,11 +271,19 @@ def test_youtube_fr_unified_and_best_times(world: World) -> None:
     _record("youtube_trending_fr", "best-times highest shrunk cell", best[0], None)
 
 
-def test_youtube_fr_viral_trends(world: World) -> None:
-    g = _growth(_youtube("youtube_trending_fr.csv", "utf-8"), YT).filter(~pl.col("first_seen"))
+@dataclass
+class Viral:
+    trending: dict[str, tuple[float, float, float]]  # entity: score, velocity, baseline
+    scored: int  # posts with W0, W1 and two baseline windows read
+    highest: float | None  # the highest score among them, trending or not
+
+
+def _viral_truth(g: pl.DataFrame) -> Viral:
+    """Posts trending against their own baseline, by the definitions, from daily readings."""
     end = _newest(g["at"]) + timedelta(hours=1)  # the end of the newest hour read
     width = timedelta(hours=24)  # daily readings: day-long windows
     mine: dict[str, tuple[float, float, float]] = {}
+    scores: list[float] = []
     for key, rows in g.group_by("key"):
         pub = rows["pub"][0]
         per_window: dict[int, float] = {}
@@ -291,16 +299,21 @@ def test_youtube_fr_viral_trends(world: World) -> None:
             if i in per_window and (pub is None or end - (i + 1) * width >= pub)
         ]
         v0, v1 = per_window[0] / 24, per_window[1] / 24
-        if max(v0, v1) < 1 or len(base) < 2:
+        if len(base) < 2:
             continue
         b = statistics.median(base)
         score, prev = math.log2((v0 + 1) / (b + 1)), math.log2((v1 + 1) / (b + 1))
+        scores.append(score)
+        if max(v0, v1) < 1:
+            continue
         rising, falling = v0 > v1 * 1.1, v0 < v1 * 0.9
         high = score >= 1.0
         if (high and rising) or (high and not falling) or ((high or prev >= 1.0) and falling):
             mine[str(key[0])] = (score, v0, b)
-    tenant = world.tenants["fr_creator"]
-    items = tenant.api.list_all("/viral-trends", entity_type="post")
+    return Viral(mine, len(scores), max(scores, default=None))
+
+
+def _compare_viral(export: str, truth: Viral, items: list[Any]) -> None:
     own = {
         t["entity"]: (t["score"], t["velocity"], t["baseline"])
         for t in items
@@ -309,11 +322,22 @@ def test_youtube_fr_viral_trends(world: World) -> None:
     # Murmur lists the top 50 (own baselines and same-age ones): ours down to its lowest
     scores = [float(t["score"]) for t in items]
     floor = min(scores) if len(items) >= 50 else -math.inf
-    expected = {k: v for k, v in mine.items() if v[0] >= floor}
-    _record("youtube_trending_fr", "trending posts (own baseline)", len(expected), len(own))
+    expected = {k: v for k, v in truth.trending.items() if v[0] >= floor}
+    _record(export, "posts with W0, W1 and 2 baseline windows read", truth.scored, None)
+    highest = None if truth.highest is None else round(truth.highest, 3)
+    _record(export, "highest own-baseline score (abnormal at >= 1)", highest, None)
+    _record(export, "trending posts (own baseline)", len(expected), len(own))
     assert set(own) == set(expected)
     for entity, (score, v0, b) in expected.items():
         assert own[entity] == pytest.approx((score, v0, b))
+    assert all(t["evidence"]["window_hours"] == 24 for t in items)
+
+
+def test_youtube_fr_viral_trends(world: World) -> None:
+    g = _growth(_youtube("youtube_trending_fr.csv", "utf-8"), YT).filter(~pl.col("first_seen"))
+    tenant = world.tenants["fr_creator"]
+    items = tenant.api.list_all("/viral-trends", entity_type="post")
+    _compare_viral("youtube_trending_fr", _viral_truth(g), items)
     # The day-over-day gainers (a reading today and yesterday): Murmur lists one only with
     # a baseline (own windows, or 3 same-age posts of its channel); most FR videos trend
     # for a few days, so most have insufficient data and are not called "emerging".
@@ -326,7 +350,31 @@ def test_youtube_fr_viral_trends(world: World) -> None:
     _record(
         "youtube_trending_fr", "top-10 gainers of the last day listed", 10, len(listed & set(top))
     )
-    assert all(t["evidence"]["window_hours"] == 24 for t in items)
+
+
+def test_youtube_us_viral_trends(world: World) -> None:
+    # 75 daily readings with a gap of two days and no publication times: every baseline
+    # window a video was read in counts (no publication to stop at).
+    g = _growth(_youtube("youtube_trending_us.csv", "cp1252"), YT).filter(~pl.col("first_seen"))
+    items = world.tenants["us_own"].api.list_all("/viral-trends", entity_type="post")
+    _compare_viral("youtube_trending_us", _viral_truth(g), items)
+
+
+def test_single_readings_never_trend(world: World) -> None:
+    # A tweet or an Instagram post read once (at the export) has no W1: insufficient data.
+    read_twice = {
+        "vaccination_tweets": _tweets().group_by("key").len().filter(pl.col("len") > 1).height,
+        "instagram_posts": 0,  # one row per post, no ids repeated: read once each
+    }
+    for export, tenant in (
+        ("vaccination_tweets", "tweets_own"),
+        ("vaccination_tweets", "tweets_creator"),
+        ("instagram_posts", "instagram_own"),
+    ):
+        items = world.tenants[tenant].api.list_all("/viral-trends")
+        _record(export, f"viral trends listed ({tenant})", read_twice[export], len(items))
+        assert read_twice[export] == 0
+        assert items == []
 
 
 def test_youtube_fr_creators(world: World) -> None:
@@ -402,6 +450,23 @@ def test_tweets_unified_and_creators(world: World) -> None:
     first = page[0]["parts"]["engagement_rate"]
     assert first["basis"] == "posts"
     assert first["weight"] == 1.0
+
+
+def test_tweets_best_times(world: World) -> None:
+    # A post's rate is its engagements over impressions, else views: the tweet export has
+    # neither, so no post has a rate, no cell of the grid has posts and nothing is said.
+    tweets = _csv("vaccination_tweets.csv")
+    exposure = [c for c in tweets.columns if c.lower() in {"impressions", "views", "reach"}]
+    tenant = world.tenants["tweets_own"]
+    grid = tenant.api.ok(
+        tenant.api.get("/insights/best-times", params={"account_id": tenant.accounts["x"]})
+    )["grid"]
+    with_posts = sum(1 for c in grid if c["posts"])
+    found = tenant.api.list_all("/insights", kind="best_time")
+    _record("vaccination_tweets", "best-times cells with posts (no exposure column)", 0, with_posts)
+    assert exposure == []
+    assert with_posts == 0
+    assert found == []
 
 
 def test_instagram_unified_and_best_times(world: World) -> None:
