@@ -11,18 +11,14 @@ from dagster import (
     schedule,
 )
 
-from pipelines.partitions import DAILY, HOURLY
-
 ingest_job = define_asset_job(
     "ingest_hourly",
     selection=AssetSelection.groups("ingest"),
-    partitions_def=HOURLY,
     description="Capture every platform's accounts, posts and engagement for one hour.",
 )
 marts_job = define_asset_job(
     "marts_daily",
     selection=AssetSelection.groups("staging", "marts"),
-    partitions_def=DAILY,
     description="Rebuild one UTC day of staging and unified marts.",
 )
 insights_job = define_asset_job(

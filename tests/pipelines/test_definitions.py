@@ -5,6 +5,7 @@ from __future__ import annotations
 from dagster import Definitions
 
 from pipelines.definitions import defs
+from pipelines.partitions import DAILY, HOURLY
 
 
 def test_definitions_load_and_resolve() -> None:
@@ -38,6 +39,9 @@ def test_definitions_load_and_resolve() -> None:
     } <= checks
     jobs = {j.name for j in defs.resolve_all_job_defs()}
     assert {"ingest_hourly", "marts_daily", "insights"} <= jobs
+    # The jobs take their partitions from their assets (declaring them again is deprecated).
+    assert defs.resolve_job_def("ingest_hourly").partitions_def == HOURLY
+    assert defs.resolve_job_def("marts_daily").partitions_def == DAILY
     for name in ("hourly_ingest", "hourly_marts", "hourly_insights"):
         assert defs.resolve_schedule_def(name).job_name in jobs
     # resolve_* raise on an unknown name; what they return must be the one asked for.
