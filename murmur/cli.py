@@ -46,13 +46,7 @@ def _settings(data_dir: Path | None, **overrides: object) -> Settings:
 
 
 def _open(settings: Settings) -> Store:
-    settings.ensure_dirs()
-    return Store.connect(
-        settings.store_path,
-        host_file=settings.host_file,
-        quack_token=Secrets.load(settings.data_dir).quack_token,
-        lock_timeout=settings.store_lock_timeout_seconds,
-    )
+    return settings.open_store()
 
 
 class Mode(StrEnum):

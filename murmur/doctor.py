@@ -8,7 +8,7 @@ from pathlib import Path
 
 from murmur.settings import Settings
 from warehouse import integrity
-from warehouse.store import Secrets, Store, read_host_file
+from warehouse.store import read_host_file
 
 
 @dataclass
@@ -46,12 +46,7 @@ def examine(settings: Settings, *, sample: int, repair: bool) -> Report:
             host_file.unlink(missing_ok=True)
             report.repaired.append(f"removed {host_file.name} left by a process that is gone")
     settings.ensure_dirs()  # makes the data directory owner-only again
-    with Store.connect(
-        settings.store_path,
-        host_file=host_file,
-        quack_token=Secrets.load(settings.data_dir).quack_token,
-        lock_timeout=settings.store_lock_timeout_seconds,
-    ) as store:
+    with settings.open_store() as store:
         report.mode = store.mode
         with store.cursor() as cur:
             report.findings = integrity.check(cur, sample)

@@ -9,6 +9,7 @@ from pydantic import Field, IPvAnyNetwork, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from warehouse.files import private_dir
+from warehouse.store import Secrets, Store
 
 
 class Settings(BaseSettings):
@@ -121,3 +122,13 @@ class Settings(BaseSettings):
         """Create the data and media directories, owner-only (warehouse/files.py)."""
         private_dir(self.data_dir)
         private_dir(self.media_dir)
+
+    def open_store(self) -> Store:
+        """The store of this data directory, as every process but the API host opens it."""
+        self.ensure_dirs()
+        return Store.connect(
+            self.store_path,
+            host_file=self.host_file,
+            quack_token=Secrets.load(self.data_dir).quack_token,
+            lock_timeout=self.store_lock_timeout_seconds,
+        )

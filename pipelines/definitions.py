@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 from dagster import Definitions, in_process_executor
 
+from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
 from pipelines.ingest.assets import INGEST_ASSETS
 from pipelines.resources import DEFAULT_SIMULATOR_URL, PlatformsResource, StoreResource
@@ -13,6 +12,7 @@ from pipelines.schedules import JOBS, SCHEDULES
 from pipelines.sensors import SENSORS
 
 ASSETS = [*INGEST_ASSETS, *DAILY_ASSETS, *INSIGHT_ASSETS]
+_settings = Settings()  # MURMUR_DATA_DIR, MURMUR_PLATFORMS_URL…: what `murmur up` passes
 
 
 def resources(
@@ -32,9 +32,6 @@ defs = Definitions(
     jobs=JOBS,
     schedules=SCHEDULES,
     sensors=SENSORS,
-    resources=resources(
-        os.environ.get("MURMUR_DATA_DIR", "data"),
-        os.environ.get("MURMUR_PLATFORMS_URL", DEFAULT_SIMULATOR_URL),
-    ),
+    resources=resources(str(_settings.data_dir), _settings.platforms_url),
     executor=in_process_executor,
 )

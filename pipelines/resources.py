@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING
 from dagster import ConfigurableResource
 from pydantic import Field
 
-from warehouse.store import Secrets, Store
+from murmur.settings import Settings
+from warehouse.store import Store
 
 if TYPE_CHECKING:
     from connectors.base import Connector
 
-DEFAULT_SIMULATOR_URL = "http://127.0.0.1:8600"
+DEFAULT_SIMULATOR_URL: str = Settings.model_fields["platforms_url"].default
 
 
 class StoreResource(ConfigurableResource):  # type: ignore[type-arg]
@@ -78,13 +79,8 @@ class StoreResource(ConfigurableResource):  # type: ignore[type-arg]
         return str(self.root.resolve())
 
     def _connect(self) -> Store:
-        self.root.mkdir(parents=True, exist_ok=True)
-        return Store.connect(
-            self.root / "murmur.duckdb",
-            host_file=self.root / "store.host.json",
-            quack_token=Secrets.load(self.root).quack_token,
-            lock_timeout=self.lock_timeout_seconds,
-        )
+        timeout = self.lock_timeout_seconds
+        return Settings(data_dir=self.root, store_lock_timeout_seconds=timeout).open_store()
 
 
 # Open sessions by data directory (see StoreResource.session); Dagster copies resources,

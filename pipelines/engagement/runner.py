@@ -21,7 +21,7 @@ from connectors.base import Publisher
 from murmur.settings import Settings
 from pipelines.engagement import content_automations, inbox_sync, webhooks
 from warehouse.ids import new_id
-from warehouse.store import Secrets, Store
+from warehouse.store import Store
 
 log = structlog.get_logger(__name__)
 
@@ -142,13 +142,7 @@ def run_engagement(
 ) -> None:
     """Run the engagement loops until ``stop`` is set (forever without one)."""
     stop = stop or threading.Event()
-    settings.ensure_dirs()
-    store = Store.connect(
-        settings.store_path,
-        host_file=settings.host_file,
-        quack_token=Secrets.load(settings.data_dir).quack_token,
-        lock_timeout=settings.store_lock_timeout_seconds,
-    )
+    store = settings.open_store()
     engagement = engagement_for(settings, store)
     log.info("engagement.start", worker=engagement.worker, store=store.mode)
     threads = [

@@ -32,7 +32,7 @@ from warehouse.ingest import (
     youtube_csv_columns,
 )
 from warehouse.rows import Cursor
-from warehouse.store import Secrets, Store
+from warehouse.store import Store
 
 
 @dataclass(frozen=True)
@@ -94,13 +94,7 @@ def run_import(
     progress: bool = True,
 ) -> ImportResult:
     """Import ``path`` as ``fmt`` into the store of ``settings`` (default: the test workspace)."""
-    settings.ensure_dirs()
-    with Store.connect(
-        settings.store_path,
-        host_file=settings.host_file,
-        quack_token=Secrets.load(settings.data_dir).quack_token,
-        lock_timeout=settings.store_lock_timeout_seconds,
-    ) as store:
+    with settings.open_store() as store:
         return import_file(
             store,
             path,
