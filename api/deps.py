@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated
 
-import duckdb
 from fastapi import Depends, Header, Request, Security
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer, SecurityScopes
@@ -21,7 +20,7 @@ from api.errors import ApiKeyExpired, ApiKeyInvalid, AuthRequired, RateLimited, 
 from api.ratelimit import Budget, RateLimiter, client_address, parse_networks
 from murmur.settings import Settings
 from warehouse import idempotency as idem_repo
-from warehouse.store import Store, Transaction
+from warehouse.store import Store, StoreCursor, Transaction
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -57,7 +56,7 @@ class Context:
     _workspace_id: str | None = field(default=None, repr=False)
 
     @property
-    def tx(self) -> duckdb.DuckDBPyConnection:
+    def tx(self) -> StoreCursor:
         """The request's transaction (begun on first use; the route class ends it)."""
         return self.txn.cur
 

@@ -7,7 +7,6 @@ import json
 import re
 from dataclasses import dataclass
 
-import duckdb
 from starlette.responses import Response
 
 from api.errors import (
@@ -17,6 +16,7 @@ from api.errors import (
     ValidationFailed,
 )
 from warehouse import idempotency as repo
+from warehouse.errors import DuplicateKeyError
 from warehouse.store import Store, Transaction
 
 HEADER = "Idempotency-Key"
@@ -154,11 +154,10 @@ def take(
                 )
             )
             break
-        except (duckdb.TransactionException, duckdb.ConstraintException) as exc:
+        except DuplicateKeyError:
             # Two first requests with one key at the same moment: the loser's insert fails at
             # commit on the primary key; look again and it sees the winner's claim.
-            if "constraint" not in str(exc).lower():
-                raise
+            pass
     else:
         outcome = repo.Claim("in_progress")
     if outcome.outcome == "claimed":

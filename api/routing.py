@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import random
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-import duckdb
 import structlog
 from fastapi import Request, Response, params
 from fastapi.concurrency import run_in_threadpool
@@ -19,7 +17,9 @@ from api.deps import WRITE_METHODS
 from api.errors import STORABLE_ERRORS, MurmurError, ServiceUnavailable, murmur_error_response
 from api.idempotency import OPENAPI_PARAMETER, Claimed, IdempotentReplay
 from warehouse import idempotency as idem_repo
-from warehouse.store import Store, Transaction, is_conflict
+from warehouse import retry
+from warehouse.errors import ConflictError, DuplicateKeyError, StoreError
+from warehouse.store import Store, Transaction
 
 log = structlog.get_logger(__name__)
 
@@ -78,24 +78,17 @@ def _abort(tx: Transaction | None) -> None:
         tx.rollback()
 
 
-def _retryable(exc: BaseException) -> bool:
-    """A concurrent transaction won on the same row or key: running again may succeed."""
-    if is_conflict(exc):
-        return True
-    return isinstance(exc, duckdb.TransactionException | duckdb.ConstraintException) and (
-        "constraint" in str(exc).lower()
-    )
-
-
-_ATTEMPTS = 6
+# A concurrent transaction won on the same row or key: the next attempt sees its result
+# (a key taken meanwhile replays, a conflict runs again on the new rows).
+_RETRY_ON = (ConflictError, DuplicateKeyError)
 
 
 class MurmurRoute(APIRoute):
     """Runs the endpoint, then commits or rolls back the transaction its dependencies opened.
 
     A write that loses a conflict to a concurrent transaction (DuckDB is optimistic) runs
-    again, up to six attempts with jittered backoff, under the same idempotency claim;
-    after that the client gets 503 and may retry with the same key.
+    again under the same idempotency claim, as the store's one retry policy allows
+    (warehouse/retry.py); after that the client gets 503 and may retry with the same key.
     """
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
@@ -121,7 +114,7 @@ class MurmurRoute(APIRoute):
             store: Store = request.app.state.store
             if takes_json:
                 await _parse_json_body(request)
-            for attempt in range(1, _ATTEMPTS + 1):
+            for attempt in range(1, retry.ATTEMPTS + 1):
                 request.state.tx = None
                 held = getattr(request.state, "idempotency", None)
                 if held is not None and held.in_tx:
@@ -143,12 +136,12 @@ class MurmurRoute(APIRoute):
                     raise
                 except BaseException as exc:
                     claim = getattr(request.state, "idempotency", None)
-                    if _retryable(exc) and self._may_retry(request, attempt):
+                    if self._may_retry(request, exc, attempt):
                         await run_in_threadpool(_abort, request.state.tx)
-                        await _backoff(attempt)
+                        await asyncio.sleep(retry.delay(attempt))
                         continue
                     await run_in_threadpool(_settle_released, store, request.state.tx, claim)
-                    if _retryable(exc):
+                    if isinstance(exc, _RETRY_ON):
                         raise _busy() from exc
                     raise
                 claim = getattr(request.state, "idempotency", None)
@@ -157,24 +150,25 @@ class MurmurRoute(APIRoute):
                 try:
                     if tx is not None and tx.begun:
                         await run_in_threadpool(_commit, tx, claim, response, wrote)
-                except (duckdb.TransactionException, duckdb.ConstraintException) as exc:
-                    if not _retryable(exc):
-                        await run_in_threadpool(_settle_released, store, None, claim)
-                        raise
-                    if self._may_retry(request, attempt):
-                        await _backoff(attempt)
+                except StoreError as exc:
+                    if self._may_retry(request, exc, attempt):
+                        await asyncio.sleep(retry.delay(attempt))
                         continue
                     await run_in_threadpool(_settle_released, store, None, claim)
-                    raise _busy() from exc
+                    if isinstance(exc, _RETRY_ON):
+                        raise _busy() from exc
+                    raise
                 return response
             raise AssertionError("unreachable")
 
         return handler
 
     @staticmethod
-    def _may_retry(request: Request, attempt: int) -> bool:
+    def _may_retry(request: Request, exc: BaseException, attempt: int) -> bool:
         # An upload's body was streamed once and cannot be read again.
-        return attempt < _ATTEMPTS and not getattr(request.state, "manual_idempotency", False)
+        return retry.may_retry(exc, attempt, _RETRY_ON) and not getattr(
+            request.state, "manual_idempotency", False
+        )
 
 
 async def _parse_json_body(request: Request) -> None:
@@ -204,11 +198,6 @@ async def _parse_json_body(request: Request) -> None:
 
 def _settle_released(store: Store, tx: Transaction | None, claim: Claimed | None) -> None:
     _settle(store, tx, claim, None)
-
-
-async def _backoff(attempt: int) -> None:
-    # Jitter spreads the losers apart, so that they do not collide again on the same row.
-    await asyncio.sleep(random.uniform(0.002, 0.01) * 2**attempt)
 
 
 def _busy() -> ServiceUnavailable:

@@ -27,6 +27,7 @@ from typing import Any
 import duckdb
 
 from warehouse import inbox, posts, publishing
+from warehouse.cursor import StoreCursor
 from warehouse.migrations import available, migrate
 from warehouse.rows import Cursor
 
@@ -146,7 +147,7 @@ def operations(n_posts: int, rng: random.Random) -> dict[str, Callable[[Cursor],
 
 
 def _measure(con: duckdb.DuckDBPyConnection, op: Callable[[Cursor], Any], n: int) -> list[float]:
-    cur = con.cursor()
+    cur = StoreCursor(con.cursor())
     try:
         for _ in range(min(20, n)):  # warm the buffer pool and the plan caches
             op(cur)
@@ -170,7 +171,7 @@ def run(n_posts: int, repeat: int, data_dir: Path) -> list[Timing]:
     con = duckdb.connect(str(data_dir / "index_cost.duckdb"))
     try:
         migrate(con)
-        generate(con, n_posts)
+        generate(StoreCursor(con), n_posts)
         results: dict[str, dict[str, list[float]]] = {}
         for state in ("without", "with"):
             if state == "with":

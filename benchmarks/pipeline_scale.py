@@ -35,6 +35,8 @@ from typing import Any
 
 import duckdb
 
+from warehouse.rows import Cursor
+
 SNAPSHOTS_PER_POST = 100
 POSTS_PER_HOUR = 100  # so ~10k posts are tracked in any hour, whatever the history length
 ACCOUNTS = 1200  # a multiple of the six platforms
@@ -86,7 +88,7 @@ def _published(i: str, posts: int, end: datetime) -> str:
     return f"({_ts(last)} - INTERVAL (({posts - 1} - {i}) * {step}) SECOND)"
 
 
-def generate_history(con: duckdb.DuckDBPyConnection, posts: int, end: datetime) -> None:
+def generate_history(con: Cursor, posts: int, end: datetime) -> None:
     """Posts x 100 hourly snapshots, posts, and hourly account snapshots, in capture order."""
     pub = _published("i", posts, end)
     plat = _PLATFORM.format(i="i")

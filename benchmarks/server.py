@@ -1,9 +1,10 @@
 """The benchmark's API server: Murmur's app served exactly as by `murmur serve`.
 
 ``python -m benchmarks.server --data-dir D --port P`` hosts the store as ``murmur serve``
-does (same ``create_app``, same logging, same uvicorn settings: httptools and uvloop when
-installed, uvicorn's access log off, one process), without the quickstart's start-up work. The reads' reference
-is not here: it is a separate app in its own process (``benchmarks.reference``).
+does (same ``create_app``, same logging, same uvicorn settings: httptools and uvloop
+when installed, uvicorn's access log off, one process), without the quickstart's
+start-up work. The reads' reference is not here: it is a separate app in its own
+process (``benchmarks.reference``).
 """
 
 from __future__ import annotations

@@ -16,10 +16,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Generic, TypeVar
 
-import duckdb
 import structlog
 
-from warehouse.store import Store, StoreUnavailableError, Transaction
+from warehouse.cursor import StoreCursor
+from warehouse.errors import StoreUnavailableError
+from warehouse.store import Store, Transaction
 
 log = structlog.get_logger(__name__)
 
@@ -39,7 +40,7 @@ class GroupCommit(Generic[T, R]):
     def __init__(
         self,
         store: Store,
-        write: Callable[[duckdb.DuckDBPyConnection, Sequence[T]], Sequence[R | BaseException]],
+        write: Callable[[StoreCursor, Sequence[T]], Sequence[R | BaseException]],
         *,
         name: str,
         max_batch: int = 64,

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
 
-import duckdb
-
+from warehouse.errors import DuplicateKeyError
 from warehouse.ids import utcnow
 from warehouse.rows import Cursor, fetch_one
 
@@ -63,7 +62,7 @@ def claim_new(
                 now + timedelta(seconds=ttl_seconds),
             ],
         )
-    except duckdb.ConstraintException:
+    except DuplicateKeyError:
         return False
     return True
 

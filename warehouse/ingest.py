@@ -20,10 +20,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import polars as pl
 
 from connectors.base import AccountSnapshot, EngagementSnapshot, Kind, PostRecord
+from warehouse.errors import StoreError
+from warehouse.rows import Cursor
 from warehouse.sql import literal
 from warehouse.store import Store
 
@@ -315,12 +316,12 @@ def _load_in_process(store: Store, batch_id: str, frames: dict[str, pl.DataFrame
                 cur.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {view}")  # noqa: S608
             cur.execute("COMMIT")
         except BaseException:
-            with contextlib.suppress(duckdb.Error):
+            with contextlib.suppress(StoreError):
                 cur.execute("ROLLBACK")
             raise
         finally:
             for view in views.values():
-                with contextlib.suppress(duckdb.Error):
+                with contextlib.suppress(StoreError):
                     cur.unregister(view)
 
 
@@ -399,7 +400,7 @@ def youtube_csv_columns(store: Store, path: Path) -> list[str] | None:
                 f"DESCRIBE SELECT * FROM read_csv(?, {_CSV_OPTIONS})",  # noqa: S608 - constant
                 [str(path)],
             ).fetchall()
-    except duckdb.Error:
+    except StoreError:
         return None
     return [str(r[0]) for r in found]
 
@@ -600,18 +601,18 @@ def load_youtube_csv(
                 ],
             )
             cur.execute("COMMIT")
-        except duckdb.Error:
-            with contextlib.suppress(duckdb.Error):
+        except StoreError:
+            with contextlib.suppress(StoreError):
                 cur.execute("ROLLBACK")
             return None
         finally:
             for temp in ("_yt_vc", "_yt_cat"):
-                with contextlib.suppress(duckdb.Error):
+                with contextlib.suppress(StoreError):
                     cur.execute(f"DROP TABLE IF EXISTS {temp}")
     return CsvLoad(rows, counts)
 
 
-def _inserted(cur: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]) -> int:
+def _inserted(cur: Cursor, sql: str, params: dict[str, Any]) -> int:
     """Run an INSERT; the number of rows it wrote."""
     row = cur.execute(sql, params).fetchone()
     return int(row[0]) if row else 0

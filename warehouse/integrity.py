@@ -19,6 +19,8 @@ from typing import Any
 import duckdb
 import structlog
 
+from warehouse.cursor import StoreCursor
+from warehouse.errors import StoreError
 from warehouse.rows import Cursor
 
 log = structlog.get_logger(__name__)
@@ -181,16 +183,16 @@ def repair_script(cur: Cursor, index: Index) -> str:
     )
 
 
-def repair(con: duckdb.DuckDBPyConnection, finding: Finding) -> None:
+def repair(cur: Cursor, finding: Finding) -> None:
     """Rebuild an index that disagrees with its table, in one transaction."""
-    script = repair_script(con, finding.index)
-    con.execute("BEGIN TRANSACTION")
+    script = repair_script(cur, finding.index)
+    cur.execute("BEGIN TRANSACTION")
     try:
-        con.execute(script)
-        con.execute("COMMIT")
+        cur.execute(script)
+        cur.execute("COMMIT")
     except BaseException as exc:
-        with contextlib.suppress(duckdb.Error):
-            con.execute("ROLLBACK")
+        with contextlib.suppress(StoreError):
+            cur.execute("ROLLBACK")
         finding.error = str(exc).splitlines()[0]
         raise
     finding.repaired = True
@@ -198,7 +200,8 @@ def repair(con: duckdb.DuckDBPyConnection, finding: Finding) -> None:
 
 def check_and_repair(con: duckdb.DuckDBPyConnection, sample: int = OPEN_SAMPLE) -> list[Finding]:
     """Check every index; rebuild the ones that disagree, then check those again."""
-    findings = check(con, sample)
+    cur = StoreCursor(con)  # the engine's connection of a file just opened
+    findings = check(cur, sample)
     for finding in findings:
         if finding.ok:
             continue
@@ -210,8 +213,8 @@ def check_and_repair(con: duckdb.DuckDBPyConnection, sample: int = OPEN_SAMPLE) 
             example=repr(finding.mismatches[0]),
         )
         try:
-            repair(con, finding)
-        except duckdb.Error:
+            repair(cur, finding)
+        except StoreError:
             log.error("store.index_repair_failed", index=finding.index.name, error=finding.error)
             continue
         log.warning("store.index_rebuilt", table=finding.index.table, index=finding.index.name)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import duckdb
+from warehouse.cursor import StoreCursor
 
 Row = dict[str, Any]
-Cursor = duckdb.DuckDBPyConnection
+Cursor = StoreCursor
 
 
 def fetch_all(cur: Cursor, sql: str, params: list[Any] | None = None) -> list[Row]:

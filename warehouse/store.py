@@ -21,15 +21,18 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar
 
 import duckdb
 import structlog
 
 from warehouse.changes import ChangeSignal
+from warehouse.cursor import StoreCursor
+from warehouse.errors import StoreError, StoreUnavailableError, translate
 from warehouse.files import private_dir
 from warehouse.integrity import check_and_repair
 from warehouse.migrations import migrate
+from warehouse.retry import retrying
 from warehouse.sql import bind
 
 log = structlog.get_logger(__name__)
@@ -48,11 +51,8 @@ Mode = Literal["host", "direct", "remote"]
 
 # Quack is served by an extension; these ship as wheels so that nothing is downloaded.
 _QUACK_EXTENSIONS = ("httpfs", "quack")
-_CONFLICT_RETRIES = 8
 
-
-class StoreUnavailableError(RuntimeError):
-    """The store file is held by another process and no host answers."""
+__all__ = ["Secrets", "Store", "StoreCursor", "StoreUnavailableError", "Transaction"]
 
 
 @dataclass(frozen=True)
@@ -92,15 +92,8 @@ def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
 
 
 def is_lock_error(exc: BaseException) -> bool:
-    return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
-
-
-def is_conflict(exc: BaseException) -> bool:
-    """True for DuckDB's optimistic-concurrency failures, which a retry resolves."""
-    if not isinstance(exc, duckdb.TransactionException):
-        return False
-    text = str(exc)
-    return "Conflict" in text or "conflict" in text
+    """The file is held by another process (opening it, before any cursor exists)."""
+    return isinstance(translate(exc), StoreUnavailableError)
 
 
 @dataclass(frozen=True)
@@ -297,14 +290,14 @@ class Store:
 
     # -- using -----------------------------------------------------------------------------
 
-    def new_cursor(self) -> duckdb.DuckDBPyConnection:
+    def new_cursor(self) -> StoreCursor:
         """A connection of its own that the caller closes (host and direct mode only)."""
         if self.mode == "remote":
             raise RuntimeError("a remote store has one connection; use cursor()")
-        return self._con.cursor()
+        return StoreCursor(self._con.cursor())
 
     @contextlib.contextmanager
-    def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def cursor(self) -> Iterator[StoreCursor]:
         """A connection of its own for one unit of work (cheap: ~0.1 ms in-process).
 
         Remote, it is a :class:`HostCursor`: each statement runs on the host. The unit may
@@ -312,9 +305,9 @@ class Store:
         """
         try:
             if self.mode == "remote":
-                yield cast(duckdb.DuckDBPyConnection, HostCursor(self))
+                yield StoreCursor(HostCursor(self))
                 return
-            cur = self._con.cursor()
+            cur = StoreCursor(self._con.cursor())
             try:
                 yield cur
             finally:
@@ -323,7 +316,7 @@ class Store:
             self.changes.bump()
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def transaction(self) -> Iterator[StoreCursor]:
         """One transaction: committed when the block ends, rolled back if it raises.
 
         Over Quack (remote mode) each statement commits on its own: a client-side BEGIN
@@ -339,26 +332,23 @@ class Store:
             try:
                 yield cur
             except BaseException:
-                with contextlib.suppress(duckdb.Error):
+                with contextlib.suppress(StoreError):
                     cur.execute("ROLLBACK")
                 raise
             cur.execute("COMMIT")
 
-    def run(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
-        """Run ``work`` in a transaction, retrying it when a concurrent writer wins a conflict.
+    def run(self, work: Callable[[StoreCursor], T]) -> T:
+        """Run ``work`` in a transaction, again when a concurrent writer wins a conflict.
 
         In remote mode ``work`` runs statement by statement (see :meth:`transaction`); the
         callers that can reach a remote store (the CLI's admin commands) are idempotent.
         """
-        for attempt in range(_CONFLICT_RETRIES):
-            try:
-                with self.transaction() as cur:
-                    return work(cur)
-            except duckdb.TransactionException as exc:
-                if not is_conflict(exc) or attempt == _CONFLICT_RETRIES - 1:
-                    raise
-                time.sleep(0.002 * (2**attempt) * (0.5 + secrets.randbelow(100) / 100))
-        raise AssertionError("unreachable")
+
+        def once() -> T:
+            with self.transaction() as cur:
+                return work(cur)
+
+        return retrying(once)
 
     def _on_host(self, sql: str) -> tuple[list[tuple[Any, ...]] | None, list[tuple[Any, ...]]]:
         """Run one statement on the host over Quack; its description and rows."""
@@ -376,6 +366,8 @@ class Store:
             with self._remote_lock:
                 try:
                     self._con.execute("SELECT * FROM quack_query(?, ?)", [self.quack_uri, body])
+                except duckdb.Error as exc:
+                    raise translate(exc) from exc
                 finally:
                     self.changes.bump()
                 self._con.execute("CALL quack_clear_cache()")
@@ -384,7 +376,7 @@ class Store:
             try:
                 cur.execute(body)
             except BaseException:
-                with contextlib.suppress(duckdb.Error):
+                with contextlib.suppress(StoreError):
                     cur.execute("ROLLBACK")
                 raise
 
@@ -401,14 +393,14 @@ class Transaction:
         self.store = store
         self.token = store.changes.token()
         self.keys_token = store.changes.keys_token()
-        self._cur: duckdb.DuckDBPyConnection | None = None
+        self._cur: StoreCursor | None = None
 
     @property
     def begun(self) -> bool:
         return self._cur is not None
 
     @property
-    def cur(self) -> duckdb.DuckDBPyConnection:
+    def cur(self) -> StoreCursor:
         """The transaction's cursor, beginning the transaction if this is its first use."""
         if self._cur is None:
             cur = self.store.new_cursor()
@@ -424,7 +416,7 @@ class Transaction:
         try:
             cur.execute("COMMIT")
         except BaseException:
-            with contextlib.suppress(duckdb.Error):
+            with contextlib.suppress(StoreError):
                 cur.execute("ROLLBACK")
             raise
         finally:
@@ -437,7 +429,7 @@ class Transaction:
         cur, self._cur = self._cur, None
         if cur is None:
             return
-        with contextlib.suppress(duckdb.Error):
+        with contextlib.suppress(StoreError):
             cur.execute("ROLLBACK")
         cur.close()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated
 
-import duckdb
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
@@ -22,6 +21,7 @@ from api.schemas import Envelope, Page, UtcDatetime, ok
 from api.workspaces.schemas import Platform
 from warehouse import idempotency as idem_repo
 from warehouse import posts as repo
+from warehouse.errors import DuplicateKeyError
 from warehouse.group_commit import GroupCommit
 from warehouse.ids import new_id, to_db
 
@@ -84,7 +84,7 @@ async def create_post(
         )
         try:
             created = await asyncio.wrap_future(pending)
-        except (service.KeySeen, duckdb.ConstraintException):
+        except (service.KeySeen, DuplicateKeyError):
             pass  # the key has a record (or got one meanwhile): the careful way below
         else:
             return Response(created, status_code=201, media_type=JSON)

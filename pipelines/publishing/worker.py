@@ -24,7 +24,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-import duckdb
 import structlog
 
 from connectors.base import AccountRef, MediaFile, Published, Publisher, PublishRequest
@@ -35,7 +34,7 @@ from warehouse import workspaces as ws_repo
 from warehouse.ids import new_id, to_db, utcnow
 from warehouse.publishing import Settlement
 from warehouse.rows import Cursor, Row
-from warehouse.store import Secrets, Store
+from warehouse.store import Store
 
 log = structlog.get_logger(__name__)
 
@@ -45,7 +44,6 @@ T = TypeVar("T")
 # clock runs behind ours.
 _CLOCK_SKEW = timedelta(minutes=2)
 MediaKind = Literal["image", "video", "document"]
-_CONFLICT_RETRIES = 10
 _BATCH = 500
 
 
@@ -388,25 +386,7 @@ class Worker:
         return job.first_attempt_at.replace(tzinfo=UTC) - _CLOCK_SKEW
 
     def _db(self, work: Callable[[Cursor], T]) -> T:
-        return run_statement(self.store, work)
-
-
-def run_statement(store: Store, work: Callable[[Cursor], T]) -> T:
-    """Run single-statement ``work``, retrying when a concurrent writer wins a conflict.
-
-    ``Store.run`` retries DuckDB's TransactionException; over Quack the same conflict comes
-    back as another error class ("Conflict on tuple deletion!"), so it is matched by text.
-    Every statement here is safe to repeat: a claim re-evaluates what is due, a fenced
-    update that already happened changes nothing.
-    """
-    for attempt in range(_CONFLICT_RETRIES):
-        try:
-            return store.run(work)
-        except duckdb.Error as exc:
-            if "onflict" not in str(exc) or attempt == _CONFLICT_RETRIES - 1:
-                raise
-            time.sleep(0.002 * (2**attempt) * random.uniform(0.5, 1.5))
-    raise AssertionError("unreachable")
+        return self.store.run(work)
 
 
 class Recorder:
@@ -467,8 +447,7 @@ class Recorder:
             # Accounts first: by the time a destination shows failed with auth_expired, its
             # account already says needs_reconnection.
             for account_id in sorted(accounts):
-                run_statement(
-                    self.store,
+                self.store.run(
                     lambda cur, a=account_id: ws_repo.set_account_status(  # type: ignore[misc]
                         cur, a, "needs_reconnection"
                     ),
@@ -477,9 +456,7 @@ class Recorder:
             if not batch:
                 return
             now = utcnow()
-            kept = run_statement(
-                self.store, lambda cur: repo.settle(cur, self.worker_id, batch, now)
-            )
+            kept = self.store.run(lambda cur: repo.settle(cur, self.worker_id, batch, now))
             outcomes = [s.outcome if s.destination_id in kept else "lost_lease" for s in batch]
             for s, outcome in zip(batch, outcomes, strict=True):
                 self._count(outcome)
@@ -498,29 +475,14 @@ class Recorder:
                 {s.post_id for s in batch if s.destination_id in kept and s.status != "pending"}
             )
             if terminal:
-                settled = run_statement(
-                    self.store, lambda cur: repo.roll_up(cur, terminal, utcnow())
-                )
+                settled = self.store.run(lambda cur: repo.roll_up(cur, terminal, utcnow()))
                 for row in settled:
                     log.info("publishing.post_settled", post=row["id"], status=row["status"])
-            run_statement(
-                self.store, lambda cur: repo.log_attempts(cur, self.worker_id, batch, outcomes)
-            )
+            self.store.run(lambda cur: repo.log_attempts(cur, self.worker_id, batch, outcomes))
         except Exception:
             # The store is unreachable: leases expire, and the next claims ask the platform
             # first, so these outcomes are recovered rather than lost or repeated.
             log.exception("publishing.record_failed", destinations=len(batch))
-
-
-def connect_store(settings: Settings) -> Store:
-    """The store as a non-host process reaches it: over Quack when the API hosts it."""
-    secrets = Secrets.load(settings.data_dir)
-    return Store.connect(
-        settings.store_path,
-        host_file=settings.host_file,
-        quack_token=secrets.quack_token,
-        lock_timeout=settings.store_lock_timeout_seconds,
-    )
 
 
 def run_worker(
@@ -533,7 +495,7 @@ def run_worker(
     policy: RetryPolicy | None = None,
 ) -> None:
     """Run one publishing worker until ``stop`` is set (forever when None)."""
-    store = connect_store(settings)
+    store = settings.open_store()
     try:
         worker = Worker(
             settings,

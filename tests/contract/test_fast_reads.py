@@ -17,7 +17,8 @@ PER_REQUEST = {"x-request-id", "x-ratelimit-remaining", "x-ratelimit-reset", "da
 
 
 def _fast_reads(server: LiveServer) -> FastReads:
-    reads: FastReads = server.running.server.config.app.state.fast_reads
+    app: Any = server.running.server.config.app
+    reads: FastReads = app.state.fast_reads
     return reads
 
 

@@ -15,6 +15,7 @@ import pytest
 from murmur.settings import Settings
 from pipelines.importers import ImportRejectedError, ImportResult, run_import
 from tests.support import LiveServer, Tenant
+from warehouse.cursor import StoreCursor
 
 # The shared data sets live beside the repository (../shared/datasets); a missing folder is
 # a failure, not a silent skip.
@@ -203,7 +204,7 @@ def test_import_through_the_host_over_quack(server: LiveServer, tenant: Tenant) 
         )
     assert result.workspace_id == tenant.workspace_id
 
-    def counts(cur: duckdb.DuckDBPyConnection) -> tuple[Any, ...] | None:
+    def counts(cur: StoreCursor) -> tuple[Any, ...] | None:
         return cur.execute(
             "SELECT (SELECT count(*) FROM raw_posts WHERE workspace_id = $1),"
             " (SELECT count(*) FROM raw_engagement_snapshots WHERE workspace_id = $1),"

@@ -15,7 +15,7 @@ import pytest
 
 from murmur.settings import Settings
 from pipelines.publishing.policy import RetryPolicy
-from pipelines.publishing.worker import Worker, connect_store
+from pipelines.publishing.worker import Worker
 from tests.support import LiveServer, Tenant, new_tenant, start_server, start_simulator
 from warehouse import publishing as repo
 from warehouse.rows import Row
@@ -133,7 +133,7 @@ def start_worker(pub_server: LiveServer) -> Iterator[StartWorker]:
     running: list[RunningWorker] = []
 
     def start(**options: Any) -> RunningWorker:
-        store = connect_store(pub_server.settings)
+        store = pub_server.settings.open_store()
         options.setdefault("policy", FAST)
         options.setdefault("poll_interval", 0.05)
         worker = Worker(pub_server.settings, store, **options)

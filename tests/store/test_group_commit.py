@@ -7,10 +7,11 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from tests.store.test_store import connect
+from warehouse.cursor import StoreCursor
+from warehouse.errors import DuplicateKeyError
 from warehouse.group_commit import GroupCommit
 from warehouse.store import Store, StoreUnavailableError
 
@@ -27,9 +28,7 @@ class Writer:
         self.started = threading.Event()
         self.batches: list[list[str]] = []
 
-    def __call__(
-        self, cur: duckdb.DuckDBPyConnection, items: Sequence[str]
-    ) -> list[str | Exception]:
+    def __call__(self, cur: StoreCursor, items: Sequence[str]) -> list[str | Exception]:
         self.started.set()
         self.gate.wait(10)
         self.batches.append(list(items))
@@ -87,7 +86,7 @@ def test_a_failing_item_fails_alone_and_leaves_nothing_half_written(store: Store
     writes = GroupCommit(store, writer, name="test")
     futures = queue_behind_first(writes, writer, ["a", "b", "taken", "c"])
     assert futures[0].result(10) == "ok:a"
-    with pytest.raises(duckdb.ConstraintException):
+    with pytest.raises(DuplicateKeyError):
         futures[2].result(10)
     assert [futures[1].result(10), futures[3].result(10)] == ["ok:b", "ok:c"]
     writes.close()

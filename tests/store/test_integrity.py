@@ -18,6 +18,7 @@ import duckdb
 import pytest
 
 from warehouse import integrity
+from warehouse.cursor import StoreCursor
 from warehouse.migrations import migrate
 from warehouse.store import PortClaim, PortInUseError, Secrets, Store
 
@@ -85,7 +86,7 @@ def test_the_upstream_bug_is_real_and_the_check_finds_and_repairs_it(tmp_path: P
 
     con = duckdb.connect(str(path))
     try:
-        found = {f.index.name: f for f in integrity.check(con, sample=1000)}
+        found = {f.index.name: f for f in integrity.check(StoreCursor(con), sample=1000)}
         assert not found["dest_post"].ok
         assert len(found["dest_post"].mismatches) == 40  # every post's 3 rows, none indexed
         assert found["dest_post"].mismatches[0][1:] == (0, 3)
@@ -94,7 +95,7 @@ def test_the_upstream_bug_is_real_and_the_check_finds_and_repairs_it(tmp_path: P
             assert found[name].checked > 0
         repaired = integrity.check_and_repair(con, sample=1000)
         assert [f.index.name for f in repaired if f.repaired] == ["dest_post"]
-        assert all(f.ok for f in integrity.check(con, sample=1000))
+        assert all(f.ok for f in integrity.check(StoreCursor(con), sample=1000))
     finally:
         con.close()
     assert _lookup_vs_scan(path) == (3, 3)
@@ -108,7 +109,7 @@ def test_a_murmur_process_opening_after_a_crash_leaves_every_index_sound(tmp_pat
     assert _lookup_vs_scan(path) == (3, 3)
     con = duckdb.connect(str(path))
     try:
-        assert all(f.ok for f in integrity.check(con, sample=1000))
+        assert all(f.ok for f in integrity.check(StoreCursor(con), sample=1000))
     finally:
         con.close()
 
@@ -118,7 +119,7 @@ def test_the_schema_keeps_no_secondary_index(tmp_path: Path) -> None:
     try:
         migrate(con)
         assert con.execute("SELECT index_name FROM duckdb_indexes()").fetchall() == []
-        kinds = {i.kind for i in integrity.indexes(con)}
+        kinds = {i.kind for i in integrity.indexes(StoreCursor(con))}
         assert kinds == {"primary key", "unique"}
     finally:
         con.close()
@@ -136,8 +137,10 @@ def test_rebuilding_a_constraint_index_keeps_rows_columns_and_constraints(tmp_pa
                 " TIMESTAMP '2026-01-01', TIMESTAMP '2026-01-01')",
                 [f"dst_{i}", f"post_{i}"],
             )
-        pkey = next(i for i in integrity.indexes(con) if i.table == "post_destinations")
-        integrity.repair(con, integrity.Finding(pkey, checked=1))
+        pkey = next(
+            i for i in integrity.indexes(StoreCursor(con)) if i.table == "post_destinations"
+        )
+        integrity.repair(StoreCursor(con), integrity.Finding(pkey, checked=1))
         assert con.execute("DESCRIBE post_destinations").fetchall() == columns
         assert con.execute("SELECT count(*) FROM post_destinations").fetchone() == (5,)
         with pytest.raises(duckdb.ConstraintException):
@@ -146,7 +149,7 @@ def test_rebuilding_a_constraint_index_keeps_rows_columns_and_constraints(tmp_pa
                 " status, created_at, updated_at) VALUES ('dst_1', 'p', 'ws', 'acc', 'x',"
                 " 'pending', TIMESTAMP '2026-01-01', TIMESTAMP '2026-01-01')"
             )
-        assert all(f.ok for f in integrity.check(con, sample=100))
+        assert all(f.ok for f in integrity.check(StoreCursor(con), sample=100))
     finally:
         con.close()
 

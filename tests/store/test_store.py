@@ -9,8 +9,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from warehouse.errors import StoreError
 from warehouse.migrations import available, migrate
-from warehouse.store import Secrets, Store, Transaction
+from warehouse.store import Secrets, Store, StoreCursor, Transaction
 
 
 def connect(data_dir: Path) -> Store:
@@ -88,7 +89,7 @@ def test_run_retries_a_write_write_conflict(direct: Store) -> None:
     errors: list[BaseException] = []
 
     def bump(name: str) -> None:
-        def work(cur: duckdb.DuckDBPyConnection) -> None:
+        def work(cur: StoreCursor) -> None:
             attempts[name] += 1
             row = cur.execute("SELECT v FROM counter WHERE id = 1").fetchone()
             assert row is not None
@@ -133,7 +134,7 @@ def tables(store: Store) -> set[str]:
 
 def test_execute_script_is_atomic_direct(direct: Store) -> None:
     direct.execute_script("CREATE TABLE t (i INTEGER); INSERT INTO t VALUES (1);")
-    with pytest.raises(duckdb.Error):
+    with pytest.raises(StoreError):
         direct.execute_script(
             "INSERT INTO t VALUES (2); CREATE TABLE u (i INTEGER); INSERT INTO t VALUES ('x');"
         )
@@ -147,7 +148,7 @@ def test_execute_script_is_atomic_remote(hosted: tuple[Store, Store]) -> None:
     host, client = hosted
     client.execute_script("CREATE TABLE t (i INTEGER); INSERT INTO t VALUES (1);")
     assert count(client, "t") == 1  # the client sees the new table (its cache was cleared)
-    with pytest.raises(duckdb.Error):
+    with pytest.raises(StoreError):
         client.execute_script(
             "INSERT INTO t VALUES (2); CREATE TABLE u (i INTEGER); INSERT INTO t VALUES ('x');"
         )
@@ -170,7 +171,7 @@ def test_client_side_rollback_does_not_undo_remote_writes(hosted: tuple[Store, S
     with client.cursor() as cur:
         cur.execute("BEGIN TRANSACTION")
         cur.execute("INSERT INTO t VALUES (?)", [1])
-        with pytest.raises(duckdb.Error, match="no transaction is active"):
+        with pytest.raises(StoreError, match="no transaction is active"):
             cur.execute("ROLLBACK")
     assert count(host, "t") == 1
 

@@ -8,6 +8,7 @@ from importlib import resources
 
 import duckdb
 
+from warehouse.cursor import RawCursor
 from warehouse.ids import utcnow
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
@@ -32,7 +33,8 @@ def available() -> list[Migration]:
     return sorted(found, key=lambda m: m.version)
 
 
-def applied(con: duckdb.DuckDBPyConnection) -> set[int]:
+def applied(con: RawCursor) -> set[int]:
+    """The versions applied to the store (the schema's table made if missing)."""
     con.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
         " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"

@@ -1,0 +1,63 @@
+"""The store's failures in Murmur's terms: the engine's errors are translated here, once.
+
+Application code catches these, never the engine's classes or messages. DuckDB reports the
+same failure under different classes and texts depending on where it happens (in-process,
+at ``COMMIT``, or on the host over Quack, where a conflict arrives as a plain error reading
+"Conflict on tuple deletion!"); :func:`translate` is the one place that knows them, and the
+store's cursor (:class:`warehouse.store.StoreCursor`) applies it to every statement.
+"""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+
+_CONFLICT = re.compile(r"\bconflict\b", re.IGNORECASE)
+
+
+class StoreError(Exception):
+    """A failure of the store; the engine's own error is its ``__cause__``."""
+
+    #: Whether running the same unit of work again may succeed.
+    retryable = False
+
+
+class ConflictError(StoreError):
+    """A concurrent transaction changed the same rows first: the unit of work may run again."""
+
+    retryable = True
+
+
+class DuplicateKeyError(StoreError):
+    """A primary or unique key refused a row that another write already holds."""
+
+
+class StoreUnavailableError(StoreError):
+    """The store cannot be reached: its file is held by another process and no host answers."""
+
+
+def translate(exc: BaseException) -> BaseException:
+    """Murmur's error for an engine error; anything else is returned as it is."""
+    if isinstance(exc, StoreError) or not isinstance(exc, duckdb.Error):
+        return exc
+    text = str(exc)
+    lowered = text.lower()
+    translated: StoreError
+    if isinstance(exc, duckdb.IOException) and "lock" in lowered:
+        # "Could not set lock on file …: Conflicting lock is held in …" (another process).
+        translated = StoreUnavailableError(text)
+    elif _CONFLICT.search(text):
+        # TransactionException in-process ("Conflict on update!"), a plain error over Quack
+        # ("Conflict on tuple deletion!"), a catalog's "write-write conflict": all a
+        # concurrent writer winning.
+        translated = ConflictError(text)
+    elif isinstance(exc, duckdb.ConstraintException | duckdb.TransactionException) and (
+        "duplicate key" in lowered or "primary key" in lowered or "unique" in lowered
+    ):
+        # In a statement (ConstraintException) or at COMMIT (TransactionException).
+        translated = DuplicateKeyError(text)
+    else:
+        translated = StoreError(text)
+    translated.__cause__ = exc
+    return translated
