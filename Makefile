@@ -6,7 +6,7 @@ DATA_DIR ?= data
 # apt-get needs root: sudo when not already root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: up test install lint bench
+.PHONY: up test install lint bench browser
 
 $(BIN)/murmur: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,9 +21,15 @@ up: install
 	$(BIN)/murmur up --data-dir $(DATA_DIR)
 
 ## The whole test suite, then the linters.
-test: install
+test: install browser
 	$(BIN)/python -m pytest -n 2 -q
 	$(MAKE) lint
+
+## Debian's headless Chromium, for the test that renders the docs page offline.
+browser:
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq \
+		&& $(SUDO) apt-get install -y -qq --no-install-recommends chromium; } \
+		|| echo "chromium could not be installed: the docs page's browser test will skip"
 
 lint: install
 	$(BIN)/ruff check .

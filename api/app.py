@@ -14,6 +14,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
+from fastapi_offline import FastAPIOffline
 
 from api.auth import KeyCache
 from api.caching import FastReads, ResponseCache
@@ -32,6 +33,7 @@ from warehouse.group_commit import GroupCommit
 from warehouse.store import Secrets, Store
 
 BASE_PATH = "/api/public/v1"
+DOCS_ASSETS = f"{BASE_PATH}/docs/assets"
 log = structlog.get_logger(__name__)
 
 
@@ -118,7 +120,9 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             if owned:
                 app.state.store.close()
 
-    app = FastAPI(
+    # The docs page's script and styles are served from the fastapi-offline package, not a
+    # CDN: the page works offline and its requests stay on this server.
+    app = FastAPIOffline(
         title="Murmur Public API",
         version="1.0.0",
         description=(
@@ -129,6 +133,11 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         openapi_url=f"{BASE_PATH}/openapi.json",
         docs_url=f"{BASE_PATH}/docs",
         redoc_url=None,
+        static_url=DOCS_ASSETS,
+        favicon_url=f"{DOCS_ASSETS}/favicon.png",
+        swagger_ui_oauth2_redirect_url=f"{BASE_PATH}/docs/oauth2-redirect",
+        # No validator badge: Swagger UI would send the document to validator.swagger.io.
+        swagger_ui_parameters={"validatorUrl": None},
         default_response_class=JSONResponse,
     )
     app.state.settings = settings
