@@ -233,11 +233,19 @@ class HttpConnector:
     platform = ""
 
     def __init__(
-        self, *, base_url: str, http: PlatformHttp | None = None, token: str | None = None
+        self,
+        *,
+        base_url: str,
+        http: PlatformHttp | None = None,
+        token: str | None = None,
+        as_of: datetime | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.http = http or PlatformHttp()
         self.token = token
+        # Read the platform as it was at ``as_of`` (``?at=`` on every call): only the bundled
+        # simulator answers that; it is how a new data directory gets its past captured.
+        self.as_of = as_of
         # Per-item failures that did not stop a call (a deleted post in a metrics batch, a
         # metric the platform refused): the pipeline drains them into the batch's errors.
         self.errors: list[dict[str, str]] = []
@@ -301,7 +309,7 @@ class HttpConnector:
     ) -> Any:
         """GET ``path`` under the base URL and return its JSON body."""
         response = self.http.request(
-            "GET", self.base_url + path, classify=classify, params=params, headers=headers
+            "GET", self.base_url + path, classify=classify, params=self._at(params), headers=headers
         )
         self._stamp(response)
         return json_body(response)
@@ -319,12 +327,18 @@ class HttpConnector:
             "POST",
             self.base_url + path,
             classify=classify,
-            params=params,
+            params=self._at(params),
             json=body,
             headers=headers,
         )
         self._stamp(response)
         return json_body(response)
+
+    def _at(self, params: Any) -> Any:
+        if self.as_of is None:
+            return params
+        # A mapping or a list of pairs (repeated keys): QueryParams keeps either.
+        return httpx.QueryParams(params or {}).set("at", self.as_of.astimezone(UTC).isoformat())
 
     def _stamp(self, response: httpx.Response) -> None:
         self.server_time = self.http.clock()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 
 from connectors.base import Connector, Publisher
 from connectors.bluesky import BlueskyConnector
@@ -56,7 +57,12 @@ REAL_WRITE_BASE_URLS = {
 
 
 def build_connector(
-    platform: str, *, base_url: str, token: str | None = None, http: PlatformHttp | None = None
+    platform: str,
+    *,
+    base_url: str,
+    token: str | None = None,
+    http: PlatformHttp | None = None,
+    as_of: datetime | None = None,
 ) -> Connector:
     """A connector for ``platform`` talking to ``base_url`` (a real API or the simulator)."""
     try:
@@ -65,7 +71,7 @@ def build_connector(
         raise ValueError(
             f"no connector for platform {platform!r}; supported: {', '.join(SUPPORTED)}"
         ) from None
-    connector: Connector = cls(base_url=base_url, http=http, token=token)
+    connector: Connector = cls(base_url=base_url, http=http, token=token, as_of=as_of)
     return connector
 
 

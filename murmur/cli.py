@@ -389,14 +389,25 @@ def up(
     def after_api(watch: _Watch) -> int:
         if workers:
             supervisor.start("worker", [*_murmur(), "worker"], env)
+        dagster_env = env
+        if dagster:
+            home = prepare_dagster_home(settings.data_dir.resolve() / "dagster")
+            dagster_env = {**env, "DAGSTER_HOME": str(home), **DAGSTER_ENV}
         if pipeline:
             console.print("Running the pipeline once (platforms → raw → marts)…")
-            run = supervisor.start("pipeline", [*_murmur(), "pipeline", "run"], env, restart=False)
+            # Recorded in the Dagster home, so its UI shows this first run.
+            # With its own simulator, a new store starts with the simulated platforms' past.
+            history = ["--history"] if simulator else []
+            run = supervisor.start(
+                "pipeline",
+                [*_murmur(), "pipeline", "run", *history],
+                dagster_env,
+                restart=False,
+            )
             code = watch.until(lambda: run.returncode is not None)
             if code or watch.stopping:
                 return code
         if dagster:
-            dagster_home = prepare_dagster_home(settings.data_dir.resolve() / "dagster")
             supervisor.start(
                 "dagster",
                 [
@@ -411,7 +422,7 @@ def up(
                     "-p",
                     str(settings.dagster_port),
                 ],
-                {**env, "DAGSTER_HOME": str(dagster_home), **DAGSTER_ENV},
+                dagster_env,
             )
         key = quickstart[0].key
         console.print(f"[bold green]Murmur is up[/] on {base}")
@@ -613,15 +624,36 @@ app.add_typer(pipeline_app, name="pipeline")
 
 
 @pipeline_app.command("run")
-def pipeline_run(data_dir: DataDir = None) -> None:
+def pipeline_run(
+    data_dir: DataDir = None,
+    history: Annotated[
+        bool,
+        typer.Option(
+            help="On a store's first run, capture the simulated platforms' last 14 days first"
+            " (daily, then every 6 hours over the last two): only the bundled simulator can"
+            " answer as of the past."
+        ),
+    ] = False,
+) -> None:
     """Materialize every asset once, in-process, for the partitions that are due.
 
     One line per step as it finishes, then a summary; exit status 1 if a step failed.
     """
+    from dagster import DagsterInstance
+
     from pipelines.run import run_all
 
     console.print("Pipeline: ingest the current hour, rebuild the due days, then insights.")
-    summary = run_all(_settings(data_dir), progress=_print_step)
+    # With a Dagster home (as `up` gives it) the run is recorded there, so Dagster's UI lists
+    # it and its partitions' fill status; without one it leaves no trace.
+    instance = DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else None
+    try:
+        summary = run_all(
+            _settings(data_dir), progress=_print_step, instance=instance, history=history
+        )
+    finally:
+        if instance is not None:
+            instance.dispose()
     _print_summary(summary)
     if not summary.success:
         raise typer.Exit(1)

@@ -211,7 +211,10 @@ class Supervisor:
         """Stop every child and everything it started: SIGTERM, then SIGKILL after ``grace``."""
         for child in self.children:
             child.restart_at = None
-        self._terminate(self.children)
+        # Newest first, each gone before the next: clients (workers, Dagster) stop while the
+        # simulator they call still answers, instead of retrying against a closing server.
+        for child in reversed(self.children):
+            self._terminate([child])
 
     def _terminate(self, children: Sequence[Child]) -> None:
         groups = {c.proc.pid: c for c in children if not c.cleaned}

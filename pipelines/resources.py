@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -98,6 +99,11 @@ class PlatformsResource(ConfigurableResource):  # type: ignore[type-arg]
         default={}, description="Per-platform base URLs that replace the simulator's."
     )
     tokens: dict[str, str] = Field(default={}, description="Per-platform app tokens.")
+    as_of: str | None = Field(
+        default=None,
+        description="Read the platforms as they were at this ISO 8601 moment, not now: only"
+        " the bundled simulator answers that.",
+    )
 
     def base_url(self, platform: str) -> str:
         from connectors.registry import simulator_base_url
@@ -111,7 +117,8 @@ class PlatformsResource(ConfigurableResource):  # type: ignore[type-arg]
         token = self.tokens.get(platform)
         if token is None and platform not in self.base_urls:
             token = simulator_token(platform, "client")
-        return build_connector(platform, base_url=self.base_url(platform), token=token)
+        as_of = datetime.fromisoformat(self.as_of) if self.as_of else None
+        return build_connector(platform, base_url=self.base_url(platform), token=token, as_of=as_of)
 
     def account_token(self, platform: str, external_id: str) -> str | None:
         """The token to read one of our connected accounts with (the simulator mints its own)."""

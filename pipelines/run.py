@@ -16,8 +16,11 @@ from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
 from pipelines.definitions import resources
 from pipelines.ingest.assets import INGEST_ASSETS
 from pipelines.partitions import day_ranges, range_tags
-from pipelines.resources import StoreResource
+from pipelines.resources import PlatformsResource, StoreResource
 from warehouse import marts
+
+# How far back a new store's first run captures the (simulated) platforms.
+HISTORY_DAYS = 14
 
 
 @dataclass
@@ -54,6 +57,7 @@ def run_all(
     *,
     now: datetime | None = None,
     ingest: bool = True,
+    history: bool = False,
     instance: DagsterInstance | None = None,
     progress: Callable[[StepSummary], None] | None = None,
 ) -> RunSummary:
@@ -61,7 +65,9 @@ def run_all(
 
     The due days are those with raw rows ingested since the last complete run (all days on
     the first run), plus the day after each (its first delta depends on them), never
-    after today: the cost follows the new data, not the length of history. ``progress`` is
+    after today: the cost follows the new data, not the length of history. ``history``
+    first captures the platforms' past (``history_moments``) when the store has never had
+    a complete run: only the bundled simulator can answer as of the past. ``progress`` is
     called with each step as soon as it finishes.
     """
     # The watermark is the wall clock (ingested_at is), even when ``now`` is given.
@@ -85,6 +91,17 @@ def run_all(
             progress(step)
 
     try:
+        if ingest and history:
+            with store.open() as s:
+                new_store = s.run(marts.last_run) is None
+            for past in history_moments(moment) if new_store else []:
+                key = past.strftime("%Y-%m-%d-%H:00")
+                then = {
+                    **res,
+                    "platforms": PlatformsResource(platforms_url=simulator, as_of=past.isoformat()),
+                }
+                past_tags = {"murmur/now": past.isoformat()}
+                record(_step("history", key, INGEST_ASSETS, then, inst, past_tags, key))
         if ingest:
             record(_step("ingest", hour, INGEST_ASSETS, res, inst, tags, partition_key=hour))
         # One store handle for the rest of the run (not per asset): see StoreResource.session.
@@ -127,6 +144,14 @@ def run_all(
         if owned:
             inst.dispose()
     return summary
+
+
+def history_moments(now: datetime) -> list[datetime]:
+    """The past captured for a new store, oldest first: daily over the 14 days before the
+    last two, then every 6 hours (trend windows are 6 hours long: each holds a reading)."""
+    daily = [now - timedelta(days=d) for d in range(HISTORY_DAYS, 2, -1)]
+    recent = [now - timedelta(hours=h) for h in range(48, 0, -6)]
+    return daily + recent
 
 
 def _step(

@@ -6,6 +6,7 @@ from api.errors import NotFound, ValidationFailed
 from api.pagination import PageRequest
 from api.schemas import Page
 from api.workspaces.schemas import Account, Workspace
+from warehouse import analytics as analytics_repo
 from warehouse import workspaces as repo
 from warehouse.ids import from_db
 from warehouse.rows import Cursor, Row
@@ -21,6 +22,10 @@ TEST_ACCOUNTS = {
     "bluesky": ("murmur-test.bsky.social", "Murmur Test"),
     "pinterest": ("murmurtest", "Murmur Test Boards"),
 }
+
+# Competitors of the simulated world, tracked by the test workspace so that its competitor
+# analytics have something to show from the first run.
+TEST_COMPETITORS = (("x", "chirply"), ("instagram", "buzzhive"), ("youtube", "postpilot"))
 
 
 def workspace_out(row: Row) -> Workspace:
@@ -109,6 +114,9 @@ def bootstrap_test_workspace(cur: Cursor) -> str:
         org = repo.first_organization(cur)
         org_id = org["id"] if org else repo.create_organization(cur, "Murmur")
         ws_id = repo.create_workspace(cur, org_id, "Test workspace", is_test=True)
+        # Only when the workspace is new: a competitor the user stops tracking stays untracked.
+        for platform, handle in TEST_COMPETITORS:
+            analytics_repo.insert_competitor(cur, ws_id, platform, handle)
     have = {row["platform"] for row in repo.list_accounts(cur, ws_id)}
     for platform, (handle, display) in TEST_ACCOUNTS.items():
         if platform not in have:

@@ -90,15 +90,18 @@ def sync_inbox(
     drafter: drafts.Drafter,
     *,
     interval: float = 0.0,
+    stopping: Callable[[], bool] = lambda: False,
 ) -> SyncReport:
     """Read each active account's new conversations (at most every ``interval`` seconds) and
-    fire automations on new messages."""
+    fire automations on new messages; return early, between two messages, once ``stopping``."""
     report = SyncReport()
     with unit(store) as cur:
         accounts = repo.active_accounts(cur)
         states = repo.sync_state(cur)
     recent = utcnow() - timedelta(seconds=interval)
     for account in accounts:
+        if stopping():
+            break
         state = states.get(account["id"])
         if state is not None and interval > 0 and state["updated_at"] > recent:
             continue
@@ -116,6 +119,10 @@ def sync_inbox(
         try:
             publisher = publisher_for(account["platform"])
             for listed in publisher.list_conversations(ref, since):
+                if stopping():
+                    # The account's watermark stays where it was: the next sync reads these
+                    # messages again, and those already recorded are recognised by their id.
+                    return report
                 report.messages += 1
                 conv = _scrubbed(listed)
                 try:

@@ -11,7 +11,7 @@ import os
 import socket
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import structlog
 
@@ -62,6 +62,8 @@ class Engagement:
     http: outbound.OutboundClient  # for user-given URLs (webhooks, feeds) only
     worker: str
     sync_interval: float = 30.0
+    # Set to stop: the long steps (inbox sync) look at it between items.
+    stop: threading.Event = field(default_factory=threading.Event)
 
     def steps(self) -> dict[str, Callable[[], int]]:
         """Each loop's one round, by name."""
@@ -102,6 +104,7 @@ class Engagement:
             self.platforms.token,
             self.drafter,
             interval=self.sync_interval,
+            stopping=self.stop.is_set,
         )
         return report.new_messages
 
@@ -141,9 +144,9 @@ def run_engagement(
     settings: Settings, *, stop: threading.Event | None = None, poll_interval: float = 1.0
 ) -> None:
     """Run the engagement loops until ``stop`` is set (forever without one)."""
-    stop = stop or threading.Event()
     store = settings.open_store()
     engagement = engagement_for(settings, store)
+    stop = engagement.stop = stop or engagement.stop
     log.info("engagement.start", worker=engagement.worker, store=store.mode)
     threads = [
         threading.Thread(

@@ -20,8 +20,10 @@ from typing import TypeVar
 
 import httpx
 import pytest
+from dagster import DagsterInstance, DagsterRunStatus
 
 from api.auth import ALL_SCOPES
+from murmur.cli import prepare_dagster_home
 from murmur.settings import Settings
 from tests.support import free_port
 from warehouse import workspaces as repo
@@ -290,7 +292,10 @@ STEP = re.compile(
 def test_pipeline_run_prints_each_step_and_a_readable_summary(
     data_dir: Path, simulator: str
 ) -> None:
-    done = murmur(data_dir, "pipeline", "run", MURMUR_PLATFORMS_URL=simulator)
+    home = prepare_dagster_home(data_dir / "dagster")  # as `up` gives it
+    done = murmur(
+        data_dir, "pipeline", "run", MURMUR_PLATFORMS_URL=simulator, DAGSTER_HOME=str(home)
+    )
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     lines = done.stdout.splitlines()
     steps = [m.groups() for m in map(STEP.match, lines) if m]
@@ -308,6 +313,11 @@ def test_pipeline_run_prints_each_step_and_a_readable_summary(
     assert "StepSummary(" not in done.stdout
     # The steps are printed as they finish, before the summary.
     assert lines.index(summary[0]) > max(i for i, line in enumerate(lines) if STEP.match(line))
+    # Each step is a run recorded in the Dagster home, so Dagster's UI lists them.
+    with DagsterInstance.from_config(str(home)) as instance:
+        runs = instance.get_runs()
+        assert len(runs) == len(steps)
+        assert {r.status for r in runs} == {DagsterRunStatus.SUCCESS}
 
 
 def test_run_all_reports_each_step_to_its_progress_callback(tmp_path: Path) -> None:

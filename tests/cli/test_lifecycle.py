@@ -192,6 +192,8 @@ def test_up_stops_everything_it_started(
     run.assert_nothing_left(run.ports["api"], quack, run.ports["simulator"])
     assert not (run.data_dir / "store.host.json").exists(), run.tail()
     assert f"{sig.name} received: stopping." in run.output()
+    # Stopped cleanly: every child left on its signal, none had to be killed.
+    assert "killing:" not in run.output(), run.tail()
 
 
 @pytest.mark.timeout(300)
@@ -218,6 +220,7 @@ def test_up_with_dagster_leaves_no_grandchild(launch: Callable[..., Launched]) -
     assert run.proc.wait(120) == 0, run.tail()
     run.assert_nothing_left(run.ports["api"], quack, run.ports["simulator"], run.ports["dagster"])
     assert not (run.data_dir / "store.host.json").exists(), run.tail()
+    assert "killing:" not in run.output(), run.tail()
 
 
 @pytest.mark.timeout(300)

@@ -15,7 +15,6 @@ from pipelines.analytics.assets import DAILY_ASSETS
 from pipelines.definitions import resources
 from pipelines.ingest.assets import INGEST_ASSETS
 from tests.support import start_simulator
-from warehouse.ids import new_id
 from warehouse.store import Secrets, Store
 
 T0 = datetime(2025, 6, 15, 12, 0, tzinfo=UTC)
@@ -44,13 +43,8 @@ def test_ingest_hours_then_marts(sim_root: str, tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     with _open(data_dir) as store:
+        # The test workspace tracks a competitor of the simulated world on X (chirply).
         ws = store.run(bootstrap_test_workspace)
-        store.run(
-            lambda cur: cur.execute(
-                "INSERT INTO tracked_competitors VALUES (?, ?, 'x', 'chirply', ?, NULL)",
-                [new_id("cmp"), ws, T0.replace(tzinfo=None)],
-            )
-        )
     res = resources(str(data_dir), sim_root)
     x_and_posts = [a for a in INGEST_ASSETS if a.key.path[-1] in ("raw_x", "raw_murmur_posts")]
     for hours in (0, 3):
