@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -308,9 +309,8 @@ class HttpConnector:
         headers: Mapping[str, str] | None = None,
     ) -> Any:
         """GET ``path`` under the base URL and return its JSON body."""
-        response = self.http.request(
-            "GET", self.base_url + path, classify=classify, params=self._at(params), headers=headers
-        )
+        url, query = self._at(path, params)
+        response = self.http.request("GET", url, classify=classify, params=query, headers=headers)
         self._stamp(response)
         return json_body(response)
 
@@ -323,22 +323,32 @@ class HttpConnector:
         headers: Mapping[str, str] | None = None,
     ) -> Any:
         """POST JSON to ``path`` under the base URL and return its JSON body."""
+        url, query = self._at(path, params)
         response = self.http.request(
             "POST",
-            self.base_url + path,
+            url,
             classify=classify,
-            params=self._at(params),
+            params=query,
             json=body,
             headers=headers,
         )
         self._stamp(response)
         return json_body(response)
 
-    def _at(self, params: Any) -> Any:
+    def _at(self, path: str, params: Any) -> tuple[str, Any]:
+        """The URL and query of a call, with ``at`` when reading as of the past."""
+        url = self.base_url + path
         if self.as_of is None:
-            return params
-        # A mapping or a list of pairs (repeated keys): QueryParams keeps either.
-        return httpx.QueryParams(params or {}).set("at", self.as_of.astimezone(UTC).isoformat())
+            return url, params
+        at = self.as_of.astimezone(UTC).isoformat()
+        if params is None:
+            # Appended as text: a path may carry a query encoded as its API wants (LinkedIn's
+            # Rest.li lists), which parsing and re-encoding would change.
+            return f"{url}{'&' if '?' in path else '?'}at={quote(at, safe='')}", None
+        # httpx replaces a URL's query with ``params``: the moment goes with them.
+        if isinstance(params, Mapping):
+            return url, {**params, "at": at}
+        return url, [*params, ("at", at)]
 
     def _stamp(self, response: httpx.Response) -> None:
         self.server_time = self.http.clock()

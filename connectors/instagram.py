@@ -31,6 +31,8 @@ from connectors.http import (
 )
 
 METRICS = ("impressions", "reach", "likes", "comments", "shares", "saved", "total_interactions")
+# Reels report views, not impressions (Graph refuses impressions for them with #100).
+REEL_METRICS = tuple("views" if m == "impressions" else m for m in METRICS)
 RATE_LIMIT_CODES = (4, 17, 32, 613)
 TOKEN_EXPIRED = 190
 MEDIA_TYPES = {"IMAGE": "image", "VIDEO": "video", "CAROUSEL_ALBUM": "carousel"}
@@ -66,6 +68,8 @@ class InstagramConnector(HttpConnector):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.user_id: str | None = None  # our IG user id, which hashtag search must name
+        # Media listed as videos (reels): their insights are asked with REEL_METRICS.
+        self.reels: set[str] = set()
 
     def classify(self, response: httpx.Response) -> ConnectorError | None:
         """Map Graph's error object by code: 190 token, 4/17/32/613 rate, 100/33 missing."""
@@ -133,6 +137,8 @@ class InstagramConnector(HttpConnector):
                 if since is not None and published < since:
                     return  # the edge is newest first
                 caption = media.get("caption")
+                if media.get("media_type") == "VIDEO" or media.get("media_product_type") == "REELS":
+                    self.reels.add(str(media["id"]))
                 yield PostRecord(
                     platform=self.platform,
                     external_id=str(media["id"]),
@@ -163,7 +169,7 @@ class InstagramConnector(HttpConnector):
 
     def _metrics_of(self, account: AccountRef, media_id: str) -> dict[str, int]:
         """All the metrics this media reports: a refused metric is dropped, not the media."""
-        wanted = list(METRICS)
+        wanted = list(REEL_METRICS if media_id in self.reels else METRICS)
         while wanted:
             try:
                 return self._insights(account, media_id, wanted)
@@ -207,6 +213,7 @@ class InstagramConnector(HttpConnector):
                 comments=values.get("comments"),
                 shares=values.get("shares"),
                 saves=values.get("saved"),
+                views=values.get("views"),
             )
 
     def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:

@@ -25,7 +25,7 @@ TEST_ACCOUNTS = {
 
 # Competitors of the simulated world, tracked by the test workspace so that its competitor
 # analytics have something to show from the first run.
-TEST_COMPETITORS = (("x", "chirply"), ("instagram", "buzzhive"), ("youtube", "postpilot"))
+TEST_COMPETITORS = (("x", "chirply"), ("youtube", "buzzhive"), ("bluesky", "postpilot.bsky.social"))
 
 
 def workspace_out(row: Row) -> Workspace:

@@ -101,7 +101,7 @@ ConnectorFactory = Callable[..., HttpConnector]
 def connect(sim: SimServer, sleeps: Sleeps) -> ConnectorFactory:
     """A connector for a platform over the simulator, sleeping into ``sleeps``."""
 
-    def make(platform: str, **http_options: Any) -> HttpConnector:
+    def make(platform: str, as_of: datetime | None = None, **http_options: Any) -> HttpConnector:
         options: dict[str, Any] = {"sleep": sleeps, "jitter": lambda ceiling: ceiling}
         options.update(http_options)
         http = PlatformHttp(**options)
@@ -110,6 +110,7 @@ def connect(sim: SimServer, sleeps: Sleeps) -> ConnectorFactory:
             base_url=simulator_base_url(sim.root, platform),
             http=http,
             token=simulator_token(platform, "client"),
+            as_of=as_of,
         )
         assert isinstance(connector, HttpConnector)
         return connector

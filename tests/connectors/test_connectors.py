@@ -186,6 +186,27 @@ def test_one_instagram_metric_failing_keeps_the_others(
     [snap] = connector.fetch_metrics(account, [reel.external_id])
     assert snap.impressions is None
     assert snap.likes == reel.counters(T0).likes
+    connector.take_errors()
+
+
+def test_instagram_reels_listed_first_are_asked_for_views(
+    connect: ConnectorFactory, sim: SimServer
+) -> None:
+    connector = connect("instagram")
+    account = own_account("instagram")
+    own = World(SEED).account("instagram", account.external_id)
+    assert own is not None
+    listed = list(connector.list_posts(account, None))
+    reel = next(p for p in World(SEED).posts(own, T0) if p.media_type == "video")
+    assert reel.external_id in {p.external_id for p in listed}
+
+    [snap] = connector.fetch_metrics(account, [reel.external_id])
+
+    # As Graph documents: views instead of impressions, and nothing refused on the way.
+    assert snap.views == reel.counters(T0).impressions
+    assert snap.impressions is None
+    assert snap.likes == reel.counters(T0).likes
+    assert connector.take_errors() == []
 
 
 @pytest.mark.parametrize("platform", SUPPORTED)
@@ -249,3 +270,29 @@ def test_at_parameter_reads_the_world_at_another_time(sim: SimServer) -> None:
     late = sim.admin.get(url, params={"actor": account.handle})  # the pinned clock, T0
     assert early.headers["date"] == "Thu, 02 Jan 2025 00:00:00 GMT"
     assert early.json()["followersCount"] < late.json()["followersCount"]
+
+
+@pytest.mark.parametrize("platform", SUPPORTED)
+def test_a_connector_as_of_a_past_moment_reads_the_platform_as_it_was(
+    platform: str, connect: ConnectorFactory
+) -> None:
+    """How a new store captures the simulator's past (`murmur pipeline run --history`)."""
+    then = T0 - timedelta(days=3, hours=5)
+    connector = connect(platform, as_of=then)
+    account = own_account(platform)
+    world = World(SEED)
+    own = world.account(platform, account.external_id)
+    assert own is not None
+
+    connector.fetch_account(account)
+    posts = list(connector.list_posts(account, then - timedelta(days=14)))
+    snaps = {
+        s.external_id: s for s in connector.fetch_metrics(account, [p.external_id for p in posts])
+    }
+
+    assert connector.server_time == then  # the capture is stamped with the past moment
+    expected = [p for p in world.posts(own, then) if p.published_at >= then - timedelta(days=14)]
+    assert {p.external_id for p in posts} == {p.external_id for p in expected}
+    assert all(p.published_at <= then for p in posts)
+    for post in expected:
+        assert snaps[post.external_id].likes == post.counters(then).likes

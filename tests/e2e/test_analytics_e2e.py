@@ -179,7 +179,20 @@ def test_a_new_store_starts_with_the_simulated_past(product: Product) -> None:
     assert trends["items"]
     assert {i["evidence"]["window_hours"] for i in trends["items"]} == {6}
     competitors = product.api.ok(product.api.get("/competitors"))
-    assert {c["handle"] for c in competitors["items"]} == {"chirply", "buzzhive", "postpilot"}
+    assert {c["handle"] for c in competitors["items"]} == {
+        "chirply",
+        "buzzhive",
+        "postpilot.bsky.social",
+    }
+    # Every account of every capture was read: no failure recorded for any of them.
+    failed = product.server.store.run(
+        lambda cur: cur.execute(
+            "SELECT err FROM ingest_batches, unnest(CAST(errors AS JSON[])) AS e(err)"
+            " WHERE workspace_id = ? AND json_extract_string(err, '$.stage') IS NOT NULL",
+            [product.workspace_id],
+        ).fetchall()
+    )
+    assert failed == []
 
     # The past is captured once: a later run reads only the current hour.
     product.sim.advance(3600)
