@@ -10,12 +10,15 @@ from __future__ import annotations
 import io
 import math
 import statistics
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 import pytest
 
@@ -23,6 +26,7 @@ from murmur.settings import Settings
 from pipelines.importers import run_import
 from pipelines.run import run_all
 from tests.support import LiveServer, Tenant, new_tenant, start_server
+from warehouse.store import load_extension
 
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 if not DATASETS.is_dir():  # pragma: no cover - the check itself
@@ -536,3 +540,63 @@ def test_instagram_unified_and_best_times(world: World) -> None:
         ]
         assert found[0]["score"] == pytest.approx(best[0])
         assert ":00 UTC" not in found[0]["body"]
+
+
+def _analyst(world: World) -> duckdb.DuckDBPyConnection:
+    """A DuckDB session of the analyst's own, opened with the SQL `murmur attach` prints."""
+    attach = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "murmur",
+            "attach",
+            "--data-dir",
+            str(world.server.settings.data_dir),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    con = duckdb.connect()
+    for extension in ("httpfs", "quack"):
+        load_extension(con, extension)
+    con.execute(attach)
+    return con
+
+
+@pytest.mark.parametrize(
+    ("tenant", "platform", "start", "end"),
+    [
+        ("us_own", "youtube", "2017-11-01", "2018-03-01"),
+        ("fr_own", "youtube", "2017-11-01", "2018-01-01"),
+        ("tweets_own", "x", "2020-12-01", "2021-05-01"),
+        ("instagram_own", "instagram", "2021-12-01", "2022-06-10"),
+    ],
+)
+def test_analyst_views_give_what_the_api_gives(
+    world: World, tenant: str, platform: str, start: str, end: str
+) -> None:
+    got = _unified(world.tenants[tenant], platform, f"{start}T00:00:00Z", f"{end}T00:00:00Z")
+    workspace = world.tenants[tenant].workspace_id
+    metrics = ["impressions", "reach", "views", "likes", "comments", "shares", "saves"]
+    sums = ", ".join(f"sum({m})::BIGINT" for m in [*metrics, "clicks", "engagements"])
+    with _analyst(world) as con:
+        growth = con.execute(
+            f"SELECT {sums} FROM unified_daily WHERE workspace_id = ? AND platform = ?"  # noqa: S608
+            " AND day >= CAST(? AS DATE) AND day < CAST(? AS DATE)",
+            [workspace, platform, start, end],
+        ).fetchone()
+        first_seen = con.execute(
+            f"SELECT {sums}, count(*) FROM unified_first_seen"  # noqa: S608
+            " WHERE workspace_id = ? AND platform = ?"
+            " AND captured_at >= CAST(? AS TIMESTAMP) AND captured_at < CAST(? AS TIMESTAMP)",
+            [workspace, platform, start, end],
+        ).fetchone()
+    names = [*metrics, "clicks", "engagements"]
+    assert growth is not None
+    assert first_seen is not None
+    assert dict(zip(names, [v or 0 for v in growth], strict=True)) == {n: got[n] for n in names}
+    assert dict(zip([*names, "posts"], [v or 0 for v in first_seen], strict=True)) == {
+        n: got["first_seen"][n] for n in [*names, "posts"]
+    }
