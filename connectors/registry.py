@@ -7,14 +7,29 @@ from datetime import datetime
 
 from connectors.base import Connector, Publisher
 from connectors.bluesky import BlueskyConnector
+from connectors.facebook import FacebookConnector
 from connectors.http import PlatformHttp
 from connectors.instagram import InstagramConnector
 from connectors.linkedin import LinkedInConnector
+from connectors.pinterest import PinterestConnector
+from connectors.threads import ThreadsConnector
 from connectors.tiktok import TikTokConnector
 from connectors.x import XConnector
 from connectors.youtube import YouTubeConnector
 
-SUPPORTED = ("youtube", "x", "instagram", "linkedin", "tiktok", "bluesky")  # readers
+SUPPORTED = (  # readers
+    "youtube",
+    "x",
+    "instagram",
+    "linkedin",
+    "tiktok",
+    "bluesky",
+    "facebook",
+    "threads",
+    "pinterest",
+)
+# Readers that can discover other accounts (creators); Pinterest reads only its own.
+CREATOR_SEARCH = tuple(p for p in SUPPORTED if p != "pinterest")
 # Every platform Murmur publishes to (the test workspace's nine), and so the simulator serves.
 PUBLISHING = (
     "x",
@@ -35,6 +50,9 @@ CONNECTORS: dict[str, Callable[..., Connector]] = {
     "linkedin": LinkedInConnector,
     "tiktok": TikTokConnector,
     "bluesky": BlueskyConnector,
+    "facebook": FacebookConnector,
+    "threads": ThreadsConnector,
+    "pinterest": PinterestConnector,
 }
 
 # The real APIs' base URLs, for when an account is connected to the real platform.
@@ -45,15 +63,12 @@ REAL_BASE_URLS = {
     "linkedin": "https://api.linkedin.com",
     "tiktok": "https://open.tiktokapis.com",
     "bluesky": "https://public.api.bsky.app",
-}
-# Where writes go when that differs from reading (Bluesky writes to the user's PDS).
-REAL_WRITE_BASE_URLS = {
-    **REAL_BASE_URLS,
     "facebook": "https://graph.facebook.com/v21.0",
     "threads": "https://graph.threads.net/v1.0",
     "pinterest": "https://api.pinterest.com",
-    "bluesky": "https://bsky.social",
 }
+# Where writes go when that differs from reading (Bluesky writes to the user's PDS).
+REAL_WRITE_BASE_URLS = {**REAL_BASE_URLS, "bluesky": "https://bsky.social"}
 
 
 def build_connector(

@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from simulator import writes
 from simulator.journal import Journal
-from simulator.platforms import routes
+from simulator.platforms import graph_read_routes, routes
 from simulator.state import FAULT_KINDS, Fault, Sim, parse_iso
 from simulator.world import PLATFORMS, World
 
@@ -188,6 +188,7 @@ def create_app(
             Route("/_sim/clock", clock, methods=["GET", "POST"]),
             Route("/_sim/faults", faults, methods=["POST", "DELETE"]),
             Route("/_sim/accounts", accounts, methods=["GET", "POST"]),
+            *graph_read_routes(),
             *writes.routes(),
             *routes(),
         ]

@@ -1,4 +1,4 @@
-"""The six platform API shapes, each under its own prefix, over the simulated world."""
+"""The platforms' read API shapes, each under its own prefix, over the simulated world."""
 
 from __future__ import annotations
 
@@ -1060,6 +1060,194 @@ async def bsky_search_actors(request: Request, sim: Sim, now: datetime) -> Respo
     return JSONResponse(body)
 
 
+# ---- Facebook Pages, Threads and Pinterest: the reads ingest uses ---------------------------
+# Profiles and post lists of Facebook and Threads are answered by the Graph routes of
+# simulator.writes (GET /{node}, /{page}/posts, /{user}/threads); these are the rest.
+
+FB_IDS_MAX = 50  # Graph's multi-id lookup takes at most 50 ids
+
+
+def _lifetime(name: str, value: int, node: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "period": "lifetime",
+        "values": [{"value": value}],
+        "id": f"{node}/insights/{name}/lifetime",
+    }
+
+
+async def fb_ids(request: Request, sim: Sim, now: datetime) -> Response:
+    """GET /?ids=a,b&fields=…: several Page posts at once, with their counters and insights.
+
+    Graph fails the whole call when one id does not exist; here a deleted post is left out,
+    which a client must handle either way.
+    """
+    ids = [i for i in request.query_params.get("ids", "").split(",") if i]
+    if not ids or len(ids) > FB_IDS_MAX:
+        return errors.graph(400, 100, f"(#100) ids takes 1 to {FB_IDS_MAX} ids")
+    out: dict[str, Any] = {}
+    for node in ids:
+        post = _live(sim, "facebook", sim.world.post("facebook", node), now)
+        if post is None:
+            continue
+        c = _counters(sim, post, now)
+        out[node] = {
+            "id": node,
+            "shares": {"count": c.shares},
+            "reactions": {"data": [], "summary": {"total_count": c.likes}},
+            "comments": {"data": [], "summary": {"total_count": c.comments}},
+            "insights": {
+                "data": [
+                    _lifetime("post_impressions", c.impressions, node),
+                    _lifetime("post_impressions_unique", c.reach, node),
+                    _lifetime("post_clicks", c.clicks, node),
+                ]
+            },
+        }
+    return JSONResponse(out)
+
+
+async def fb_pages_search(request: Request, sim: Sim, now: datetime) -> Response:
+    """GET /pages/search?q=…&limit=…: public Pages whose name or category matches."""
+    q = request.query_params
+    size = _clamp(q.get("limit"), 25, 1, 100)
+    pages = sim.world.search("facebook", q.get("q", ""))[:size]
+    return JSONResponse(
+        {
+            "data": [
+                {
+                    "id": a.external_id,
+                    "name": a.display_name,
+                    "link": f"https://www.facebook.com/{a.handle}",
+                }
+                for a in pages
+            ]
+        }
+    )
+
+
+async def threads_insights(request: Request, sim: Sim, now: datetime) -> Response:
+    """GET /{threads-media-id}/insights?metric=views,likes,replies,reposts,quotes,shares."""
+    node = request.path_params["node"]
+    post = _live(sim, "threads", sim.world.post("threads", node), now)
+    if post is None:
+        return errors.graph(
+            400,
+            100,
+            f"Unsupported get request. Object with ID '{node}' does not exist.",
+            subcode=33,
+        )
+    c = _counters(sim, post, now)
+    values = {
+        "views": c.impressions,
+        "likes": c.likes,
+        "replies": c.comments,
+        "reposts": c.reposts,
+        "quotes": c.quotes,
+        "shares": c.shares,
+    }
+    metrics = [m for m in request.query_params.get("metric", "").split(",") if m] or list(values)
+    unknown = [m for m in metrics if m not in values]
+    if unknown:
+        return errors.graph(400, 100, f"(#100) metric must be one of: {', '.join(values)}")
+    return JSONResponse({"data": [_lifetime(m, values[m], node) for m in metrics]})
+
+
+async def threads_keyword_search(request: Request, sim: Sim, now: datetime) -> Response:
+    """GET /keyword_search?q=…&search_type=TOP: the newest public thread of each matching
+    profile (with its owner, so that the profile can be read)."""
+    q = request.query_params
+    size = _clamp(q.get("limit"), 25, 1, 100)
+    data = []
+    for account in sim.world.search("threads", q.get("q", "")):
+        feed = _feed(sim, account, now)
+        if feed:
+            post = feed[0]
+            data.append(
+                {
+                    "id": post.external_id,
+                    "text": post.text,
+                    "timestamp": _ig_time(post.published_at),
+                    "username": account.handle,
+                    "owner": {"id": account.external_id},
+                }
+            )
+        if len(data) == size:
+            break
+    return JSONResponse({"data": data})
+
+
+def _pin_account(sim: Sim, request: Request) -> Account | None:
+    token = _bearer(request) or ""
+    return sim.world.account("pinterest", token[5:]) if token.startswith("pina_") else None
+
+
+async def pin_user_account(request: Request, sim: Sim, now: datetime) -> Response:
+    """GET /v5/user_account: the token's own account, with its follower count."""
+    account = _pin_account(sim, request)
+    if account is None:
+        return errors.pinterest(401, 2, "Authentication failed.")
+    return JSONResponse(
+        {
+            "id": account.external_id,
+            "username": account.handle,
+            "business_name": account.display_name,
+            "account_type": "BUSINESS",
+            "follower_count": account.followers(now),
+            "following_count": account.following,
+            "pin_count": len(_feed(sim, account, now)),
+        }
+    )
+
+
+async def pin_get(request: Request, sim: Sim, now: datetime) -> Response:
+    """GET /v5/pins/{pin_id}?pin_metrics=true: one pin, with its lifetime metrics."""
+    account = _pin_account(sim, request)
+    if account is None:
+        return errors.pinterest(401, 2, "Authentication failed.")
+    pin_id = request.path_params["pin_id"]
+    post = _live(sim, "pinterest", sim.world.post("pinterest", pin_id), now)
+    if post is None or post.account.external_id != account.external_id:
+        return errors.pinterest(404, 50, "Pin not found.")
+    body: dict[str, Any] = {
+        "id": post.external_id,
+        "created_at": post.published_at.strftime("%Y-%m-%dT%H:%M:%S"),
+        "description": post.text,
+        "media": {"media_type": post.media_type},
+    }
+    if request.query_params.get("pin_metrics") == "true":
+        c = _counters(sim, post, now)
+        body["pin_metrics"] = {
+            "lifetime_metrics": {
+                "impression": c.impressions,
+                "save": c.saves,
+                "pin_click": c.clicks,
+                "outbound_click": 0,
+                "reaction": c.likes,
+                "comment": c.comments,
+            }
+        }
+    return JSONResponse(body)
+
+
+def graph_read_routes() -> list[BaseRoute]:
+    """The Facebook and Threads reads above: they must come before the Graph catch-alls."""
+    table: list[tuple[str, str, Handler]] = [
+        ("facebook", "/", fb_ids),
+        ("facebook", "/pages/search", fb_pages_search),
+        ("threads", "/keyword_search", threads_keyword_search),
+        ("threads", "/{node}/insights", threads_insights),
+    ]
+    return [
+        Route(f"/{platform}{path}", endpoint(platform, handler, auth=_graph_auth), methods=["GET"])
+        for platform, path, handler in table
+    ]
+
+
+def _graph_auth(request: Request) -> bool:
+    return bool(_bearer(request) or request.query_params.get("access_token"))
+
+
 # ---- routes ---------------------------------------------------------------------------------
 
 
@@ -1097,6 +1285,8 @@ def routes() -> list[BaseRoute]:
         ("bluesky", "/xrpc/app.bsky.feed.getAuthorFeed", bsky_author_feed, _bsky_auth, ["GET"]),
         ("bluesky", "/xrpc/app.bsky.feed.getPosts", bsky_posts, _bsky_auth, ["GET"]),
         ("bluesky", "/xrpc/app.bsky.actor.searchActors", bsky_search_actors, _bsky_auth, ["GET"]),
+        ("pinterest", "/v5/user_account", pin_user_account, lambda r: True, ["GET"]),
+        ("pinterest", "/v5/pins/{pin_id}", pin_get, lambda r: True, ["GET"]),
     ]
     return [
         Route(f"/{platform}{path}", endpoint(platform, handler, auth=auth), methods=methods)

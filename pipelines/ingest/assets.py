@@ -14,13 +14,13 @@ from dagster import AssetExecutionContext, AssetsDefinition, MaterializeResult, 
 
 from connectors.base import AccountRef, AuthExpiredError, Connector, ConnectorError, PostRecord
 from connectors.http import hashtags_in
+from connectors.registry import SUPPORTED
 from pipelines.partitions import HOURLY
 from pipelines.resources import PlatformsResource, StoreResource
 from warehouse import marts
 from warehouse import workspaces as ws_repo
 from warehouse.store import Store
 
-PLATFORMS = ("youtube", "x", "instagram", "linkedin", "tiktok", "bluesky")
 # Posts whose engagement is re-measured each hour: those published in the last 14 days
 # (velocity and trends need the young ones; older posts barely move).
 TRACK_DAYS = 14
@@ -235,4 +235,4 @@ def raw_murmur_posts(
     return _result(tally, workspaces=len(by_ws))
 
 
-INGEST_ASSETS: list[AssetsDefinition] = [*(platform_asset(p) for p in PLATFORMS), raw_murmur_posts]
+INGEST_ASSETS: list[AssetsDefinition] = [*(platform_asset(p) for p in SUPPORTED), raw_murmur_posts]

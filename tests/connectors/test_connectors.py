@@ -10,11 +10,20 @@ import pytest
 from connectors.base import AuthExpiredError, EngagementSnapshot, RateLimitedError
 from connectors.http import HttpConnector
 from connectors.instagram import InstagramConnector
-from connectors.registry import SUPPORTED, build_connector
+from connectors.registry import CREATOR_SEARCH, SUPPORTED, build_connector
 from simulator.world import World
 from tests.connectors.conftest import SEED, T0, ConnectorFactory, SimServer, Sleeps, own_account
 
-BATCH = {"youtube": 50, "x": 100, "linkedin": 20, "tiktok": 20, "bluesky": 25}
+BATCH = {
+    "youtube": 50,
+    "x": 100,
+    "linkedin": 20,
+    "tiktok": 20,
+    "bluesky": 25,
+    "facebook": 50,
+    "threads": 1,  # per-thread insights: the API has no batch
+    "pinterest": 1,  # per-pin metrics
+}
 COUNTERS = ("impressions", "reach", "views", "likes", "comments", "shares", "saves", "clicks")
 
 
@@ -238,7 +247,7 @@ def test_counter_drop_is_injected_once(connect: ConnectorFactory, sim: SimServer
     assert again == honest
 
 
-@pytest.mark.parametrize("platform", SUPPORTED)
+@pytest.mark.parametrize("platform", CREATOR_SEARCH)
 def test_search_creators_then_read_one(platform: str, connect: ConnectorFactory) -> None:
     # TikTok's research window is dated by the client's clock: give it the server's.
     connector = connect(platform, clock=lambda: T0)
@@ -296,3 +305,10 @@ def test_a_connector_as_of_a_past_moment_reads_the_platform_as_it_was(
     assert all(p.published_at <= then for p in posts)
     for post in expected:
         assert snaps[post.external_id].likes == post.counters(then).likes
+
+
+def test_pinterest_discovers_no_creators(connect: ConnectorFactory) -> None:
+    # Its API reads the token's own account only: nothing to search, and no call made.
+    connector = connect("pinterest")
+    assert list(connector.search_creators("fitness", 5)) == []
+    assert connector.http.attempts == 0

@@ -7,6 +7,7 @@ import time
 from datetime import timedelta
 from typing import Any
 
+from connectors.registry import SUPPORTED
 from pipelines.publishing.worker import run_worker
 from pipelines.run import history_moments, run_all
 from tests.e2e.conftest import Product
@@ -175,6 +176,9 @@ def test_a_new_store_starts_with_the_simulated_past(product: Product) -> None:
     params = {"from": (end - timedelta(days=14)).isoformat(), "to": end.isoformat()}
     unified = product.api.ok(product.api.get("/analytics/unified", params=params))
     assert unified["totals"]["engagements"] > 0  # growth between captures, not only first sightings
+    # Every platform the test workspace connects is read, Facebook, Threads and Pinterest too.
+    grew = {p["platform"] for p in unified["by_platform"] if p["engagements"] > 0}
+    assert grew == set(SUPPORTED)
     trends = product.api.ok(product.api.get("/viral-trends", params={"limit": 100}))
     assert trends["items"]
     assert {i["evidence"]["window_hours"] for i in trends["items"]} == {6}

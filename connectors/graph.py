@@ -1,0 +1,78 @@
+"""What the Graph APIs share (Instagram, Facebook Pages, Threads): errors and the token."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from connectors.base import (
+    AccountRef,
+    AuthExpiredError,
+    ConnectorError,
+    NotFoundError,
+    PermanentError,
+    RateLimitedError,
+    TransientError,
+)
+from connectors.http import HttpConnector, as_int, error_for_status, json_body
+
+RATE_LIMIT_CODES = (4, 17, 32, 613)
+TOKEN_EXPIRED = 190
+USAGE_HEADERS = ("X-Business-Use-Case-Usage", "X-App-Usage", "X-Ad-Account-Usage")
+
+
+def _regain_seconds(response: httpx.Response) -> float | None:
+    """Graph's usage headers say when access returns, in minutes; None when they do not."""
+    for name in USAGE_HEADERS:
+        raw = response.headers.get(name)
+        if not raw:
+            continue
+        try:
+            usage = json.loads(raw)
+        except ValueError:
+            continue
+        entries = [e for v in usage.values() for e in v] if isinstance(usage, dict) else []
+        minutes = [
+            int(e.get("estimated_time_to_regain_access") or 0)
+            for e in entries
+            if isinstance(e, dict)
+        ]
+        if minutes and max(minutes) > 0:
+            return float(max(minutes) * 60)
+    return None
+
+
+class GraphConnector(HttpConnector):
+    """A reader of one of Meta's Graph APIs: access_token in the query, Graph's error object."""
+
+    def classify(self, response: httpx.Response) -> ConnectorError | None:
+        """Map Graph's error object by code: 190 token, 4/17/32/613 rate, 100/33 missing."""
+        status = response.status_code
+        if status < 400:
+            return None
+        body = json_body(response)
+        error = body.get("error") if isinstance(body, dict) else None
+        if not isinstance(error, dict):
+            return error_for_status(response)
+        message = str(error.get("message") or f"HTTP {status}")
+        code, subcode = as_int(error.get("code")), as_int(error.get("error_subcode"))
+        tag = str(code) if code is not None else None
+        if code == TOKEN_EXPIRED:
+            return AuthExpiredError(message, status=status, code=tag)
+        if code in RATE_LIMIT_CODES:
+            retry = _regain_seconds(response)
+            return RateLimitedError(message, retry_after=retry, status=status, code=tag)
+        if code == 100 and subcode == 33:
+            return NotFoundError(message, status=status, code=tag)
+        if error.get("is_transient") or code in (1, 2) or status >= 500:
+            return TransientError(message, status=status, code=tag)
+        if status == 401:
+            return AuthExpiredError(message, status=status, code=tag)
+        return PermanentError(message, status=status, code=tag)
+
+    def _get(self, path: str, account: AccountRef | None, params: dict[str, Any]) -> Any:
+        token = self.token_for(account)
+        query = {**params, "access_token": token} if token else params
+        return self.get(path, self.classify, query)

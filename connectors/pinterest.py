@@ -1,0 +1,128 @@
+"""Pinterest API v5: the user account, its pins, and each pin's lifetime metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from connectors.base import (
+    AccountRef,
+    AccountSnapshot,
+    AuthExpiredError,
+    ConnectorError,
+    EngagementSnapshot,
+    NotFoundError,
+    PostRecord,
+    RateLimitedError,
+)
+from connectors.http import (
+    HttpConnector,
+    as_int,
+    error_for_status,
+    hashtags_in,
+    json_body,
+    parse_time,
+)
+
+MEDIA_TYPES = {"image": "image", "video": "video", "multiple_images": "carousel"}
+
+
+class PinterestConnector(HttpConnector):
+    """Reads a Pinterest business account with its own token (pins and their metrics)."""
+
+    platform = "pinterest"
+
+    def classify(self, response: httpx.Response) -> ConnectorError | None:
+        """Map v5's {code, message}: 401 token, 429 rate (Retry-After), 404 gone."""
+        status = response.status_code
+        if status < 400:
+            return None
+        body = json_body(response)
+        body = body if isinstance(body, dict) else {}
+        message = str(body.get("message") or f"HTTP {status}")
+        code = str(body["code"]) if body.get("code") is not None else None
+        if status == 401:
+            return AuthExpiredError(message, status=status, code=code)
+        if status == 429:
+            retry = self.http.retry_after(response)
+            return RateLimitedError(message, retry_after=retry, status=status, code=code)
+        if status == 404:
+            return NotFoundError(message, status=status, code=code)
+        return error_for_status(response, message, code)
+
+    def _get(self, path: str, account: AccountRef | None, params: dict[str, Any] | None) -> Any:
+        token = self.token_for(account)
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return self.get(path, self.classify, params, headers)
+
+    def fetch_account(self, account: AccountRef) -> AccountSnapshot:
+        """GET /v5/user_account: the account the token belongs to."""
+        body = self._get("/v5/user_account", account, None)
+        return AccountSnapshot(
+            platform=self.platform,
+            external_id=str(body.get("id") or account.external_id),
+            handle=body.get("username") or account.handle,
+            display_name=body.get("business_name"),
+            followers=as_int(body.get("follower_count")),
+            following=as_int(body.get("following_count")),
+            posts_count=as_int(body.get("pin_count")),
+            captured_at=self.server_time,
+        )
+
+    def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
+        """GET /v5/pins (page_size 100), newest first, following the bookmark."""
+        bookmark: str | None = None
+        while True:
+            params: dict[str, Any] = {"page_size": 100}
+            if bookmark:
+                params["bookmark"] = bookmark
+            body = self._get("/v5/pins", account, params)
+            for pin in body.get("items") or []:
+                published = parse_time(pin["created_at"])
+                if since is not None and published < since:
+                    return
+                text = pin.get("description")
+                kind = str((pin.get("media") or {}).get("media_type") or "")
+                yield PostRecord(
+                    platform=self.platform,
+                    external_id=str(pin["id"]),
+                    account_external_id=account.external_id,
+                    text=text,
+                    published_at=published,
+                    hashtags=hashtags_in(text),
+                    media_type=MEDIA_TYPES.get(kind, "image"),
+                    url=f"https://www.pinterest.com/pin/{pin['id']}/",
+                )
+            bookmark = body.get("bookmark")
+            if not bookmark or not body.get("items"):
+                return
+
+    def fetch_metrics(
+        self, account: AccountRef, external_ids: Sequence[str]
+    ) -> Iterator[EngagementSnapshot]:
+        """GET /v5/pins/{pin_id}?pin_metrics=true per pin: its lifetime metrics."""
+        for pin_id in external_ids:
+            try:
+                body = self._get(f"/v5/pins/{pin_id}", account, {"pin_metrics": "true"})
+            except NotFoundError as exc:
+                self.note(pin_id, exc, "not_found")
+                continue
+            life = (body.get("pin_metrics") or {}).get("lifetime_metrics") or {}
+            clicks = [as_int(life.get(k)) for k in ("pin_click", "outbound_click")]
+            yield EngagementSnapshot(
+                platform=self.platform,
+                external_id=pin_id,
+                captured_at=self.server_time,
+                impressions=as_int(life.get("impression")),
+                likes=as_int(life.get("reaction")),
+                comments=as_int(life.get("comment")),
+                saves=as_int(life.get("save")),
+                clicks=None if all(c is None for c in clicks) else sum(c or 0 for c in clicks),
+            )
+
+    def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
+        """Pinterest's API reads only the token's own account: no creators to discover."""
+        return iter(())
