@@ -430,7 +430,8 @@ def _row_from(group: str, raw: dict[str, Any]) -> Row:
 def _publishing_row(run: Any, quick: bool) -> dict[str, Any]:
     """The lateness row from ``publishing_lateness.run``'s figures."""
     posts = 200 if quick else 5000
-    spread, lead = (5.0, 5.0) if quick else (60.0, 20.0)
+    # The lead covers seeding 5,000 posts: 20 s was short on a slower machine of this kind.
+    spread, lead = (5.0, 5.0) if quick else (60.0, 45.0)
     found: dict[str, Any] = run(posts, 2, spread, lead, 16)
     late = found["lateness_seconds"]
     once = found["exactly_once"]
@@ -614,10 +615,12 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
         rows = read_rows(reads, cfg.clients) + write_rows(writes, cfg.clients)
         if cfg.child_rows:
             # A child and a budget per group: an overrun loses its own rows only. Expected
-            # on this 2-core machine: ~3, ~1.5 and ~1 minutes.
-            rows += child_rows("pipeline", cfg.quick, 120.0 if cfg.quick else 420.0)
+            # on a 2-core machine: ~3, ~1.5 and ~1 minutes; machines of the same kind differ
+            # by ~2x (read_csv's rows/s: 1.35M on 2026-11-23, 0.76M on 2026-11-25), and the
+            # pipeline's budget allows it (420 s lost its rows on the slower one).
+            rows += child_rows("pipeline", cfg.quick, 120.0 if cfg.quick else 900.0)
             rows += child_rows("import", cfg.quick, 120.0 if cfg.quick else 180.0)
-            rows += child_rows("publishing", cfg.quick, 120.0 if cfg.quick else 150.0)
+            rows += child_rows("publishing", cfg.quick, 120.0 if cfg.quick else 210.0)
     finally:
         if own_tmp:
             shutil.rmtree(root, ignore_errors=True)
