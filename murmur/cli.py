@@ -394,10 +394,13 @@ def up(
             home = prepare_dagster_home(settings.data_dir.resolve() / "dagster")
             dagster_env = {**env, "DAGSTER_HOME": str(home), **DAGSTER_ENV}
         if pipeline:
-            console.print("Running the pipeline once (platforms → raw → marts)…")
-            # Recorded in the Dagster home, so its UI shows this first run.
-            # With its own simulator, a new store starts with the simulated platforms' past.
+            # With its own simulator, a new store starts with the simulated platforms' past;
+            # the run is recorded in the Dagster home, so its UI lists it.
             history = ["--history"] if simulator else []
+            console.print(
+                "Running the pipeline once (platforms → raw → marts"
+                f"{'; a new store first captures the last 14 days' if simulator else ''})…"
+            )
             run = supervisor.start(
                 "pipeline",
                 [*_murmur(), "pipeline", "run", *history],
