@@ -55,34 +55,22 @@ class FacebookConnector(GraphConnector):
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """GET /{page-id}/posts, newest first, following paging.cursors.after."""
-        after: str | None = None
-        while True:
-            params: dict[str, Any] = {
-                "fields": "id,message,created_time,permalink_url,media_type",
-                "limit": 100,
-            }
-            if after:
-                params["after"] = after
-            body = self._get(f"/{account.external_id}/posts", account, params)
-            for item in body.get("data") or []:
-                published = parse_time(item["created_time"])
-                if since is not None and published < since:
-                    return
-                text = item.get("message")
-                yield PostRecord(
-                    platform=self.platform,
-                    external_id=str(item["id"]),
-                    account_external_id=account.external_id,
-                    text=text,
-                    published_at=published,
-                    hashtags=hashtags_in(text),
-                    media_type=MEDIA_TYPES.get(str(item.get("media_type") or "").upper(), "text"),
-                    url=item.get("permalink_url"),
-                )
-            paging = body.get("paging") or {}
-            after = (paging.get("cursors") or {}).get("after")
-            if not paging.get("next") or not after:
+        params = {"fields": "id,message,created_time,permalink_url,media_type", "limit": 100}
+        for item in self._edge(f"/{account.external_id}/posts", account, params):
+            published = parse_time(item["created_time"])
+            if since is not None and published < since:
                 return
+            text = item.get("message")
+            yield PostRecord(
+                platform=self.platform,
+                external_id=str(item["id"]),
+                account_external_id=account.external_id,
+                text=text,
+                published_at=published,
+                hashtags=hashtags_in(text),
+                media_type=MEDIA_TYPES.get(str(item.get("media_type") or "").upper(), "text"),
+                url=item.get("permalink_url"),
+            )
 
     def fetch_metrics(
         self, account: AccountRef, external_ids: Sequence[str]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -76,3 +77,16 @@ class GraphConnector(HttpConnector):
         token = self.token_for(account)
         query = {**params, "access_token": token} if token else params
         return self.get(path, self.classify, query)
+
+    def _edge(
+        self, path: str, account: AccountRef | None, params: dict[str, Any]
+    ) -> Iterator[dict[str, Any]]:
+        """The items of a Graph edge, newest first, following paging.cursors.after."""
+        after: str | None = None
+        while True:
+            body = self._get(path, account, {**params, "after": after} if after else params)
+            yield from body.get("data") or []
+            paging = body.get("paging") or {}
+            after = (paging.get("cursors") or {}).get("after")
+            if not paging.get("next") or not after:
+                return

@@ -61,36 +61,27 @@ class InstagramConnector(GraphConnector):
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """GET /{ig-user-id}/media, following paging.cursors.after while paging.next exists."""
-        after: str | None = None
-        while True:
-            params: dict[str, Any] = {
-                "fields": "id,caption,media_type,media_product_type,permalink,timestamp",
-                "limit": 50,
-            }
-            if after:
-                params["after"] = after
-            body = self._get(f"/{account.external_id}/media", account, params)
-            for media in body.get("data") or []:
-                published = parse_time(media["timestamp"])
-                if since is not None and published < since:
-                    return  # the edge is newest first
-                caption = media.get("caption")
-                if media.get("media_type") == "VIDEO" or media.get("media_product_type") == "REELS":
-                    self.reels.add(str(media["id"]))
-                yield PostRecord(
-                    platform=self.platform,
-                    external_id=str(media["id"]),
-                    account_external_id=account.external_id,
-                    text=caption,
-                    published_at=published,
-                    hashtags=hashtags_in(caption),
-                    media_type=MEDIA_TYPES.get(media.get("media_type", "")),
-                    url=media.get("permalink"),
-                )
-            paging = body.get("paging") or {}
-            after = (paging.get("cursors") or {}).get("after")
-            if not paging.get("next") or not after:
-                return
+        params = {
+            "fields": "id,caption,media_type,media_product_type,permalink,timestamp",
+            "limit": 50,
+        }
+        for media in self._edge(f"/{account.external_id}/media", account, params):
+            published = parse_time(media["timestamp"])
+            if since is not None and published < since:
+                return  # the edge is newest first
+            caption = media.get("caption")
+            if media.get("media_type") == "VIDEO" or media.get("media_product_type") == "REELS":
+                self.reels.add(str(media["id"]))
+            yield PostRecord(
+                platform=self.platform,
+                external_id=str(media["id"]),
+                account_external_id=account.external_id,
+                text=caption,
+                published_at=published,
+                hashtags=hashtags_in(caption),
+                media_type=MEDIA_TYPES.get(media.get("media_type", "")),
+                url=media.get("permalink"),
+            )
 
     def _insights(self, account: AccountRef, media_id: str, metrics: list[str]) -> dict[str, int]:
         body = self._get(f"/{media_id}/insights", account, {"metric": ",".join(metrics)})

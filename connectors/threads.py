@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Any
 
 from connectors.base import (
     AccountRef,
@@ -48,34 +47,22 @@ class ThreadsConnector(GraphConnector):
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """GET /{threads-user-id}/threads, newest first, following paging.cursors.after."""
-        after: str | None = None
-        while True:
-            params: dict[str, Any] = {
-                "fields": "id,text,timestamp,media_type,permalink",
-                "limit": 100,
-            }
-            if after:
-                params["after"] = after
-            body = self._get(f"/{account.external_id}/threads", account, params)
-            for item in body.get("data") or []:
-                published = parse_time(item["timestamp"])
-                if since is not None and published < since:
-                    return
-                text = item.get("text")
-                yield PostRecord(
-                    platform=self.platform,
-                    external_id=str(item["id"]),
-                    account_external_id=account.external_id,
-                    text=text,
-                    published_at=published,
-                    hashtags=hashtags_in(text),
-                    media_type=MEDIA_TYPES.get(str(item.get("media_type") or ""), "text"),
-                    url=item.get("permalink"),
-                )
-            paging = body.get("paging") or {}
-            after = (paging.get("cursors") or {}).get("after")
-            if not paging.get("next") or not after:
+        params = {"fields": "id,text,timestamp,media_type,permalink", "limit": 100}
+        for item in self._edge(f"/{account.external_id}/threads", account, params):
+            published = parse_time(item["timestamp"])
+            if since is not None and published < since:
                 return
+            text = item.get("text")
+            yield PostRecord(
+                platform=self.platform,
+                external_id=str(item["id"]),
+                account_external_id=account.external_id,
+                text=text,
+                published_at=published,
+                hashtags=hashtags_in(text),
+                media_type=MEDIA_TYPES.get(str(item.get("media_type") or ""), "text"),
+                url=item.get("permalink"),
+            )
 
     def fetch_metrics(
         self, account: AccountRef, external_ids: Sequence[str]
