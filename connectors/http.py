@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import random
 import re
+import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -93,6 +95,13 @@ def error_for_status(
     return PermanentError(text, status=status, code=code)
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One verifying TLS context for every platform client: building one reads the
+    certificate bundle (~27 ms), and a pipeline run builds a client per platform and thread."""
+    return httpx.create_ssl_context()
+
+
 class PlatformHttp:
     """An httpx client with timeouts that maps platform errors and retries the transient ones."""
 
@@ -109,7 +118,9 @@ class PlatformHttp:
         jitter: Callable[[float], float] | None = None,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
-        self.client = client or httpx.Client(timeout=httpx.Timeout(timeout, connect=5.0))
+        self.client = client or httpx.Client(
+            timeout=httpx.Timeout(timeout, connect=5.0), verify=_tls_context()
+        )
         self.max_attempts = max_attempts
         self.base_delay = base_delay
         self.max_delay = max_delay
@@ -273,6 +284,10 @@ class HttpConnector:
     def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
         """Public creator accounts matching ``query`` (for creator rankings)."""
         raise NotImplementedError
+
+    def close(self) -> None:
+        """Close the HTTP client's connections."""
+        self.http.close()
 
     def token_for(self, account: AccountRef | None) -> str | None:
         """The account's own token when it has one, else the connector's."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 
-from pydantic import Field, IPvAnyNetwork, field_validator
+from pydantic import Field, IPvAnyNetwork, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from warehouse.files import private_dir
@@ -27,11 +27,12 @@ class Settings(BaseSettings):
         default=9494,
         description="Where the store host serves DuckDB's Quack protocol; 0 picks one.",
     )
-    platforms_url: str = Field(
-        default="http://127.0.0.1:8600",
-        description="Root URL of the platform APIs: the bundled simulator by default.",
-    )
     simulator_port: int = Field(default=8600, description="Where `murmur up` runs the simulator.")
+    platforms_url: str = Field(
+        default="",
+        description="Root URL of the platform APIs; unset: the bundled simulator on"
+        " simulator_port.",
+    )
     simulator_seed: int = 42
     dagster_port: int = Field(default=3000, description="Where `murmur up` runs Dagster's UI.")
     read_rate_limit: int = Field(
@@ -74,6 +75,13 @@ class Settings(BaseSettings):
         description="Hosts, host:port, addresses or CIDRs that webhooks and feeds may reach"
         " although not global (intranet, tests); JSON in the environment. See docs/security.md.",
     )
+
+    @model_validator(mode="after")
+    def _platforms_follow_the_simulator(self) -> Settings:
+        """Moving the simulator's port moves where the pipeline reads, unless told otherwise."""
+        if not self.platforms_url:
+            self.platforms_url = f"http://127.0.0.1:{self.simulator_port}"
+        return self
 
     @field_validator("outbound_allow_hosts")
     @classmethod

@@ -12,7 +12,7 @@ from dagster import ConfigurableResource
 from pydantic import Field
 
 from murmur.settings import Settings
-from warehouse.store import Store
+from warehouse.store import Store, read_host_file
 
 if TYPE_CHECKING:
     from connectors.base import Connector
@@ -74,6 +74,11 @@ class StoreResource(ConfigurableResource):  # type: ignore[type-arg]
         finally:
             del _SESSIONS[self._session_key]
             store.close()
+
+    @property
+    def hosted(self) -> bool:
+        """A running API hosts the store: a handle held over Quack keeps no one else out."""
+        return read_host_file(Settings(data_dir=self.root).host_file) is not None
 
     @property
     def _session_key(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable
@@ -91,45 +92,30 @@ def run_all(
             progress(step)
 
     try:
-        if ingest and history:
-            with store.open() as s:
-                new_store = s.run(marts.last_run) is None
-            for past in history_moments(moment) if new_store else []:
-                key = past.strftime("%Y-%m-%d-%H:00")
-                then = {
-                    **res,
-                    "platforms": PlatformsResource(platforms_url=simulator, as_of=past.isoformat()),
-                }
-                past_tags = {"murmur/now": past.isoformat()}
-                record(_step("history", key, INGEST_ASSETS, then, inst, past_tags, key))
-        if ingest:
-            record(_step("ingest", hour, INGEST_ASSETS, res, inst, tags, partition_key=hour))
-        # One store handle for the rest of the run (not per asset): see StoreResource.session.
-        # Ingest keeps its own short opens: it waits on the platforms, not on the store.
-        with store.session():
-            with store.open() as s:
-                since = s.run(marts.last_run)
-                found = s.run(lambda cur: marts.days_with_new_raw(cur, since))
-                published = marts.days_with_new_posts(s, since)
-            today = naive.date()
-            due = {d for d in found if d <= today}
-            due |= {d + timedelta(days=1) for d in due if d < today}
-            # A newly discovered post counts as published on its own day, which may be long past.
-            due |= {d for d in published if d <= today}
+        with contextlib.ExitStack() as held:
+            # Through a host the whole run keeps one handle (an open costs ~0.1 s of extension
+            # loading); directly, ingest opens per asset, since a direct handle holds the file
+            # while the platforms answer. The rest of the run keeps one handle either way.
+            if store.hosted:
+                held.enter_context(store.session())
+            if ingest and history:
+                for past in _history_due(store, moment):
+                    key = past.strftime("%Y-%m-%d-%H:00")
+                    then = {
+                        **res,
+                        "platforms": PlatformsResource(
+                            platforms_url=simulator, as_of=past.isoformat()
+                        ),
+                    }
+                    past_tags = {"murmur/now": past.isoformat()}
+                    record(_step("history", key, INGEST_ASSETS, then, inst, past_tags, key))
             if ingest:
-                due.add(today)
-            summary.days = day_ranges(sorted(due))
+                record(_step("ingest", hour, INGEST_ASSETS, res, inst, tags, partition_key=hour))
+            held.enter_context(store.session())
+            summary.days = _due_days(store, naive.date(), with_today=ingest)
             for first, last in summary.days:
-                record(
-                    _step(
-                        "marts",
-                        f"{first}..{last}",
-                        DAILY_ASSETS,
-                        res,
-                        inst,
-                        {**tags, **range_tags(first, last)},
-                    )
-                )
+                range_ = {**tags, **range_tags(first, last)}
+                record(_step("marts", f"{first}..{last}", DAILY_ASSETS, res, inst, range_))
             # Live runs judge the insights at the end of ingest, so that what was just captured
             # (after the run started) is inside their windows.
             insight_now = moment if now is not None else datetime.now(UTC)
@@ -144,6 +130,30 @@ def run_all(
         if owned:
             inst.dispose()
     return summary
+
+
+def _history_due(store: StoreResource, moment: datetime) -> list[datetime]:
+    """The past to capture: ``history_moments`` for a store that never had a complete run."""
+    with store.open() as s:
+        new_store = s.run(marts.last_run) is None
+    return history_moments(moment) if new_store else []
+
+
+def _due_days(store: StoreResource, today: date, *, with_today: bool) -> list[tuple[date, date]]:
+    """The days to rebuild, as contiguous ranges: those with raw rows ingested since the last
+    complete run, the day after each (its first delta depends on them), the days of newly
+    discovered posts, and today when ingesting; never after today."""
+    with store.open() as s:
+        since = s.run(marts.last_run)
+        found = s.run(lambda cur: marts.days_with_new_raw(cur, since))
+        published = marts.days_with_new_posts(s, since)
+    due = {d for d in found if d <= today}
+    due |= {d + timedelta(days=1) for d in due if d < today}
+    # A newly discovered post counts as published on its own day, which may be long past.
+    due |= {d for d in published if d <= today}
+    if with_today:
+        due.add(today)
+    return day_ranges(sorted(due))
 
 
 def history_moments(now: datetime) -> list[datetime]:

@@ -13,7 +13,7 @@ from starlette.routing import BaseRoute, Route
 
 from simulator import errors
 from simulator.state import Sim, decode_cursor, encode_cursor
-from simulator.world import ALL_TOPICS, CATEGORIES, Account, Post
+from simulator.world import ALL_TOPICS, CATEGORIES, WINDOW_DAYS, Account, Post, day_number
 
 Handler = Callable[[Request, Sim, datetime], Awaitable[Response]]
 
@@ -87,6 +87,15 @@ def _feed(sim: Sim, account: Account, now: datetime) -> list[Post]:
         for p in sim.world.posts(account, now)
         if not sim.is_deleted(account.platform, p.external_id, now)
     ]
+
+
+def _in_feed(sim: Sim, post: Post, now: datetime) -> bool:
+    """Whether ``post`` is in its account's feed at ``now`` (what ``_feed`` lists)."""
+    return (
+        post.visible(now)
+        and day_number(post.published_at) >= day_number(now) - WINDOW_DAYS
+        and not sim.is_deleted(post.account.platform, post.external_id, now)
+    )
 
 
 def _meta(sim: Sim, platform: str, post: Post) -> dict[str, Any]:
@@ -924,13 +933,32 @@ async def tt_research_videos(request: Request, sim: Sim, now: datetime) -> Respo
         if c.get("field_name") == "username"
         for v in c.get("field_values") or []
     ]
-    accounts = [
-        a for a in sim.world.accounts("tiktok") if not usernames or a.handle.lower() in usernames
+    video_ids = [
+        str(v)
+        for c in conditions
+        if c.get("field_name") == "video_id"
+        for v in c.get("field_values") or []
     ]
+    if video_ids:
+        # Asked by id (a metrics batch): the posts themselves, not a scan of every feed.
+        found = (sim.world.post("tiktok", i) for i in dict.fromkeys(video_ids))
+        candidates = [
+            p
+            for p in found
+            if p is not None
+            and (not usernames or p.account.handle.lower() in usernames)
+            and _in_feed(sim, p, now)
+        ]
+    else:
+        candidates = [
+            p
+            for a in sim.world.accounts("tiktok")
+            if not usernames or a.handle.lower() in usernames
+            for p in _feed(sim, a, now)
+        ]
     matched = [
         p
-        for a in accounts
-        for p in _feed(sim, a, now)
+        for p in candidates
         if start <= p.published_at < end + timedelta(days=1)
         and all(_tt_condition(p, c) for c in conditions)
     ]

@@ -5,6 +5,8 @@ one failed account or metric is recorded in the batch's errors and the asset's m
 and never fails the run. Engagement lands as a new snapshot each hour (never overwritten).
 """
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -12,7 +14,16 @@ from typing import Any
 
 from dagster import AssetExecutionContext, AssetsDefinition, MaterializeResult, MetadataValue, asset
 
-from connectors.base import AccountRef, AuthExpiredError, Connector, ConnectorError, PostRecord
+from connectors.base import (
+    AccountRef,
+    AccountSnapshot,
+    AuthExpiredError,
+    Connector,
+    ConnectorError,
+    EngagementSnapshot,
+    Kind,
+    PostRecord,
+)
 from connectors.http import hashtags_in
 from connectors.registry import SUPPORTED
 from pipelines.partitions import HOURLY
@@ -28,6 +39,8 @@ TRACK_DAYS = 14
 CREATOR_QUERIES = ("tech", "food", "travel", "fitness", "music")
 CREATORS_PER_QUERY = 5
 MAX_ERRORS_SHOWN = 20
+# Accounts of one platform read at once.
+READERS = 4
 
 
 @dataclass
@@ -84,71 +97,127 @@ def ingest_platform(
     for d in ours:
         if d["platform"] == platform:
             ours_by_account.setdefault(d["account_id"], {})[d["platform_post_id"]] = d["post_id"]
-    connector = platforms.connector(platform)
     creators: list[AccountRef] = []
-    for query in CREATOR_QUERIES:
-        try:
-            creators += list(connector.search_creators(query, CREATORS_PER_QUERY))
-        except ConnectorError as exc:
-            tally.errors.append(_error(None, exc, f"search_creators:{query}"))
-    creators = list({c.external_id: c for c in creators}.values())  # one query may repeat one
-
-    for workspace_id, groups in sorted(targets.items()):
-        batch = IngestBatch(
-            id=f"connector:{platform}:{workspace_id}:{partition_key}",
-            workspace_id=workspace_id,
-            source=f"connector:{platform}",
-            partition_key=partition_key,
-            started_at=now,
-        )
-        refs = [
-            AccountRef(
-                platform,
-                a["external_id"],
-                a["handle"],
-                "own",
-                account_id=a["id"],
-                access_token=platforms.account_token(platform, a["external_id"]),
-            )
-            for a in groups["own"]
-        ]
-        refs += [
-            AccountRef(platform, c["handle"], c["handle"], "competitor")
-            for c in groups["competitor"]
-        ]
-        refs += [AccountRef(platform, c.external_id, c.handle, "creator") for c in creators]
-        for ref in refs:
+    readers = _Readers(platforms, platform)
+    try:
+        for query in CREATOR_QUERIES:
             try:
-                snap = connector.fetch_account(ref)
-                # A competitor is tracked by handle: read its posts by the id the platform gave.
-                ref = replace(ref, external_id=snap.external_id)
-                batch.accounts.append((snap, ref.kind, ref.account_id))
-                posts: list[PostRecord] = list(connector.list_posts(ref, since))
-                links = ours_by_account.get(ref.account_id or "", {})
-                batch.posts += [(p, ref.kind, links.get(p.external_id)) for p in posts]
-                ids = sorted({p.external_id for p in posts if not p.deleted} | set(links))
-                if ids:
-                    batch.snapshots += list(connector.fetch_metrics(ref, ids))
-            except AuthExpiredError as exc:
-                batch.errors.append(_error(ref, exc, "auth"))
-                if ref.account_id:
-                    store.run(
-                        partial(
-                            ws_repo.set_account_status,
-                            account_id=ref.account_id,
-                            status="needs_reconnection",
-                        )
-                    )
-                    tally.reconnect.append(ref.account_id)
+                creators += list(readers.connector().search_creators(query, CREATORS_PER_QUERY))
             except ConnectorError as exc:
-                batch.errors.append(_error(ref, exc, "fetch"))
-            batch.errors += _drain(connector)
-        counts = write_batch(store, batch, landing_dir)
-        tally.accounts += counts.accounts
-        tally.posts += counts.posts
-        tally.snapshots += counts.snapshots
-        tally.errors += batch.errors
+                tally.errors.append(_error(None, exc, f"search_creators:{query}"))
+        tally.errors += _drain(readers.connector())
+        creators = list({c.external_id: c for c in creators}.values())  # a query may repeat one
+        read = partial(readers.read, since=since, ours=ours_by_account)
+        with ThreadPoolExecutor(READERS, thread_name_prefix=f"ingest-{platform}") as pool:
+            for workspace_id, groups in sorted(targets.items()):
+                batch = IngestBatch(
+                    id=f"connector:{platform}:{workspace_id}:{partition_key}",
+                    workspace_id=workspace_id,
+                    source=f"connector:{platform}",
+                    partition_key=partition_key,
+                    started_at=now,
+                )
+                refs = [
+                    AccountRef(
+                        platform,
+                        a["external_id"],
+                        a["handle"],
+                        "own",
+                        account_id=a["id"],
+                        access_token=platforms.account_token(platform, a["external_id"]),
+                    )
+                    for a in groups["own"]
+                ]
+                refs += [
+                    AccountRef(platform, c["handle"], c["handle"], "competitor")
+                    for c in groups["competitor"]
+                ]
+                refs += [AccountRef(platform, c.external_id, c.handle, "creator") for c in creators]
+                for got in pool.map(read, refs):  # in the order of ``refs``
+                    batch.accounts += got.accounts
+                    batch.posts += got.posts
+                    batch.snapshots += got.snapshots
+                    batch.errors += got.errors
+                    if got.expired is not None:
+                        store.run(
+                            partial(
+                                ws_repo.set_account_status,
+                                account_id=got.expired,
+                                status="needs_reconnection",
+                            )
+                        )
+                        tally.reconnect.append(got.expired)
+                counts = write_batch(store, batch, landing_dir)
+                tally.accounts += counts.accounts
+                tally.posts += counts.posts
+                tally.snapshots += counts.snapshots
+                tally.errors += batch.errors
+    finally:
+        readers.close()
     return tally
+
+
+@dataclass
+class _Read:
+    """What one account's reads gave: rows for the batch, failures, an expired connection."""
+
+    accounts: list[tuple[AccountSnapshot, Kind, str | None]] = field(default_factory=list)
+    posts: list[tuple[PostRecord, Kind, str | None]] = field(default_factory=list)
+    snapshots: list[EngagementSnapshot] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    expired: str | None = None
+
+
+class _Readers:
+    """Connectors of one platform, one per thread: the platform, not this process, is what
+    an account's reads wait on, so a few accounts are read at once. A connector keeps the
+    last response's clock and its per-item failures, hence one each."""
+
+    def __init__(self, platforms: PlatformsResource, platform: str) -> None:
+        self._platforms = platforms
+        self._platform = platform
+        self._local = threading.local()
+        self._opened: list[Connector] = []
+        self._lock = threading.Lock()
+
+    def connector(self) -> Connector:
+        """This thread's connector."""
+        found: Connector | None = getattr(self._local, "connector", None)
+        if found is None:
+            found = self._platforms.connector(self._platform)
+            self._local.connector = found
+            with self._lock:
+                self._opened.append(found)
+        return found
+
+    def read(self, ref: AccountRef, *, since: datetime, ours: dict[str, dict[str, str]]) -> _Read:
+        """One account's profile, its posts since ``since`` and their counters."""
+        connector = self.connector()
+        got = _Read()
+        try:
+            snap = connector.fetch_account(ref)
+            # A competitor is tracked by handle: read its posts by the id the platform gave.
+            ref = replace(ref, external_id=snap.external_id)
+            got.accounts.append((snap, ref.kind, ref.account_id))
+            posts: list[PostRecord] = list(connector.list_posts(ref, since))
+            links = ours.get(ref.account_id or "", {})
+            got.posts += [(p, ref.kind, links.get(p.external_id)) for p in posts]
+            ids = sorted({p.external_id for p in posts if not p.deleted} | set(links))
+            if ids:
+                got.snapshots += list(connector.fetch_metrics(ref, ids))
+        except AuthExpiredError as exc:
+            got.errors.append(_error(ref, exc, "auth"))
+            got.expired = ref.account_id
+        except ConnectorError as exc:
+            got.errors.append(_error(ref, exc, "fetch"))
+        got.errors += _drain(connector)
+        return got
+
+    def close(self) -> None:
+        for connector in self._opened:
+            close = getattr(connector, "close", None)
+            if callable(close):
+                close()
 
 
 def _result(tally: _Tally, workspaces: int | None = None) -> MaterializeResult[Any]:

@@ -131,8 +131,8 @@ def launch(tmp_path: Path) -> Iterator[Callable[..., Launched]]:
             "MURMUR_DATA_DIR": str(data_dir),
             "MURMUR_PORT": str(ports["api"]),
             "MURMUR_QUACK_PORT": "0",
+            # The pipeline finds the simulator by its port alone (platforms_url follows it).
             "MURMUR_SIMULATOR_PORT": str(ports["simulator"]),
-            "MURMUR_PLATFORMS_URL": f"http://127.0.0.1:{ports['simulator']}",
             "MURMUR_DAGSTER_PORT": str(ports["dagster"]),
         }
         log = tmp_path / f"murmur-{len(started)}.log"
@@ -306,3 +306,13 @@ def test_dagster_home_gets_a_dagster_yaml_once_and_keeps_the_users(tmp_path: Pat
     (home / "dagster.yaml").write_text(mine)
     prepare_dagster_home(home)
     assert (home / "dagster.yaml").read_text() == mine
+
+
+def test_the_pipeline_reads_where_the_simulator_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from murmur.settings import Settings
+
+    monkeypatch.delenv("MURMUR_PLATFORMS_URL", raising=False)
+    monkeypatch.setenv("MURMUR_SIMULATOR_PORT", "18602")
+    assert Settings().platforms_url == "http://127.0.0.1:18602"
+    monkeypatch.setenv("MURMUR_PLATFORMS_URL", "http://127.0.0.1:9/")
+    assert Settings().platforms_url == "http://127.0.0.1:9/"

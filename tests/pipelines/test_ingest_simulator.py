@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -91,3 +92,55 @@ def test_ingest_hours_then_marts(sim_root: str, tmp_path: Path) -> None:
         ).fetchone()
         assert engaged is not None
         assert engaged[0] > 0
+
+
+def test_an_expired_connection_is_flagged_and_the_run_goes_on(
+    sim_root: str, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    with _open(data_dir) as store:
+        ws = store.run(bootstrap_test_workspace)
+    res = resources(str(data_dir), sim_root)
+    raw = {a.key.path[-1]: a for a in INGEST_ASSETS}
+    _set_clock(sim_root, T0)
+    # Every X call answers 401 while YouTube answers: accounts are read several at a time,
+    # so each failure must land on its own account, and X's failures on X alone.
+    fault = {"platform": "x", "kind": "expired_token", "count": 10_000}
+    httpx.post(f"{sim_root}/_sim/faults", json=fault).raise_for_status()
+    try:
+        result = materialize(
+            [raw["raw_x"], raw["raw_youtube"]],
+            partition_key=T0.strftime("%Y-%m-%d-%H:00"),
+            resources=res,
+            tags={"murmur/now": T0.isoformat()},
+        )
+    finally:
+        httpx.delete(f"{sim_root}/_sim/faults").raise_for_status()
+    assert result.success
+
+    def counted(name: str, key: str) -> int:
+        value = result.asset_materializations_for_node(f"ingest__{name}")[0].metadata[key].value
+        assert isinstance(value, int)
+        return value
+
+    assert counted("raw_x", "accounts") == 0
+    assert counted("raw_x", "errors") > 0
+    assert counted("raw_youtube", "errors") == 0
+    assert counted("raw_youtube", "accounts") > 2
+    with _open(data_dir) as store, store.cursor() as cur:
+        statuses = dict(
+            cur.execute(
+                "SELECT platform, status FROM accounts WHERE workspace_id = ?", [ws]
+            ).fetchall()
+        )
+        recorded = cur.execute(
+            "SELECT errors FROM ingest_batches WHERE workspace_id = ? AND source = 'connector:x'",
+            [ws],
+        ).fetchone()
+    assert statuses["x"] == "needs_reconnection"
+    assert statuses["youtube"] == "active"
+    assert recorded is not None
+    stages = {(e["kind"], e["stage"]) for e in json.loads(recorded[0])}
+    assert ("own", "auth") in stages
+    assert ("competitor", "auth") in stages
