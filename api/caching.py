@@ -2,9 +2,13 @@
 
 A dashboard polls the same few reads; between two commits anywhere in the store (the
 change token, warehouse/changes.py) their answers cannot differ, except for what depends
-on the clock, which the caller puts in the key (analytics: the second, for
-``freshness_seconds``). A hit costs no thread hop, no statement and no Pydantic work:
-the ``data`` bytes are spliced into this request's envelope.
+on the clock. That part is of two kinds. What the data depends on (a default range ending
+now covers other days tomorrow) goes into the key as an epoch: the clock's day, or its
+second when the range ends at an exact moment. What only describes the data
+(``freshness_seconds``, the default range's bounds) is redrawn from the kept model at most
+once a second (:meth:`Cached.data_at`), so a new second costs one serialization instead of
+sending every read of that second down the full path. A hit costs no thread hop, no
+statement and no Pydantic work: the ``data`` bytes are spliced into this request's envelope.
 
 The ETag is a hash of the data without the fields named volatile (``freshness_seconds``
 moves every second while the data does not), so a client sending ``If-None-Match`` gets
@@ -12,7 +16,7 @@ moves every second while the data does not), so a client sending ``If-None-Match
 
 A read answered here is also remembered by its raw request (:class:`FastReads`): the same
 path, query string, key and workspace header again, under the same change token (and the
-same second, for reads that depend on the clock), is answered by the edge middleware
+same epoch, for reads whose data depends on the clock), is answered by the edge middleware
 without routing, dependencies or the endpoint: what those would decide (the key, its
 scope and workspace, the parsed arguments, the cache entry) cannot have changed, since
 every change to keys, members or data is a write that replaces the token. The edge still
@@ -46,10 +50,44 @@ JSON = "application/json"
 Signature = tuple[str, bytes, bytes, bytes | None]
 
 
-@dataclass(frozen=True)
+# A model as of a moment (epoch seconds): its fields that only describe the clock redrawn.
+Redraw = Callable[[Any, float], BaseModel]
+
+DAY = 86_400
+
+
 class Cached:
-    data: bytes
-    etag: str
+    """A serialized answer and its ETag; with ``redraw``, one whose clock fields follow now."""
+
+    __slots__ = ("_data", "_model", "_redraw", "_second", "etag")
+
+    def __init__(
+        self,
+        data: bytes,
+        etag: str,
+        *,
+        model: BaseModel | None = None,
+        redraw: Redraw | None = None,
+        second: int = 0,
+    ) -> None:
+        self._data = data
+        self.etag = etag
+        self._model = model
+        self._redraw = redraw
+        self._second = second
+
+    @property
+    def size(self) -> int:
+        """Bytes held, as built (a redraw changes a few digits, not the size's order)."""
+        return len(self._data)
+
+    def data_at(self, now: float) -> bytes:
+        """The serialized data as of ``now`` (redrawn once per second, on the event loop)."""
+        if self._redraw is None or self._model is None or int(now) == self._second:
+            return self._data
+        self._data = self._redraw(self._model, now).model_dump_json(by_alias=True).encode()
+        self._second = int(now)
+        return self._data
 
 
 class ResponseCache:
@@ -74,18 +112,21 @@ class ResponseCache:
         with self._lock:
             old = self._entries.pop(key, None)
             if old is not None:
-                self._bytes -= len(old.data)
+                self._bytes -= old.size
             self._entries[key] = value
-            self._bytes += len(value.data)
+            self._bytes += value.size
             while self._bytes > self._max_bytes and len(self._entries) > 1:
                 _, evicted = self._entries.popitem(last=False)
-                self._bytes -= len(evicted.data)
+                self._bytes -= evicted.size
 
 
-def _serialize(model: BaseModel, volatile: dict[str, Any] | None) -> Cached:
+def _serialize(model: BaseModel, volatile: dict[str, Any] | None, redraw: Redraw | None) -> Cached:
     data = model.model_dump_json(by_alias=True).encode()
     stable = model.model_dump_json(by_alias=True, exclude=volatile).encode() if volatile else data
-    return Cached(data, 'W/"' + hashlib.blake2b(stable, digest_size=12).hexdigest() + '"')
+    etag = 'W/"' + hashlib.blake2b(stable, digest_size=12).hexdigest() + '"'
+    if redraw is None:
+        return Cached(data, etag)
+    return Cached(data, etag, model=model, redraw=redraw, second=int(time.time()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +134,8 @@ class FastRead:
     """An answered read, and what answering the same request again needs."""
 
     token: bytes  # the change token the answer was read under
-    second: int | None  # the clock's second, for answers that depend on it
+    period: int | None  # seconds per epoch, for answers whose data depends on the clock
+    epoch: int  # the clock's epoch the answer was read in (with ``period``)
     cached: Cached
     key: ApiKey
     expires_at: float | None  # the key's expiry in epoch seconds
@@ -125,7 +167,7 @@ class FastReads:
         found = self._entries.get(signature)
         if found is None or found.token != token:
             return None
-        if found.second is not None and found.second != int(now):
+        if found.period is not None and found.epoch != int(now // found.period):
             return None
         if found.expires_at is not None and found.expires_at <= now:
             return None  # the full path says why (401, expired)
@@ -160,25 +202,32 @@ async def cached_json(
     build: Callable[[], BaseModel],
     *,
     volatile: dict[str, Any] | None = None,
-    clock: bool = False,
+    period: int | None = None,
+    redraw: Redraw | None = None,
 ) -> Response:
     """The success envelope of ``build()``, from the cache when the store has not changed.
 
-    ``clock``: the answer depends on the time (a default range ending now, a freshness in
-    seconds), so it is kept for the current second only.
+    ``period``: the data depends on the clock (a default range ending now), so an answer is
+    kept for that many seconds of the clock's epochs (``DAY``, or 1 for an exact moment).
+    ``redraw``: the model as of another moment, for fields that only describe the clock
+    (freshness, a default range's bounds); they should be ``volatile`` too.
     """
     cache: ResponseCache = request.app.state.responses
-    second = int(time.time()) if clock else None
-    full = (key, second, ctx.workspace_id, ctx.txn.token)
-    found = cache.get(full) or await _build_once(cache, full, build, volatile)
-    _remember(request, ctx, found, second)
+    now = time.time()
+    epoch = int(now // period) if period else 0
+    full = (key, epoch, ctx.workspace_id, ctx.txn.token)
+    found = cache.get(full) or await _build_once(cache, full, build, volatile, redraw)
+    _remember(request, ctx, found, period, epoch)
     headers = {"ETag": found.etag}
     if found.etag in request.headers.get("if-none-match", ""):
         return Response(status_code=304, headers=headers)
-    return Response(envelope(found.data, request_id_var.get()), media_type=JSON, headers=headers)
+    body = envelope(found.data_at(now), request_id_var.get())
+    return Response(body, media_type=JSON, headers=headers)
 
 
-def _remember(request: Request, ctx: Context, found: Cached, second: int | None) -> None:
+def _remember(
+    request: Request, ctx: Context, found: Cached, period: int | None, epoch: int
+) -> None:
     """Let the edge answer this very request again while the store is unchanged."""
     fast: FastReads | None = getattr(request.app.state, "fast_reads", None)
     signed = signature(request.scope)
@@ -190,7 +239,8 @@ def _remember(request: Request, ctx: Context, found: Cached, second: int | None)
         signed[0],
         FastRead(
             token=ctx.txn.token,
-            second=second,
+            period=period,
+            epoch=epoch,
             cached=found,
             key=key,
             expires_at=None if key.expires_at is None else key.expires_at.timestamp(),
@@ -211,6 +261,7 @@ async def _build_once(
     key: Hashable,
     build: Callable[[], BaseModel],
     volatile: dict[str, Any] | None,
+    redraw: Redraw | None,
 ) -> Cached:
     """Build ``key``'s response, or wait for the build another request already started."""
     pending = cache.building.get(key)
@@ -219,7 +270,7 @@ async def _build_once(
     pending = asyncio.get_running_loop().create_future()
     cache.building[key] = pending
     try:
-        found = await run_in_threadpool(_serialize_built, build, volatile)
+        found = await run_in_threadpool(_serialize_built, build, volatile, redraw)
     except BaseException as exc:
         pending.set_exception(exc)
         pending.exception()  # the waiters, if any, re-raise it; none is not an error
@@ -231,5 +282,7 @@ async def _build_once(
     return found
 
 
-def _serialize_built(build: Callable[[], BaseModel], volatile: dict[str, Any] | None) -> Cached:
-    return _serialize(build(), volatile)
+def _serialize_built(
+    build: Callable[[], BaseModel], volatile: dict[str, Any] | None, redraw: Redraw | None
+) -> Cached:
+    return _serialize(build(), volatile, redraw)

@@ -194,7 +194,7 @@ class EdgeMiddleware:
             status, body = 304, b""
             headers = [(b"etag", etag)]
         else:
-            status, body = 200, envelope(found.cached.data, request_id_var.get())
+            status, body = 200, envelope(found.cached.data_at(now), request_id_var.get())
             headers = [
                 (b"content-length", str(len(body)).encode()),
                 (b"content-type", _JSON_UTF8),

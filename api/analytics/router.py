@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
@@ -22,7 +23,7 @@ from api.analytics.schemas import (
     UnifiedAnalytics,
     ViralTrends,
 )
-from api.caching import cached_json
+from api.caching import DAY, cached_json
 from api.deps import AnalyticsRead, WorkspacesWrite
 from api.pagination import PageParams
 from api.routing import MurmurRoute
@@ -70,8 +71,11 @@ async def unified_analytics(
     ] = "day",
 ) -> Response:
     """Own accounts' metrics over a range: totals, per platform, and a paged series."""
-    # Defaults are relative to now and freshness is measured from now: kept for the second.
     key = ("unified", from_, to, platform, account_id, granularity, page.limit, page.key())
+    default_range = from_ is None and to is None
+    # A range ending now covers other data as the clock moves: a daily read by its days
+    # (kept for the UTC day), any other by the exact moment (kept for the second).
+    period = None if to is not None else DAY if default_range and granularity == "day" else 1
     return await cached_json(
         request,
         ctx,
@@ -80,7 +84,8 @@ async def unified_analytics(
             ctx.txn, ctx.workspace_id, from_, to, granularity, platform, account_id, page
         ),
         volatile=_CLOCK,
-        clock=True,
+        period=period,
+        redraw=partial(service.unified_at, default_range=default_range),
     )
 
 
@@ -107,7 +112,7 @@ async def list_viral_trends(
         ("viral_trends", where, page.limit, page.key()),
         lambda: service.viral_trends(ctx.txn, ctx.workspace_id, where, page),
         volatile=_FRESHNESS,
-        clock=True,
+        redraw=service.viral_trends_at,
     )
 
 

@@ -67,6 +67,14 @@ def rate(row: Mapping[str, Any]) -> tuple[float | None, str | None]:
     return None, None
 
 
+def snapshot_at(snapshot: Snapshot, now: float) -> Snapshot:
+    """``snapshot`` with its freshness measured at ``now`` (epoch seconds)."""
+    if snapshot.data_through is None:
+        return snapshot
+    freshness = round(now - snapshot.data_through.timestamp(), 6)
+    return snapshot.model_copy(update={"freshness_seconds": freshness})
+
+
 def snapshot_out(row: Row, marts: list[str]) -> Snapshot:
     data_through = row["data_through"]
     freshness = None if data_through is None else (utcnow() - data_through).total_seconds()
@@ -250,6 +258,24 @@ def unified(
         series=series,
         snapshot=snapshot_out(snapshot_row, marts),
     )
+
+
+def unified_at(found: UnifiedAnalytics, now: float, *, default_range: bool) -> UnifiedAnalytics:
+    """``found`` as of ``now``: its freshness and, for the default range, the range's bounds.
+
+    The rest of a daily read depends on the range's days only, which the caller keeps
+    fixed (the clock's UTC day is in its cache key).
+    """
+    update: dict[str, Any] = {"snapshot": snapshot_at(found.snapshot, now)}
+    if default_range:
+        end = datetime.fromtimestamp(now, UTC)
+        update["range"] = found.range.model_copy(update={"from_": end - DEFAULT_RANGE, "to": end})
+    return found.model_copy(update=update)
+
+
+def viral_trends_at(found: ViralTrends, now: float) -> ViralTrends:
+    """``found`` as of ``now``: only its freshness moves."""
+    return found.model_copy(update={"snapshot": snapshot_at(found.snapshot, now)})
 
 
 # -- viral trends ------------------------------------------------------------------------------

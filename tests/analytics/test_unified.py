@@ -260,10 +260,19 @@ def test_a_polling_dashboard_gets_304_while_only_freshness_moves(
     # freshness_seconds is measured from now; a second later the data is still the same.
     time_module.sleep(1.1)
     later = tenant.api.get("/analytics/unified")
-    assert (
-        later.json()["data"]["snapshot"]["freshness_seconds"]
-        != (first.json()["data"]["snapshot"]["freshness_seconds"])
+    was, now = first.json()["data"], later.json()["data"]
+    moved = datetime.fromisoformat(now["range"]["to"]) - datetime.fromisoformat(was["range"]["to"])
+    assert moved >= timedelta(seconds=1)  # the default range ends now, redrawn each second
+    assert moved == datetime.fromisoformat(now["range"]["from"]) - datetime.fromisoformat(
+        was["range"]["from"]
     )
+    # Redrawn from one clock reading: the range ends where the freshness is measured.
+    through = datetime.fromisoformat(now["snapshot"]["data_through"])
+    age = (datetime.fromisoformat(now["range"]["to"]) - through).total_seconds()
+    assert abs(now["snapshot"]["freshness_seconds"] - age) < 0.001
+    for body in (was, now):
+        del body["snapshot"]["freshness_seconds"], body["range"]["from"], body["range"]["to"]
+    assert now == was
     assert later.headers["ETag"] == etag
     assert tenant.api.get("/analytics/unified", headers={"If-None-Match": etag}).status_code == 304
 

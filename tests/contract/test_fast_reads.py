@@ -6,9 +6,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
+from pydantic import BaseModel
 
 from api.auth import ApiKey
-from api.caching import Cached, FastRead, FastReads
+from api.caching import DAY, Cached, FastRead, FastReads
 from tests.support import Api, LiveServer, Tenant, assert_error
 from warehouse import workspaces as ws_repo
 
@@ -155,11 +156,18 @@ def test_repeats_are_counted_in_the_metrics_under_the_route_template(
     assert count() == before + 4
 
 
-def _entry(*, token: bytes = b"t", second: int | None = None, expires: float | None = None) -> Any:
+def _entry(
+    *,
+    token: bytes = b"t",
+    period: int | None = None,
+    epoch: int = 0,
+    expires: float | None = None,
+) -> Any:
     key = ApiKey("key_1", "org_1", "test", frozenset(), ("ws_1",), None, None)
     return FastRead(
         token=token,
-        second=second,
+        period=period,
+        epoch=epoch,
         cached=Cached(b"{}", 'W/"x"'),
         key=key,
         expires_at=expires,
@@ -169,16 +177,43 @@ def _entry(*, token: bytes = b"t", second: int | None = None, expires: float | N
     )
 
 
-def test_an_entry_holds_only_under_its_token_second_and_the_key_s_expiry() -> None:
+def test_an_entry_holds_only_under_its_token_epoch_and_the_key_s_expiry() -> None:
     reads = FastReads(size=2)
     sig = ("/p", b"", b"Bearer k", None)
-    reads.remember(sig, _entry(token=b"a", second=100, expires=200.0))
+    reads.remember(sig, _entry(token=b"a", period=1, epoch=100, expires=200.0))
     assert reads.lookup(sig, b"a", 100.5) is not None
     assert reads.lookup(sig, b"b", 100.5) is None  # a commit since
     assert reads.lookup(sig, b"a", 101.0) is None  # the clock's next second
+    reads.remember(sig, _entry(token=b"a", period=DAY, epoch=1, expires=None))
+    assert reads.lookup(sig, b"a", DAY + 0.0) is not None
+    assert reads.lookup(sig, b"a", 2 * DAY - 0.001) is not None  # the same UTC day
+    assert reads.lookup(sig, b"a", 2 * DAY + 0.0) is None  # the next day
     reads.remember(sig, _entry(token=b"a", expires=200.0))
     assert reads.lookup(sig, b"a", 199.9) is not None
     assert reads.lookup(sig, b"a", 200.0) is None  # the key expired
     for i in range(3):
         reads.remember(("/p", str(i).encode(), b"Bearer k", None), _entry())
     assert len(reads) == 2  # bounded, oldest out first
+
+
+class _Clocked(BaseModel):
+    value: int
+    at: float
+
+
+def test_a_clock_field_is_redrawn_once_a_second_and_the_rest_kept() -> None:
+    redraws: list[float] = []
+
+    def redraw(model: Any, now: float) -> BaseModel:
+        redraws.append(now)
+        return _Clocked(value=model.value, at=now)
+
+    built = _Clocked(value=7, at=100.25)
+    cached = Cached(
+        built.model_dump_json().encode(), 'W/"x"', model=built, redraw=redraw, second=100
+    )
+    assert cached.data_at(100.9) == b'{"value":7,"at":100.25}'  # the second it was built in
+    assert cached.data_at(101.5) == b'{"value":7,"at":101.5}'
+    assert cached.data_at(101.75) == b'{"value":7,"at":101.5}'  # once per second
+    assert cached.data_at(103.0) == b'{"value":7,"at":103.0}'
+    assert redraws == [101.5, 103.0]
