@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import os
+import random
 import socket
 import threading
 import time
@@ -20,12 +23,28 @@ from murmur.settings import Settings
 from warehouse import workspaces as ws_repo
 from warehouse.store import Store
 
+# Ports for servers a test starts in another process, which binds them later. Each xdist
+# worker draws from its own block below the kernel's ephemeral range (32768+ here), so
+# neither the other worker nor an outgoing connection can take a port between our check
+# and the child's bind (the race that port 0 has).
+_PORT_BLOCK = 1_500
+_PORT_BASE = 20_000
+_ports = itertools.count(random.randrange(_PORT_BLOCK))
+
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
+    """A loopback port that is free now and that no other test worker will hand out."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    block = _PORT_BASE + (int(worker.removeprefix("gw") or 0) % 8) * _PORT_BLOCK
+    for _ in range(_PORT_BLOCK):
+        port = block + next(_ports) % _PORT_BLOCK
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # held by a server of an earlier test, or by something else
         return port
+    raise RuntimeError(f"no free port in {block}..{block + _PORT_BLOCK - 1}")
 
 
 @dataclass
