@@ -113,14 +113,15 @@ def run_all(
                 record(_step("ingest", hour, INGEST_ASSETS, res, inst, tags, partition_key=hour))
             held.enter_context(store.session())
             summary.days = _due_days(store, naive.date(), with_today=ingest)
+            # Live runs compute as of the end of ingest, not of the run's start: the marts'
+            # computed_at then follows the captures they read (a first run's history takes
+            # a minute or two), and what was just captured is inside the insights' windows.
+            after = moment if now is not None else datetime.now(UTC)
+            after_tags = {**tags, "murmur/now": after.isoformat()}
             for first, last in summary.days:
-                range_ = {**tags, **range_tags(first, last)}
+                range_ = {**after_tags, **range_tags(first, last)}
                 record(_step("marts", f"{first}..{last}", DAILY_ASSETS, res, inst, range_))
-            # Live runs judge the insights at the end of ingest, so that what was just captured
-            # (after the run started) is inside their windows.
-            insight_now = moment if now is not None else datetime.now(UTC)
-            insight_tags = {**tags, "murmur/now": insight_now.isoformat()}
-            record(_step("insights", "all", INSIGHT_ASSETS, res, inst, insight_tags))
+            record(_step("insights", "all", INSIGHT_ASSETS, res, inst, after_tags))
             # A failed ingest does not make the days recomputed here due again; failed marts do.
             if all(step.success for step in summary.steps if step.name != "ingest"):
                 run_id = f"run_all-{uuid.uuid4().hex[:12]}"

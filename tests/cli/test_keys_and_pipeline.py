@@ -14,7 +14,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
@@ -318,6 +318,18 @@ def test_pipeline_run_prints_each_step_and_a_readable_summary(
         runs = instance.get_runs()
         assert len(runs) == len(steps)
         assert {r.status for r in runs} == {DagsterRunStatus.SUCCESS}
+        # Marts and insights compute as of the end of ingest, not of the run's start.
+        records = instance.get_run_records()
+        ingested = [r.end_time for r in records if "dagster/partition" in r.dagster_run.tags]
+        later = [
+            datetime.fromisoformat(r.dagster_run.tags["murmur/now"]).timestamp()
+            for r in records
+            if "dagster/partition" not in r.dagster_run.tags
+        ]
+        assert len(ingested) == 1
+        assert ingested[0] is not None
+        assert later
+        assert min(later) >= ingested[0]
 
 
 def test_run_all_reports_each_step_to_its_progress_callback(tmp_path: Path) -> None:
