@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -77,6 +77,22 @@ class GraphConnector(HttpConnector):
         token = self.token_for(account)
         query = {**params, "access_token": token} if token else params
         return self.get(path, self.classify, query)
+
+    def _insights(
+        self, account: AccountRef, media_id: str, metrics: Sequence[str]
+    ) -> dict[str, int]:
+        """GET /{media-id}/insights: each metric's latest value (or its total), by name."""
+        body = self._get(f"/{media_id}/insights", account, {"metric": ",".join(metrics)})
+        values: dict[str, int] = {}
+        for entry in body.get("data") or []:
+            points = entry.get("values") or []
+            value = (
+                points[-1].get("value") if points else (entry.get("total_value") or {}).get("value")
+            )
+            number = as_int(value)
+            if number is not None:
+                values[entry["name"]] = number
+        return values
 
     def _edge(
         self, path: str, account: AccountRef | None, params: dict[str, Any]

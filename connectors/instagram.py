@@ -83,19 +83,6 @@ class InstagramConnector(GraphConnector):
                 url=media.get("permalink"),
             )
 
-    def _insights(self, account: AccountRef, media_id: str, metrics: list[str]) -> dict[str, int]:
-        body = self._get(f"/{media_id}/insights", account, {"metric": ",".join(metrics)})
-        values: dict[str, int] = {}
-        for entry in body.get("data") or []:
-            points = entry.get("values") or []
-            value = (
-                points[-1].get("value") if points else (entry.get("total_value") or {}).get("value")
-            )
-            number = as_int(value)
-            if number is not None:
-                values[entry["name"]] = number
-        return values
-
     def _metrics_of(self, account: AccountRef, media_id: str) -> dict[str, int]:
         """All the metrics this media reports: a refused metric is dropped, not the media."""
         wanted = list(REEL_METRICS if media_id in self.reels else METRICS)

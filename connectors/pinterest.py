@@ -36,7 +36,8 @@ class PinterestConnector(HttpConnector):
     platform = "pinterest"
 
     def classify(self, response: httpx.Response) -> ConnectorError | None:
-        """Map v5's {code, message}: 401 token, 429 rate (Retry-After), 404 gone."""
+        """Map v5's {code, message}: 401 token, 429 rate (Retry-After), 404 gone, 5xx transient,
+        other 4xx permanent."""
         status = response.status_code
         if status < 400:
             return None
@@ -53,10 +54,12 @@ class PinterestConnector(HttpConnector):
             return NotFoundError(message, status=status, code=code)
         return error_for_status(response, message, code)
 
-    def _get(self, path: str, account: AccountRef | None, params: dict[str, Any] | None) -> Any:
+    def _headers(self, account: AccountRef | None) -> dict[str, str]:
         token = self.token_for(account)
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return self.get(path, self.classify, params, headers)
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def _get(self, path: str, account: AccountRef | None, params: dict[str, Any] | None) -> Any:
+        return self.get(path, self.classify, params, self._headers(account))
 
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """GET /v5/user_account: the account the token belongs to."""

@@ -8,8 +8,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
 from connectors.base import (
     AccountRef,
     AuthExpiredError,
@@ -19,13 +17,13 @@ from connectors.base import (
     PermanentError,
     Published,
     PublishRequest,
-    RateLimitedError,
     TransientError,
 )
 from connectors.bluesky import BlueskyConnector
-from connectors.http import chunks, error_for_status, json_body, parse_time
+from connectors.http import chunks, json_body, parse_time
 from connectors.instagram import InstagramConnector
 from connectors.linkedin import LinkedInConnector, org_urn
+from connectors.pinterest import PinterestConnector
 from connectors.publishing import (
     MARKER_PREFIX,
     SKEW,
@@ -239,23 +237,12 @@ class GraphPublishing(Publishing, InstagramConnector):
         self, account: AccountRef, edge: str, since: datetime, *, time: str, link: str, text: str
     ) -> Iterator[tuple[Published, str | None]]:
         """The account's posts on a Graph edge, newest first, until one older than ``since``."""
-        after: str | None = None
-        while True:
-            params: dict[str, Any] = {"fields": f"id,{text},{time},{link}", "limit": 50}
-            if after:
-                params["after"] = after
-            body = self._call(
-                "GET", f"/{account.external_id}/{edge}", account, params, idempotent=True
-            )
-            for post in body.get("data") or []:
-                at = parse_time(post[time])
-                if at < since:
-                    return
-                yield self.published(str(post["id"]), post.get(link), at), post.get(text)
-            paging = body.get("paging") or {}
-            after = (paging.get("cursors") or {}).get("after")
-            if not paging.get("next") or not after:
+        params = {"fields": f"id,{text},{time},{link}", "limit": 50}
+        for post in self._edge(f"/{account.external_id}/{edge}", account, params):
+            at = parse_time(post[time])
+            if at < since:
                 return
+            yield self.published(str(post["id"]), post.get(link), at), post.get(text)
 
     def _comments(self, account: AccountRef, media_id: str, edge: str) -> Iterator[dict[str, Any]]:
         body = self._call(
@@ -1182,29 +1169,10 @@ class BlueskyPublisher(Publishing, BlueskyConnector):
 # ---- Pinterest ------------------------------------------------------------------------------
 
 
-class PinterestPublisher(Publishing):
+class PinterestPublisher(Publishing, PinterestConnector):
     """Pinterest API v5: POST /v5/pins on a board; the client_ref rides in the pin's note."""
 
     platform = "pinterest"
-
-    def classify(self, response: httpx.Response) -> ConnectorError | None:
-        """Map {code, message}: 401 token, 429 rate, 5xx transient, other 4xx permanent."""
-        status = response.status_code
-        if status < 400:
-            return None
-        body = json_body(response)
-        body = body if isinstance(body, dict) else {}
-        message = str(body.get("message") or f"HTTP {status}")
-        code = str(body.get("code")) if body.get("code") is not None else None
-        if status == 429:
-            return RateLimitedError(
-                message, retry_after=self.http.retry_after(response), status=status, code=code
-            )
-        return error_for_status(response, message, code)
-
-    def _headers(self, account: AccountRef) -> dict[str, str]:
-        token = self.token_for(account)
-        return {"Authorization": f"Bearer {token}"} if token else {}
 
     def publish(self, request: PublishRequest) -> Published:
         """POST /v5/pins {board_id, media_source, title, description, note}."""

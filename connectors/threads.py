@@ -70,16 +70,10 @@ class ThreadsConnector(GraphConnector):
         """GET /{threads-media-id}/insights per thread (the API has no batch)."""
         for media_id in external_ids:
             try:
-                body = self._get(f"/{media_id}/insights", account, {"metric": ",".join(METRICS)})
+                values = self._insights(account, media_id, METRICS)
             except NotFoundError as exc:
                 self.note(media_id, exc, "not_found")
                 continue
-            values: dict[str, int] = {}
-            for entry in body.get("data") or []:
-                points = entry.get("values") or []
-                number = as_int(points[-1].get("value")) if points else None
-                if number is not None:
-                    values[entry["name"]] = number
             shared = [values[m] for m in ("reposts", "quotes", "shares") if m in values]
             yield EngagementSnapshot(
                 platform=self.platform,
