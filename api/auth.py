@@ -137,17 +137,17 @@ def bearer_hash(authorization: str | None) -> str:
 def authenticate(cur: Cursor, key_hash: str) -> ApiKey:
     """Resolve a key's hash to a live key."""
     found = repo.find_api_key(cur, key_hash)
-    if found is None or found["revoked_at"] is not None:
+    if found is None or found.revoked_at is not None:
         raise ApiKeyInvalid("The API key is unknown or revoked.")
     key = ApiKey(
-        id=found["id"],
-        organization_id=found["organization_id"],
-        mode=found["mode"],
-        scopes=frozenset(found["scopes"]),
-        workspace_ids=tuple(found["workspace_ids"]),
-        read_rate_limit=found["read_rate_limit"],
-        write_rate_limit=found["write_rate_limit"],
-        expires_at=found["expires_at"],
+        id=found.id,
+        organization_id=found.organization_id,
+        mode=found.mode,
+        scopes=frozenset(found.scopes),
+        workspace_ids=tuple(found.workspace_ids),
+        read_rate_limit=found.read_rate_limit,
+        write_rate_limit=found.write_rate_limit,
+        expires_at=found.expires_at,
     )
     key.check_live()
     return key

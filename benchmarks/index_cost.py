@@ -119,7 +119,7 @@ def operations(n_posts: int, rng: random.Random) -> dict[str, Callable[[Cursor],
     def page(cur: Cursor) -> Any:
         ws = f"ws_{rng.randrange(WORKSPACES)}"
         rows = posts.list_posts(cur, ws, posts.PostFilter(), None, 50)
-        return posts.destinations_of(cur, [str(r["id"]) for r in rows])
+        return posts.destinations_of(cur, [r.id for r in rows])
 
     def attempts(cur: Cursor) -> Any:
         j = rng.randrange(n_posts * DESTINATIONS_PER_POST)
@@ -134,7 +134,7 @@ def operations(n_posts: int, rng: random.Random) -> dict[str, Callable[[Cursor],
         new = posts.NewPost("ws_0", "bench", "scheduled", None, False, [], [], {}, "key_1")
         row = posts.insert_posts(cur, [new])[0]
         accounts = [(f"acc_{k}", "x") for k in range(DESTINATIONS_PER_POST)]
-        posts.insert_destinations_of(cur, [(str(row["id"]), "ws_0", accounts)])
+        posts.insert_destinations_of(cur, [(row.id, "ws_0", accounts)])
         cur.execute("COMMIT")
 
     return {

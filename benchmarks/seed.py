@@ -49,7 +49,7 @@ def create_tenant(store: Store) -> Tenant:
         assert org is not None
         minted = mint_key(
             cur,  # type: ignore[arg-type]
-            organization_id=org["id"],
+            organization_id=org.id,
             workspace_ids=[ws_id],
             name="bench",
             # The load is the point here, not the per-key budget.
@@ -58,8 +58,8 @@ def create_tenant(store: Store) -> Tenant:
         )
         accounts = ws_repo.list_accounts(cur, ws_id)  # type: ignore[arg-type]
         # A text-only platform: others (Pinterest, Instagram…) require media.
-        text_only = next(a for a in accounts if a["platform"] in ("x", "threads", "bluesky"))
-        return Tenant(ws_id, minted.key, text_only["id"])
+        text_only = next(a for a in accounts if a.platform in ("x", "threads", "bluesky"))
+        return Tenant(ws_id, minted.key, text_only.id)
 
     return store.run(work)
 

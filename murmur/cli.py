@@ -18,11 +18,12 @@ from rich.console import Console
 from murmur.logs import configure_logging
 from murmur.settings import Settings
 from murmur.supervise import StopSignals, Supervisor
-from warehouse.rows import Cursor, Row
+from warehouse.rows import Cursor
 from warehouse.store import Secrets, Store, StoreUnavailableError, read_host_file
 
 if TYPE_CHECKING:
     from pipelines.run import RunSummary, StepSummary
+    from warehouse.workspaces import ApiKeyRow
 
 app = typer.Typer(
     help="Murmur: social publishing with an analytics pipeline.", no_args_is_help=True
@@ -99,7 +100,7 @@ def _mint(
             ws = repo.get_workspace(cur, ws_id)
             if ws is None:
                 raise Refused(f"No workspace {ws_id!r}.")
-            orgs[ws_id] = ws["organization_id"]
+            orgs[ws_id] = ws.organization_id
         if len(set(orgs.values())) > 1:
             raise Refused(
                 f"Workspaces {', '.join(ws_ids)} belong to different organizations;"
@@ -109,12 +110,12 @@ def _mint(
         if replace:
             for row in repo.list_api_keys(cur):
                 if (
-                    row["name"] == name
-                    and row["revoked_at"] is None
-                    and sorted(row["workspace_ids"]) == sorted(ws_ids)
-                    and repo.revoke_api_key(cur, row["id"])
+                    row.name == name
+                    and row.revoked_at is None
+                    and sorted(row.workspace_ids) == sorted(ws_ids)
+                    and repo.revoke_api_key(cur, row.id)
                 ):
-                    revoked.append(row["id"])
+                    revoked.append(row.id)
         expires = datetime.now(UTC).replace(tzinfo=None) + timedelta(days=days) if days else None
         try:
             minted = mint_key(
@@ -224,10 +225,10 @@ def keys_create(
     typer.echo(minted.key)
 
 
-def _key_state(row: Row, now: datetime) -> str:
-    if row["revoked_at"] is not None:
+def _key_state(row: ApiKeyRow, now: datetime) -> str:
+    if row.revoked_at is not None:
         return "revoked"
-    expires = row["expires_at"]
+    expires = row.expires_at
     if isinstance(expires, datetime) and expires <= now:
         return "expired"
     return "active"
@@ -266,18 +267,18 @@ def keys_list(data_dir: DataDir = None) -> None:
     table.add_column("scopes", overflow="fold")
     table.add_column("r/w per min", no_wrap=True)
     for row in rows:
-        expires = row["expires_at"]
-        scopes = list(row["scopes"])
-        reads = row["read_rate_limit"] or settings.read_rate_limit
-        writes = row["write_rate_limit"] or settings.write_rate_limit
+        expires = row.expires_at
+        scopes = list(row.scopes)
+        reads = row.read_rate_limit or settings.read_rate_limit
+        writes = row.write_rate_limit or settings.write_rate_limit
         table.add_row(
-            row["id"],
-            row["key_hint"],
-            row["name"],
-            row["mode"],
+            row.id,
+            row.key_hint,
+            row.name,
+            row.mode,
             _key_state(row, now),
             expires.strftime("%Y-%m-%d %H:%M") if expires is not None else "never",
-            ",".join(row["workspace_ids"]),
+            ",".join(row.workspace_ids),
             "all" if set(scopes) == set(ALL_SCOPES) else ",".join(scopes),
             f"{reads}/{writes}",
         )
@@ -294,10 +295,10 @@ def keys_revoke(key_id: str, data_dir: DataDir = None) -> None:
     """Revoke an API key at once."""
     from warehouse import workspaces as repo
 
-    def work(cur: Cursor) -> tuple[bool, Row | None]:
+    def work(cur: Cursor) -> tuple[bool, ApiKeyRow | None]:
         if repo.revoke_api_key(cur, key_id):
             return True, None
-        return False, next((r for r in repo.list_api_keys(cur) if r["id"] == key_id), None)
+        return False, next((r for r in repo.list_api_keys(cur) if r.id == key_id), None)
 
     with _open(_settings(data_dir)) as store:
         done, row = store.run(work)
@@ -306,7 +307,7 @@ def keys_revoke(key_id: str, data_dir: DataDir = None) -> None:
     elif row is None:
         raise _refused(Refused(f"No key {key_id!r} (murmur keys list shows the ids)."))
     else:
-        revoked = f"{row['revoked_at']:%Y-%m-%d %H:%M:%S}"
+        revoked = f"{row.revoked_at:%Y-%m-%d %H:%M:%S}"
         console.print(f"{key_id} was already revoked at {revoked} UTC.", highlight=False)
 
 

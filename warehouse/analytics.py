@@ -16,7 +16,16 @@ from datetime import date, datetime
 from typing import Any, Literal, TypeVar, cast
 
 from warehouse.ids import new_id, utcnow
-from warehouse.rows import Cursor, Row, fetch_all, fetch_one
+from warehouse.rows import (
+    Cursor,
+    Row,
+    TableRow,
+    columns,
+    fetch_all,
+    fetch_one,
+    fetch_row,
+    fetch_rows,
+)
 from warehouse.store import Transaction
 
 T = TypeVar("T")
@@ -468,13 +477,34 @@ def normalize_handle(handle: str) -> str:
     return handle.strip().lstrip("@").lower()
 
 
-def list_competitors(cur: Cursor, workspace_id: str, after: str | None, limit: int) -> list[Row]:
+@dataclass(frozen=True, slots=True)
+class CompetitorRow(TableRow):
+    """An account of another brand the workspace tracks."""
+
+    TABLE = "tracked_competitors"
+
+    id: str
+    workspace_id: str
+    platform: str
+    handle: str
+    created_at: datetime
+    deleted_at: datetime | None
+
+
+_COMPETITOR = columns(CompetitorRow)
+
+
+def list_competitors(
+    cur: Cursor, workspace_id: str, after: str | None, limit: int
+) -> list[CompetitorRow]:
     """Live tracked competitors, newest first, after the keyset cursor ``after``."""
-    return fetch_all(
+    return fetch_rows(
         cur,
-        "SELECT * FROM tracked_competitors WHERE workspace_id = ? AND deleted_at IS NULL"
+        f"SELECT {_COMPETITOR} FROM tracked_competitors"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND deleted_at IS NULL"
         " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
         [workspace_id, after, after, limit],
+        CompetitorRow.make,
     )
 
 
@@ -527,21 +557,26 @@ def own_followers(cur: Cursor, workspace_id: str) -> list[Row]:
     )
 
 
-def find_live_competitor(cur: Cursor, workspace_id: str, platform: str, handle: str) -> Row | None:
-    return fetch_one(
+def find_live_competitor(
+    cur: Cursor, workspace_id: str, platform: str, handle: str
+) -> CompetitorRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM tracked_competitors WHERE workspace_id = ? AND platform = ?"
+        f"SELECT {_COMPETITOR} FROM tracked_competitors"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND platform = ?"
         " AND lower(ltrim(handle, '@')) = ? AND deleted_at IS NULL",
         [workspace_id, platform, normalize_handle(handle)],
+        CompetitorRow.make,
     )
 
 
-def get_live_competitor(cur: Cursor, workspace_id: str, competitor_id: str) -> Row | None:
-    return fetch_one(
+def get_live_competitor(cur: Cursor, workspace_id: str, competitor_id: str) -> CompetitorRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM tracked_competitors WHERE workspace_id = ? AND id = ?"
-        " AND deleted_at IS NULL",
+        f"SELECT {_COMPETITOR} FROM tracked_competitors"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
         [workspace_id, competitor_id],
+        CompetitorRow.make,
     )
 
 

@@ -2,22 +2,94 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Any, Self
 
 from warehouse.ids import new_id, utcnow
-from warehouse.rows import Cursor, Row, fetch_all, fetch_one
+from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows, fetch_value
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRow(TableRow):
+    """A workspace's review batch of one UTC day."""
+
+    TABLE = "approval_batches"
+
+    id: str
+    workspace_id: str
+    name: str
+    batch_date: date
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRow(TableRow):
+    """One post up for review, and the decision on it."""
+
+    TABLE = "approval_items"
+
+    id: str
+    batch_id: str
+    workspace_id: str
+    post_id: str
+    status: str
+    comment: str | None
+    decided_by: str | None
+    decided_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow(TableRow):
+    """Something done to an item: submit, approve, reject, return, cancel."""
+
+    TABLE = "approval_events"
+
+    id: str
+    item_id: str
+    workspace_id: str
+    action: str
+    actor: str
+    comment: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewRow:
+    """An item with what a reviewer sees of its post."""
+
+    item: ItemRow
+    post_text: str
+    post_status: str
+    post_scheduled_at: datetime | None
+
+    @classmethod
+    def make(cls, values: tuple[Any, ...]) -> Self:
+        return cls(ItemRow.make(values[:_ITEM_WIDTH]), *values[_ITEM_WIDTH:])
+
+
+_BATCH = columns(BatchRow)
+_ITEM = columns(ItemRow)
+_ITEM_WIDTH = len(dataclasses.fields(ItemRow))
+_REVIEW = (
+    f"SELECT {columns(ItemRow, 'i')}, p.text, p.status, p.scheduled_at"  # noqa: S608 - constants
+    " FROM approval_items i JOIN posts p ON p.id = i.post_id"
+)
 
 
 def batch_for_day(cur: Cursor, workspace_id: str, day: date) -> str:
     """The workspace's batch of ``day``, created on first use."""
-    found = fetch_one(
+    found: str | None = fetch_value(
         cur,
         "SELECT id FROM approval_batches WHERE workspace_id = ? AND batch_date = ?",
         [workspace_id, day],
     )
     if found is not None:
-        batch_id: str = found["id"]
-        return batch_id
+        return found
     batch_id = new_id("apb")
     now = utcnow()
     cur.execute(
@@ -62,98 +134,98 @@ def decide_item(
     )
 
 
-def get_item(cur: Cursor, workspace_id: str, item_id: str) -> Row | None:
-    return fetch_one(
+def get_item(cur: Cursor, workspace_id: str, item_id: str) -> ItemRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM approval_items WHERE workspace_id = ? AND id = ?",
+        f"SELECT {_ITEM} FROM approval_items WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
         [workspace_id, item_id],
+        ItemRow.make,
     )
 
 
-def pending_item_of_post(cur: Cursor, post_id: str) -> Row | None:
-    return fetch_one(
+def pending_item_of_post(cur: Cursor, post_id: str) -> ItemRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM approval_items WHERE post_id = ? AND status = 'pending'"
+        f"SELECT {_ITEM} FROM approval_items WHERE post_id = ? AND status = 'pending'"  # noqa: S608 - constants
         " ORDER BY id DESC LIMIT 1",
         [post_id],
+        ItemRow.make,
     )
 
 
-def latest_items_of_posts(cur: Cursor, post_ids: list[str]) -> dict[str, Row]:
+def latest_items_of_posts(cur: Cursor, post_ids: list[str]) -> dict[str, ItemRow]:
     """Each post's most recent approval item, if it ever had one."""
     if not post_ids:
         return {}
-    rows = fetch_all(
+    rows = fetch_rows(
         cur,
         # IN (unnest) rather than list_contains(?, post_id), which scans the whole table.
-        "SELECT * FROM approval_items WHERE post_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY id",
+        f"SELECT {_ITEM} FROM approval_items"  # noqa: S608 - constants
+        " WHERE post_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY id",
         [post_ids],
+        ItemRow.make,
     )
-    return {row["post_id"]: row for row in rows}  # later ids overwrite earlier ones
+    return {row.post_id: row for row in rows}  # later ids overwrite earlier ones
 
 
-def get_batch(cur: Cursor, workspace_id: str, batch_id: str) -> Row | None:
-    return fetch_one(
+def get_batch(cur: Cursor, workspace_id: str, batch_id: str) -> BatchRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM approval_batches WHERE workspace_id = ? AND id = ?",
+        f"SELECT {_BATCH} FROM approval_batches WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
         [workspace_id, batch_id],
+        BatchRow.make,
     )
 
 
 def list_batches(
     cur: Cursor, workspace_id: str, status: str | None, after: str | None, limit: int
-) -> list[Row]:
+) -> list[BatchRow]:
     """Batches newest first; a batch is ``pending`` while it holds an actionable item.
 
     An item is actionable while it is pending and its post still waits for approval.
     """
-    return fetch_all(
+    return fetch_rows(
         cur,
-        "SELECT b.* FROM approval_batches b WHERE b.workspace_id = ?"
+        f"SELECT {columns(BatchRow, 'b')} FROM approval_batches b WHERE b.workspace_id = ?"  # noqa: S608 - constants
         " AND (? IS NULL OR (? = 'pending') = EXISTS (SELECT 1 FROM approval_items i"
         "   WHERE i.batch_id = b.id AND i.status = 'pending' AND EXISTS (SELECT 1 FROM posts p"
         "   WHERE p.id = i.post_id AND p.status = 'pending_approval')))"
         " AND (? IS NULL OR b.id < ?) ORDER BY b.id DESC LIMIT ?",
         [workspace_id, status, status, after, after, limit],
+        BatchRow.make,
     )
 
 
-def items_of_batches(cur: Cursor, batch_ids: list[str]) -> dict[str, list[Row]]:
+def items_of_batches(cur: Cursor, batch_ids: list[str]) -> dict[str, list[ReviewRow]]:
     """Each batch's items with their post's text, status and schedule, oldest first."""
-    found: dict[str, list[Row]] = {batch_id: [] for batch_id in batch_ids}
+    found: dict[str, list[ReviewRow]] = {batch_id: [] for batch_id in batch_ids}
     if not batch_ids:
         return found
-    rows = fetch_all(
+    rows = fetch_rows(
         cur,
-        "SELECT i.*, p.text AS post_text, p.status AS post_status,"
-        " p.scheduled_at AS post_scheduled_at"
-        " FROM approval_items i JOIN posts p ON p.id = i.post_id"
-        " WHERE list_contains(?, i.batch_id) ORDER BY i.id",
+        f"{_REVIEW} WHERE list_contains(?, i.batch_id) ORDER BY i.id",
         [batch_ids],
+        ReviewRow.make,
     )
     for row in rows:
-        found[row["batch_id"]].append(row)
+        found[row.item.batch_id].append(row)
     return found
 
 
-def item_with_post(cur: Cursor, item_id: str) -> Row | None:
-    return fetch_one(
-        cur,
-        "SELECT i.*, p.text AS post_text, p.status AS post_status,"
-        " p.scheduled_at AS post_scheduled_at"
-        " FROM approval_items i JOIN posts p ON p.id = i.post_id WHERE i.id = ?",
-        [item_id],
-    )
+def item_with_post(cur: Cursor, item_id: str) -> ReviewRow | None:
+    return fetch_row(cur, f"{_REVIEW} WHERE i.id = ?", [item_id], ReviewRow.make)
 
 
-def events_of_items(cur: Cursor, item_ids: list[str]) -> dict[str, list[Row]]:
-    found: dict[str, list[Row]] = {item_id: [] for item_id in item_ids}
+def events_of_items(cur: Cursor, item_ids: list[str]) -> dict[str, list[EventRow]]:
+    found: dict[str, list[EventRow]] = {item_id: [] for item_id in item_ids}
     if not item_ids:
         return found
-    for row in fetch_all(
+    for row in fetch_rows(
         cur,
-        "SELECT * FROM approval_events WHERE list_contains(?, item_id) ORDER BY id",
+        f"SELECT {columns(EventRow)} FROM approval_events"  # noqa: S608 - constants
+        " WHERE list_contains(?, item_id) ORDER BY id",
         [item_ids],
+        EventRow.make,
     ):
-        found[row["item_id"]].append(row)
+        found[row.item_id].append(row)
     return found

@@ -5,18 +5,150 @@ Also the few post rows a queue creates (``posts.source = 'queue'``) and moves in
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
+from warehouse import posts
 from warehouse.ids import new_id, utcnow
-from warehouse.rows import Cursor, Row, fetch_all, fetch_one, fetch_value
+from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows, fetch_value
 
 ACTIVE_ITEM_STATUSES = ["queued", "scheduled"]
 
 
 def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
+
+
+def _parsed(value: Any) -> Any:
+    """A JSON column's value (DuckDB hands JSON out as text)."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+@dataclass(frozen=True, slots=True)
+class PresetRow(TableRow):
+    """A named set of destinations (account and options) a post can name instead."""
+
+    TABLE = "destination_presets"
+
+    id: str
+    workspace_id: str
+    name: str
+    destinations: list[dict[str, Any]]
+    created_at: datetime
+    updated_at: datetime
+    deleted_at: datetime | None
+
+    @classmethod
+    def make(cls, values: tuple[Any, ...]) -> Self:
+        (id_, ws, name, destinations, *rest) = values
+        return cls(id_, ws, name, _parsed(destinations), *rest)
+
+
+@dataclass(frozen=True, slots=True)
+class AutomationRow(TableRow):
+    """A content automation: where its posts come from, when it runs, where they go."""
+
+    TABLE = "content_automations"
+
+    id: str
+    workspace_id: str
+    name: str
+    enabled: bool
+    source: dict[str, Any]
+    schedule: dict[str, Any]
+    target: dict[str, Any]
+    last_run_at: datetime | None
+    next_run_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    deleted_at: datetime | None
+
+    @classmethod
+    def make(cls, values: tuple[Any, ...]) -> Self:
+        (id_, ws, name, enabled, source, schedule, target, *rest) = values
+        return cls(
+            id_, ws, name, enabled, _parsed(source), _parsed(schedule), _parsed(target), *rest
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class QueueRow(TableRow):
+    """A queue: weekly slots in a timezone, and the destinations its posts go to."""
+
+    TABLE = "queues"
+
+    id: str
+    workspace_id: str
+    name: str
+    timezone: str
+    slots: list[dict[str, Any]]
+    destinations: list[dict[str, Any]]
+    created_at: datetime
+    updated_at: datetime
+    deleted_at: datetime | None
+
+    @classmethod
+    def make(cls, values: tuple[Any, ...]) -> Self:
+        (id_, ws, name, timezone, slots, destinations, *rest) = values
+        return cls(id_, ws, name, timezone, _parsed(slots), _parsed(destinations), *rest)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueItemRow(TableRow):
+    """A post's place in a queue, and the slot it holds once scheduled."""
+
+    TABLE = "queue_items"
+
+    id: str
+    queue_id: str
+    workspace_id: str
+    post_id: str
+    position: int
+    status: str
+    slot_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedPost:
+    """A queue item with what its listing shows of the post."""
+
+    item: QueueItemRow
+    post_text: str
+    post_status: str
+
+    @classmethod
+    def make(cls, values: tuple[Any, ...]) -> Self:
+        return cls(QueueItemRow.make(values[:_QUEUE_ITEM_WIDTH]), *values[_QUEUE_ITEM_WIDTH:])
+
+
+@dataclass(frozen=True, slots=True)
+class CalendarEntry:
+    """An entry of the calendar: a stored event, a scheduled post or a scheduled queue slot."""
+
+    id: str
+    kind: str
+    title: str
+    starts_at: datetime
+    status: str
+    ref_type: str | None
+    ref_id: str | None
+    stored: bool
+
+    @classmethod
+    def make(cls, values: tuple[Any, ...]) -> Self:
+        return cls(*values)
+
+
+_PRESET = columns(PresetRow)
+_AUTOMATION = columns(AutomationRow)
+_QUEUE = columns(QueueRow)
+_QUEUE_ITEM = columns(QueueItemRow)
+_QUEUE_ITEM_WIDTH = len(dataclasses.fields(QueueItemRow))
 
 
 # -- destination presets -----------------------------------------------------------------------
@@ -33,12 +165,13 @@ def insert_preset(cur: Cursor, workspace_id: str, name: str, destinations: list[
     return preset_id
 
 
-def get_preset(cur: Cursor, workspace_id: str, preset_id: str) -> Row | None:
-    return fetch_one(
+def get_preset(cur: Cursor, workspace_id: str, preset_id: str) -> PresetRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM destination_presets WHERE workspace_id = ? AND id = ?"
-        " AND deleted_at IS NULL",
+        f"SELECT {_PRESET} FROM destination_presets"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
         [workspace_id, preset_id],
+        PresetRow.make,
     )
 
 
@@ -52,12 +185,14 @@ def preset_name_taken(cur: Cursor, workspace_id: str, name: str, exclude_id: str
     return bool(found)
 
 
-def list_presets(cur: Cursor, workspace_id: str, after: str | None, limit: int) -> list[Row]:
-    return fetch_all(
+def list_presets(cur: Cursor, workspace_id: str, after: str | None, limit: int) -> list[PresetRow]:
+    return fetch_rows(
         cur,
-        "SELECT * FROM destination_presets WHERE workspace_id = ? AND deleted_at IS NULL"
+        f"SELECT {_PRESET} FROM destination_presets"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND deleted_at IS NULL"
         " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
         [workspace_id, after, after, limit],
+        PresetRow.make,
     )
 
 
@@ -111,23 +246,40 @@ def insert_automation(
     return automation_id
 
 
-def get_automation(cur: Cursor, workspace_id: str, automation_id: str) -> Row | None:
-    return fetch_one(
+def get_automation(cur: Cursor, workspace_id: str, automation_id: str) -> AutomationRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM content_automations WHERE workspace_id = ? AND id = ?"
-        " AND deleted_at IS NULL",
+        f"SELECT {_AUTOMATION} FROM content_automations"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
         [workspace_id, automation_id],
+        AutomationRow.make,
     )
 
 
 def list_automations(
     cur: Cursor, workspace_id: str, enabled: bool | None, after: str | None, limit: int
-) -> list[Row]:
-    return fetch_all(
+) -> list[AutomationRow]:
+    return fetch_rows(
         cur,
-        "SELECT * FROM content_automations WHERE workspace_id = ? AND deleted_at IS NULL"
+        f"SELECT {_AUTOMATION} FROM content_automations"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND deleted_at IS NULL"
         " AND (? IS NULL OR enabled = ?) AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
         [workspace_id, enabled, enabled, after, after, limit],
+        AutomationRow.make,
+    )
+
+
+def due_automations(
+    cur: Cursor, now: datetime, *, limit: int = 50, workspace_id: str | None = None
+) -> list[AutomationRow]:
+    """Enabled automations whose next run has come (of one workspace, or of all)."""
+    return fetch_rows(
+        cur,
+        f"SELECT {_AUTOMATION} FROM content_automations"  # noqa: S608 - constants
+        " WHERE enabled AND deleted_at IS NULL AND next_run_at IS NOT NULL AND next_run_at <= ?"
+        " AND (? IS NULL OR workspace_id = ?) ORDER BY next_run_at, id LIMIT ?",
+        [now, workspace_id, workspace_id, limit],
+        AutomationRow.make,
     )
 
 
@@ -199,20 +351,23 @@ def insert_queue(
     return queue_id
 
 
-def get_queue(cur: Cursor, workspace_id: str, queue_id: str) -> Row | None:
-    return fetch_one(
+def get_queue(cur: Cursor, workspace_id: str, queue_id: str) -> QueueRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM queues WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
+        f"SELECT {_QUEUE} FROM queues"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
         [workspace_id, queue_id],
+        QueueRow.make,
     )
 
 
-def list_queues(cur: Cursor, workspace_id: str, after: str | None, limit: int) -> list[Row]:
-    return fetch_all(
+def list_queues(cur: Cursor, workspace_id: str, after: str | None, limit: int) -> list[QueueRow]:
+    return fetch_rows(
         cur,
-        "SELECT * FROM queues WHERE workspace_id = ? AND deleted_at IS NULL"
+        f"SELECT {_QUEUE} FROM queues WHERE workspace_id = ? AND deleted_at IS NULL"  # noqa: S608 - constants
         " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
         [workspace_id, after, after, limit],
+        QueueRow.make,
     )
 
 
@@ -241,9 +396,9 @@ def delete_queue(cur: Cursor, queue_id: str) -> None:
 
 # -- queue items -------------------------------------------------------------------------------
 
-_ITEM_COLUMNS = (
-    "qi.*, p.text AS post_text, p.status AS post_status, p.media_ids AS post_media_ids,"
-    " p.tags AS post_tags"
+_QUEUED_POSTS = (
+    f"SELECT {columns(QueueItemRow, 'qi')}, p.text, p.status"  # noqa: S608 - constants
+    " FROM queue_items qi JOIN posts p ON p.id = qi.post_id"
 )
 
 
@@ -263,12 +418,12 @@ def next_position(cur: Cursor, queue_id: str) -> int:
     return int(found or 0) + 1
 
 
-def get_item(cur: Cursor, workspace_id: str, queue_id: str, item_id: str) -> Row | None:
-    return fetch_one(
+def get_item(cur: Cursor, workspace_id: str, queue_id: str, item_id: str) -> QueuedPost | None:
+    return fetch_row(
         cur,
-        f"SELECT {_ITEM_COLUMNS} FROM queue_items qi JOIN posts p ON p.id = qi.post_id"  # noqa: S608
-        " WHERE qi.workspace_id = ? AND qi.queue_id = ? AND qi.id = ?",
+        f"{_QUEUED_POSTS} WHERE qi.workspace_id = ? AND qi.queue_id = ? AND qi.id = ?",
         [workspace_id, queue_id, item_id],
+        QueuedPost.make,
     )
 
 
@@ -279,34 +434,38 @@ def list_items(
     statuses: list[str],
     after: tuple[int, str] | None,
     limit: int,
-) -> list[Row]:
+) -> list[QueuedPost]:
     """Items of a queue with one of ``statuses``, ascending by (position, id)."""
     after_pos, after_id = after if after is not None else (None, None)
-    return fetch_all(
+    return fetch_rows(
         cur,
-        f"SELECT {_ITEM_COLUMNS} FROM queue_items qi JOIN posts p ON p.id = qi.post_id"  # noqa: S608
-        " WHERE qi.workspace_id = ? AND qi.queue_id = ? AND list_contains(?, qi.status)"
+        f"{_QUEUED_POSTS} WHERE qi.workspace_id = ? AND qi.queue_id = ?"
+        " AND list_contains(?, qi.status)"
         " AND (? IS NULL OR qi.position > ? OR (qi.position = ? AND qi.id > ?))"
         " ORDER BY qi.position, qi.id LIMIT ?",
         [workspace_id, queue_id, statuses, after_pos, after_pos, after_pos, after_id, limit],
+        QueuedPost.make,
     )
 
 
-def active_items(cur: Cursor, queue_id: str) -> list[Row]:
+def active_items(cur: Cursor, queue_id: str) -> list[QueueItemRow]:
     """Items still waiting to be published (queued or scheduled), by (position, id)."""
-    return fetch_all(
+    return fetch_rows(
         cur,
-        "SELECT * FROM queue_items WHERE queue_id = ? AND list_contains(?, status)"
-        " ORDER BY position, id",
+        f"SELECT {_QUEUE_ITEM} FROM queue_items"  # noqa: S608 - constants
+        " WHERE queue_id = ? AND list_contains(?, status) ORDER BY position, id",
         [queue_id, ACTIVE_ITEM_STATUSES],
+        QueueItemRow.make,
     )
 
 
-def active_item_for_post(cur: Cursor, post_id: str) -> Row | None:
-    return fetch_one(
+def active_item_for_post(cur: Cursor, post_id: str) -> QueueItemRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM queue_items WHERE post_id = ? AND list_contains(?, status) LIMIT 1",
+        f"SELECT {_QUEUE_ITEM} FROM queue_items"  # noqa: S608 - constants
+        " WHERE post_id = ? AND list_contains(?, status) LIMIT 1",
         [post_id, ACTIVE_ITEM_STATUSES],
+        QueueItemRow.make,
     )
 
 
@@ -322,12 +481,6 @@ def set_item(
 # -- posts a queue owns ------------------------------------------------------------------------
 
 
-def get_post(cur: Cursor, workspace_id: str, post_id: str) -> Row | None:
-    return fetch_one(
-        cur, "SELECT * FROM posts WHERE workspace_id = ? AND id = ?", [workspace_id, post_id]
-    )
-
-
 def insert_queue_post(
     cur: Cursor,
     workspace_id: str,
@@ -341,26 +494,21 @@ def insert_queue_post(
     destinations: list[tuple[str, str]],
 ) -> str:
     """A post created by a queue, with one pending destination per (account id, platform)."""
-    post_id = new_id("post")
-    now = utcnow()
-    cur.execute(
-        "INSERT INTO posts (id, workspace_id, text, status, scheduled_at, approval_required, tags,"
-        " media_ids, platform_options, source, created_by, created_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, false, ?, ?, NULL, 'queue', ?, ?, ?)",
-        [post_id, workspace_id, text, status, scheduled_at, tags, media_ids, created_by, now, now],
+    new = posts.NewPost(
+        workspace_id=workspace_id,
+        text=text,
+        status=status,
+        scheduled_at=scheduled_at,
+        approval_required=False,
+        tags=tags,
+        media_ids=media_ids,
+        platform_options={},
+        created_by=created_by,
+        source="queue",
     )
-    for account_id, platform in destinations:
-        cur.execute(
-            "INSERT INTO post_destinations (id, post_id, workspace_id, account_id, platform,"
-            " status, attempts, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)",
-            [new_id("pd"), post_id, workspace_id, account_id, platform, now, now],
-        )
+    post_id = posts.insert_post(cur, new)
+    posts.insert_destinations(cur, post_id, workspace_id, destinations)
     return post_id
-
-
-def post_destination_platforms(cur: Cursor, post_id: str) -> list[str]:
-    rows = fetch_all(cur, "SELECT platform FROM post_destinations WHERE post_id = ?", [post_id])
-    return [r["platform"] for r in rows]
 
 
 def set_post_schedule(
@@ -382,12 +530,10 @@ def cancel_post(cur: Cursor, post_id: str) -> None:
 
 
 def known_media(cur: Cursor, workspace_id: str, ids: list[str]) -> set[str]:
-    rows = fetch_all(
-        cur,
-        "SELECT id FROM media WHERE workspace_id = ? AND list_contains(?, id)",
-        [workspace_id, ids],
+    cur.execute(
+        "SELECT id FROM media WHERE workspace_id = ? AND list_contains(?, id)", [workspace_id, ids]
     )
-    return {r["id"] for r in rows}
+    return {media_id for (media_id,) in cur.fetchall()}
 
 
 # -- scheduled events --------------------------------------------------------------------------
@@ -413,11 +559,14 @@ def insert_event(
     return event_id
 
 
-def get_event(cur: Cursor, workspace_id: str, event_id: str) -> Row | None:
-    return fetch_one(
+def get_event(cur: Cursor, workspace_id: str, event_id: str) -> CalendarEntry | None:
+    """A stored event, as the calendar lists it."""
+    return fetch_row(
         cur,
-        "SELECT * FROM scheduled_events WHERE workspace_id = ? AND id = ?",
+        "SELECT id, kind, title, starts_at, status, ref_type, ref_id, true"
+        " FROM scheduled_events WHERE workspace_id = ? AND id = ?",
         [workspace_id, event_id],
+        CalendarEntry.make,
     )
 
 
@@ -449,8 +598,8 @@ def queue_item_exists(cur: Cursor, workspace_id: str, item_id: str) -> bool:
     return bool(found)
 
 
-_CALENDAR = """
-SELECT * FROM (
+_CALENDAR = f"""
+SELECT {columns(CalendarEntry)} FROM (
     SELECT e.id, e.kind, e.title, e.starts_at, e.status, e.ref_type, e.ref_id,
            true AS stored
     FROM scheduled_events e
@@ -478,7 +627,7 @@ WHERE (? IS NULL OR kind = ?)
   AND (? IS NULL OR starts_at > ? OR (starts_at = ? AND id > ?))
 ORDER BY starts_at, id
 LIMIT ?
-"""
+"""  # noqa: S608 - constants
 
 
 def list_calendar(
@@ -491,13 +640,13 @@ def list_calendar(
     include_canceled: bool,
     after: tuple[datetime, str] | None,
     limit: int,
-) -> list[Row]:
+) -> list[CalendarEntry]:
     """Stored events, scheduled posts and scheduled queue items in [start, end), by (starts_at, id).
 
     One UNION ALL query, so the keyset cursor applies to the combined set.
     """
     after_at, after_id = after if after is not None else (None, None)
-    return fetch_all(
+    return fetch_rows(
         cur,
         _CALENDAR,
         [
@@ -508,6 +657,7 @@ def list_calendar(
             after_at, after_at, after_at, after_id,
             limit,
         ],
+        CalendarEntry.make,
     )  # fmt: skip
 
 

@@ -7,12 +7,55 @@ On a remote store each statement runs on the host and commits on its own
 from __future__ import annotations
 
 import contextlib
-import json
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from warehouse.errors import DuplicateKeyError
 from warehouse.ids import new_id, utcnow
-from warehouse.rows import Cursor, Row, fetch_all, fetch_one
+from warehouse.inbox import AutomationRow, MessageRow
+from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows, fetch_value
 from warehouse.store import Store
+from warehouse.workspaces import AccountRow
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyTarget(TableRow):
+    """The conversation a reply goes to: its platform thread and account."""
+
+    TABLE = "inbox_items"
+
+    id: str
+    account_id: str
+    platform: str
+    external_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SyncState(TableRow):
+    """How far an account's inbox has been read."""
+
+    TABLE = "inbox_sync_state"
+
+    account_id: str
+    workspace_id: str
+    synced_until: datetime | None
+    last_error: str | None
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AutomationRun(TableRow):
+    """One firing of an inbox automation on a conversation."""
+
+    TABLE = "inbox_automation_runs"
+
+    id: str
+    automation_id: str
+    item_id: str
+    workspace_id: str
+    action: str
+    outcome: str
+    created_at: datetime
 
 
 def unit(store: Store) -> contextlib.AbstractContextManager[Cursor]:
@@ -21,41 +64,36 @@ def unit(store: Store) -> contextlib.AbstractContextManager[Cursor]:
     return store.transaction()
 
 
-def is_duplicate(exc: BaseException) -> bool:
-    """True when an insert lost to a primary key or unique constraint (another runner won)."""
-    text = str(exc)
-    return "Duplicate key" in text or "constraint" in text.lower()
-
-
 # -- outbound inbox replies --------------------------------------------------------------------
 
 
 def claim_replies(
     cur: Cursor, worker: str, *, lease_seconds: float, limit: int, now: datetime | None = None
-) -> list[Row]:
+) -> list[MessageRow]:
     """Lease pending outbound messages to ``worker``: one statement, so one runner wins each."""
     now = now or utcnow()
-    return fetch_all(
+    return fetch_rows(
         cur,
-        "UPDATE inbox_messages SET claimed_by = ?, lease_expires_at = ?,"
+        "UPDATE inbox_messages SET claimed_by = ?, lease_expires_at = ?,"  # noqa: S608 - constants
         " delivery_attempts = coalesce(delivery_attempts, 0) + 1"
         " WHERE id IN (SELECT id FROM inbox_messages WHERE direction = 'outbound'"
         "  AND delivery = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at < ?)"
         "  AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
         "  ORDER BY created_at, id LIMIT ?)"
         " AND delivery = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at < ?)"
-        " RETURNING id, item_id, workspace_id, text, sent_by, delivery_attempts",
+        f" RETURNING {columns(MessageRow)}",
         [worker, now + timedelta(seconds=lease_seconds), now, now, limit, now],
+        MessageRow.make,
     )
 
 
-def reply_target(cur: Cursor, workspace_id: str, item_id: str) -> Row | None:
+def reply_target(cur: Cursor, workspace_id: str, item_id: str) -> ReplyTarget | None:
     """The conversation a reply goes to: its platform thread id and account."""
-    return fetch_one(
+    return fetch_row(
         cur,
-        "SELECT id, account_id, platform, external_id FROM inbox_items"
-        " WHERE workspace_id = ? AND id = ?",
+        f"SELECT {columns(ReplyTarget)} FROM inbox_items WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
         [workspace_id, item_id],
+        ReplyTarget.make,
     )
 
 
@@ -82,17 +120,24 @@ def finish_reply(
 # -- inbox sync --------------------------------------------------------------------------------
 
 
-def active_accounts(cur: Cursor) -> list[Row]:
+def active_accounts(cur: Cursor) -> list[AccountRow]:
     """Every connected account the inbox reads, across workspaces."""
-    return fetch_all(
+    return fetch_rows(
         cur,
-        "SELECT id, workspace_id, platform, handle, external_id FROM accounts"
-        " WHERE status = 'active' ORDER BY id",
+        f"SELECT {columns(AccountRow)} FROM accounts WHERE status = 'active' ORDER BY id",  # noqa: S608 - constants
+        None,
+        AccountRow.make,
     )
 
 
-def sync_state(cur: Cursor) -> dict[str, Row]:
-    return {r["account_id"]: r for r in fetch_all(cur, "SELECT * FROM inbox_sync_state")}
+def sync_state(cur: Cursor) -> dict[str, SyncState]:
+    rows = fetch_rows(
+        cur,
+        f"SELECT {columns(SyncState)} FROM inbox_sync_state",  # noqa: S608 - constants
+        None,
+        SyncState.make,
+    )
+    return {row.account_id: row for row in rows}
 
 
 def save_sync_state(
@@ -123,20 +168,21 @@ def post_for_platform_post(
     cur: Cursor, workspace_id: str, platform: str, platform_post_id: str
 ) -> str | None:
     """Our post that a platform post id was published from, if any."""
-    row = fetch_one(
+    found: str | None = fetch_value(
         cur,
         "SELECT post_id FROM post_destinations WHERE workspace_id = ? AND platform = ?"
         " AND platform_post_id = ? LIMIT 1",
         [workspace_id, platform, platform_post_id],
     )
-    return None if row is None else str(row["post_id"])
+    return found
 
 
-def message_by_external_id(cur: Cursor, item_id: str, external_id: str) -> Row | None:
-    return fetch_one(
+def message_by_external_id(cur: Cursor, item_id: str, external_id: str) -> MessageRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM inbox_messages WHERE item_id = ? AND external_id = ?",
+        f"SELECT {columns(MessageRow)} FROM inbox_messages WHERE item_id = ? AND external_id = ?",  # noqa: S608 - constants
         [item_id, external_id],
+        MessageRow.make,
     )
 
 
@@ -148,25 +194,20 @@ def mark_for_automations(cur: Cursor, message_id: str, workspace_id: str) -> boo
             " VALUES (?, ?, ?)",
             [message_id, workspace_id, utcnow()],
         )
-    except Exception as exc:
-        if is_duplicate(exc):
-            return False
-        raise
+    except DuplicateKeyError:
+        return False  # another runner took it first
     return True
 
 
-def enabled_inbox_automations(cur: Cursor, workspace_id: str) -> list[Row]:
+def enabled_inbox_automations(cur: Cursor, workspace_id: str) -> list[AutomationRow]:
     """A workspace's enabled inbox automations, oldest first (the order they fire in)."""
-    rows = fetch_all(
+    return fetch_rows(
         cur,
-        "SELECT * FROM inbox_automations WHERE workspace_id = ? AND enabled"
-        " AND deleted_at IS NULL ORDER BY id",
+        f"SELECT {columns(AutomationRow)} FROM inbox_automations"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND enabled AND deleted_at IS NULL ORDER BY id",
         [workspace_id],
+        AutomationRow.make,
     )
-    for row in rows:
-        params = row["action_params"]
-        row["action_params"] = json.loads(params) if isinstance(params, str) else dict(params)
-    return rows
 
 
 def log_automation_run(
@@ -181,30 +222,20 @@ def log_automation_run(
     return run_id
 
 
-def automation_runs(cur: Cursor, workspace_id: str, item_id: str | None = None) -> list[Row]:
+def automation_runs(
+    cur: Cursor, workspace_id: str, item_id: str | None = None
+) -> list[AutomationRun]:
     """Logged inbox automation firings, oldest first."""
-    return fetch_all(
+    return fetch_rows(
         cur,
-        "SELECT * FROM inbox_automation_runs WHERE workspace_id = ?"
-        " AND (? IS NULL OR item_id = ?) ORDER BY id",
+        f"SELECT {columns(AutomationRun)} FROM inbox_automation_runs"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND (? IS NULL OR item_id = ?) ORDER BY id",
         [workspace_id, item_id, item_id],
+        AutomationRun.make,
     )
 
 
 # -- content automations -----------------------------------------------------------------------
-
-
-def due_content_automations(
-    cur: Cursor, now: datetime, limit: int = 50, workspace_id: str | None = None
-) -> list[Row]:
-    """Enabled rules whose next run has come (in one workspace, or all)."""
-    return fetch_all(
-        cur,
-        "SELECT * FROM content_automations WHERE enabled AND deleted_at IS NULL"
-        " AND next_run_at IS NOT NULL AND next_run_at <= ?"
-        " AND (? IS NULL OR workspace_id = ?) ORDER BY next_run_at, id LIMIT ?",
-        [now, workspace_id, workspace_id, limit],
-    )
 
 
 def claim_content_run(
@@ -230,12 +261,12 @@ def finish_run_events(cur: Cursor, workspace_id: str, automation_id: str, now: d
 
 
 def automation_position(cur: Cursor, automation_id: str) -> int | None:
-    row = fetch_one(
+    found: int | None = fetch_value(
         cur,
         "SELECT position FROM content_automation_state WHERE automation_id = ?",
         [automation_id],
     )
-    return None if row is None else int(row["position"])
+    return found
 
 
 def save_automation_position(
@@ -256,12 +287,10 @@ def save_automation_position(
 
 
 def seen_items(cur: Cursor, automation_id: str) -> set[str]:
-    rows = fetch_all(
-        cur,
-        "SELECT item_key FROM content_automation_seen WHERE automation_id = ?",
-        [automation_id],
+    cur.execute(
+        "SELECT item_key FROM content_automation_seen WHERE automation_id = ?", [automation_id]
     )
-    return {str(r["item_key"]) for r in rows}
+    return {key for (key,) in cur.fetchall()}
 
 
 def mark_seen(cur: Cursor, automation_id: str, item_key: str) -> bool:
@@ -272,10 +301,8 @@ def mark_seen(cur: Cursor, automation_id: str, item_key: str) -> bool:
             " VALUES (?, ?, NULL, ?)",
             [automation_id, item_key, utcnow()],
         )
-    except Exception as exc:
-        if is_duplicate(exc):
-            return False
-        raise
+    except DuplicateKeyError:
+        return False  # another runner took it first
     return True
 
 

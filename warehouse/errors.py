@@ -52,10 +52,12 @@ def translate(exc: BaseException) -> BaseException:
         # ("Conflict on tuple deletion!"), a catalog's "write-write conflict": all a
         # concurrent writer winning.
         translated = ConflictError(text)
-    elif isinstance(exc, duckdb.ConstraintException | duckdb.TransactionException) and (
-        "duplicate key" in lowered or "primary key" in lowered or "unique" in lowered
-    ):
-        # In a statement (ConstraintException) or at COMMIT (TransactionException).
+    elif (
+        isinstance(exc, duckdb.ConstraintException | duckdb.TransactionException)
+        and ("duplicate key" in lowered or "primary key" in lowered or "unique" in lowered)
+    ) or ("duplicate key" in lowered and "constraint" in lowered):
+        # In a statement (ConstraintException), at COMMIT (TransactionException), or on the
+        # host over Quack, where it arrives as an InvalidInputException with the host's text.
         translated = DuplicateKeyError(text)
     else:
         translated = StoreError(text)

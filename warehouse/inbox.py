@@ -7,11 +7,126 @@ An item's stored ``status`` is what the last write set; a snooze that has run ou
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Self
 
 from warehouse.ids import new_id, utcnow
-from warehouse.rows import Cursor, Row, fetch_all, fetch_one
+from warehouse.rows import Cursor, TableRow, columns, fetch_one, fetch_row, fetch_rows
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRow:
+    """A conversation as a reader sees it: ``status`` with run-out snoozes open, a preview."""
+
+    id: str
+    workspace_id: str
+    account_id: str
+    platform: str
+    kind: str
+    external_id: str
+    post_id: str | None
+    author_handle: str
+    author_name: str | None
+    snoozed_until: datetime | None
+    tags: list[str]
+    assignee: str | None
+    last_message_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    stored_status: str
+    status: str
+    preview: str | None
+
+    @classmethod
+    def make(cls, values: tuple[Any, ...]) -> Self:
+        args = list(values)
+        args[10] = list(args[10])  # tags
+        return cls(*args)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRow(TableRow):
+    """One message of a conversation, inbound or a reply (with its delivery)."""
+
+    TABLE = "inbox_messages"
+
+    id: str
+    item_id: str
+    workspace_id: str
+    direction: str
+    author_handle: str
+    text: str
+    external_id: str | None
+    delivery: str
+    sent_by: str | None
+    created_at: datetime
+    claimed_by: str | None
+    lease_expires_at: datetime | None
+    delivery_attempts: int | None
+    next_attempt_at: datetime | None
+    delivery_error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DraftRow(TableRow):
+    """A suggested reply."""
+
+    TABLE = "inbox_drafts"
+
+    id: str
+    item_id: str
+    workspace_id: str
+    text: str
+    source: str
+    confidence: float
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AutomationRow(TableRow):
+    """An inbox rule: a trigger (phrases or an intent) and the action it takes."""
+
+    TABLE = "inbox_automations"
+
+    id: str
+    workspace_id: str
+    name: str
+    enabled: bool
+    trigger_type: str
+    phrases: list[str]
+    intent: str | None
+    action: str
+    action_params: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    deleted_at: datetime | None
+
+    @classmethod
+    def make(cls, values: tuple[Any, ...]) -> Self:
+        (id_, ws, name, enabled, trigger, phrases, intent, action, params, *rest) = values
+        parsed = json.loads(params) if isinstance(params, str) else dict(params)
+        return cls(id_, ws, name, enabled, trigger, list(phrases), intent, action, parsed, *rest)
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """A human reply and the inbound message it answered."""
+
+    item_id: str
+    reply: str
+    inbound_id: str
+    inbound: str
+    reply_id: str
+
+    @classmethod
+    def make(cls, values: tuple[Any, ...]) -> Self:
+        return cls(*values)
+
+
+_MESSAGE = columns(MessageRow)
+_DRAFT = columns(DraftRow)
+_AUTOMATION = columns(AutomationRow)
 
 
 def _naive_utc(value: datetime) -> datetime:
@@ -97,7 +212,7 @@ def upsert_conversation(
     return str(item_id)
 
 
-def get_item(cur: Cursor, workspace_id: str, item_id: str) -> Row | None:
+def get_item(cur: Cursor, workspace_id: str, item_id: str) -> ItemRow | None:
     found = list_items(cur, workspace_id, item_id=item_id, limit=1)
     return found[0] if found else None
 
@@ -115,14 +230,15 @@ def list_items(
     item_id: str | None = None,
     after: tuple[datetime, str] | None = None,
     limit: int = 100,
-) -> list[Row]:
+) -> list[ItemRow]:
     """Items by newest activity first: ``(last_message_at DESC, id DESC)``, keyset ``after``."""
     now = utcnow()
     after_at, after_id = after if after is not None else (None, None)
     # ``status`` is what a reader sees: a snooze that has run out reads as open.
-    return fetch_all(
+    return fetch_rows(
         cur,
-        "SELECT * FROM (SELECT i.id, i.workspace_id, i.account_id, i.platform, i.kind,"
+        f"SELECT {columns(ItemRow)} FROM"  # noqa: S608 - constants
+        " (SELECT i.id, i.workspace_id, i.account_id, i.platform, i.kind,"
         " i.external_id, i.post_id, i.author_handle, i.author_name, i.snoozed_until, i.tags,"
         " i.assignee, i.last_message_at, i.created_at, i.updated_at,"
         " i.status AS stored_status,"
@@ -160,6 +276,7 @@ def list_items(
             after_id,
             limit,
         ],
+        ItemRow.make,
     )
 
 
@@ -183,22 +300,24 @@ def update_item(
 # -- messages ----------------------------------------------------------------------------------
 
 
-def list_messages(cur: Cursor, workspace_id: str, item_id: str) -> list[Row]:
+def list_messages(cur: Cursor, workspace_id: str, item_id: str) -> list[MessageRow]:
     """A conversation's messages, oldest first."""
-    return fetch_all(
+    return fetch_rows(
         cur,
-        "SELECT * FROM inbox_messages WHERE workspace_id = ? AND item_id = ?"
+        f"SELECT {_MESSAGE} FROM inbox_messages WHERE workspace_id = ? AND item_id = ?"  # noqa: S608 - constants
         " ORDER BY created_at, id",
         [workspace_id, item_id],
+        MessageRow.make,
     )
 
 
-def latest_inbound(cur: Cursor, workspace_id: str, item_id: str) -> Row | None:
-    return fetch_one(
+def latest_inbound(cur: Cursor, workspace_id: str, item_id: str) -> MessageRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM inbox_messages WHERE workspace_id = ? AND item_id = ?"
+        f"SELECT {_MESSAGE} FROM inbox_messages WHERE workspace_id = ? AND item_id = ?"  # noqa: S608 - constants
         " AND direction = 'inbound' ORDER BY created_at DESC, id DESC LIMIT 1",
         [workspace_id, item_id],
+        MessageRow.make,
     )
 
 
@@ -223,25 +342,26 @@ def add_outbound(
     return message_id
 
 
-def get_message(cur: Cursor, workspace_id: str, message_id: str) -> Row | None:
-    return fetch_one(
+def get_message(cur: Cursor, workspace_id: str, message_id: str) -> MessageRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM inbox_messages WHERE workspace_id = ? AND id = ?",
+        f"SELECT {_MESSAGE} FROM inbox_messages WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
         [workspace_id, message_id],
+        MessageRow.make,
     )
 
 
 def past_exchanges(
     cur: Cursor, workspace_id: str, *, exclude_message_id: str | None = None, limit: int = 500
-) -> list[Row]:
+) -> list[Exchange]:
     """The workspace's most recent human replies, each with the inbound message it answered.
 
     A human reply is an outbound message sent with an API key (``sent_by`` ``key_…``), not by an
-    automation, whose delivery has not failed. Rows: ``inbound``, ``reply``, ``item_id``.
+    automation, whose delivery has not failed.
     """
-    return fetch_all(
+    return fetch_rows(
         cur,
-        "SELECT * FROM (SELECT o.item_id, o.text AS reply,"
+        f"SELECT {columns(Exchange)} FROM (SELECT o.item_id, o.text AS reply,"  # noqa: S608 - constants
         " (SELECT i.id FROM inbox_messages i WHERE i.item_id = o.item_id"
         "  AND i.direction = 'inbound' AND i.created_at <= o.created_at"
         "  ORDER BY i.created_at DESC, i.id DESC LIMIT 1) AS inbound_id,"
@@ -253,6 +373,7 @@ def past_exchanges(
         " ORDER BY o.created_at DESC, o.id DESC LIMIT ?)"
         " WHERE inbound IS NOT NULL AND (? IS NULL OR inbound_id <> ?)",
         [workspace_id, limit, exclude_message_id, exclude_message_id],
+        Exchange.make,
     )
 
 
@@ -271,34 +392,29 @@ def insert_draft(
     return draft_id
 
 
-def get_draft(cur: Cursor, workspace_id: str, draft_id: str) -> Row | None:
-    return fetch_one(
+def get_draft(cur: Cursor, workspace_id: str, draft_id: str) -> DraftRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM inbox_drafts WHERE workspace_id = ? AND id = ?",
+        f"SELECT {_DRAFT} FROM inbox_drafts WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
         [workspace_id, draft_id],
+        DraftRow.make,
     )
 
 
 def list_drafts(
     cur: Cursor, workspace_id: str, item_id: str, *, after: str | None = None, limit: int = 100
-) -> list[Row]:
+) -> list[DraftRow]:
     """An item's drafts, newest first."""
-    return fetch_all(
+    return fetch_rows(
         cur,
-        "SELECT * FROM inbox_drafts WHERE workspace_id = ? AND item_id = ?"
+        f"SELECT {_DRAFT} FROM inbox_drafts WHERE workspace_id = ? AND item_id = ?"  # noqa: S608 - constants
         " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
         [workspace_id, item_id, after, after, limit],
+        DraftRow.make,
     )
 
 
 # -- automations -------------------------------------------------------------------------------
-
-
-def _automation_row(row: Row | None) -> Row | None:
-    if row is not None:
-        params = row["action_params"]
-        row["action_params"] = json.loads(params) if isinstance(params, str) else dict(params)
-    return row
 
 
 def insert_automation(
@@ -336,14 +452,13 @@ def insert_automation(
     return automation_id
 
 
-def get_automation(cur: Cursor, workspace_id: str, automation_id: str) -> Row | None:
-    return _automation_row(
-        fetch_one(
-            cur,
-            "SELECT * FROM inbox_automations WHERE workspace_id = ? AND id = ?"
-            " AND deleted_at IS NULL",
-            [workspace_id, automation_id],
-        )
+def get_automation(cur: Cursor, workspace_id: str, automation_id: str) -> AutomationRow | None:
+    return fetch_row(
+        cur,
+        f"SELECT {_AUTOMATION} FROM inbox_automations"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
+        [workspace_id, automation_id],
+        AutomationRow.make,
     )
 
 
@@ -354,14 +469,15 @@ def list_automations(
     enabled: bool | None = None,
     after: str | None = None,
     limit: int = 100,
-) -> list[Row]:
-    rows = fetch_all(
+) -> list[AutomationRow]:
+    return fetch_rows(
         cur,
-        "SELECT * FROM inbox_automations WHERE workspace_id = ? AND deleted_at IS NULL"
+        f"SELECT {_AUTOMATION} FROM inbox_automations"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND deleted_at IS NULL"
         " AND (? IS NULL OR enabled = ?) AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
         [workspace_id, enabled, enabled, after, after, limit],
+        AutomationRow.make,
     )
-    return [r for r in (_automation_row(row) for row in rows) if r is not None]
 
 
 def update_automation(

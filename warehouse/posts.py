@@ -8,7 +8,100 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from warehouse.ids import id_floor, new_id, utcnow
-from warehouse.rows import Cursor, Row, fetch_all, fetch_one
+from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
+from warehouse.workspaces import AccountRow
+
+
+@dataclass(frozen=True, slots=True)
+class PostRow(TableRow):
+    """A post as stored."""
+
+    TABLE = "posts"
+
+    id: str
+    workspace_id: str
+    text: str
+    status: str
+    scheduled_at: datetime | None
+    published_at: datetime | None
+    approval_required: bool
+    tags: list[str]
+    media_ids: list[str]
+    platform_options: dict[str, Any]
+    source: str
+    created_by: str | None
+    created_at: datetime
+    updated_at: datetime
+    canceled_at: datetime | None
+
+    @classmethod
+    def make(cls, values: tuple[Any, ...]) -> PostRow:
+        (id_, ws, text, status, scheduled, published, approval, tags, media, options, *rest) = (
+            values
+        )
+        return cls(
+            id_,
+            ws,
+            text,
+            status,
+            scheduled,
+            published,
+            bool(approval),
+            list(tags),
+            list(media),
+            json.loads(options) if options else {},
+            *rest,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DestinationRow(TableRow):
+    """One account a post goes to, and how its publishing went."""
+
+    TABLE = "post_destinations"
+
+    id: str
+    post_id: str
+    workspace_id: str
+    account_id: str
+    platform: str
+    status: str
+    platform_post_id: str | None
+    platform_url: str | None
+    error_code: str | None
+    error_message: str | None
+    attempts: int
+    next_attempt_at: datetime | None
+    first_attempt_at: datetime | None
+    claimed_by: str | None
+    lease_expires_at: datetime | None
+    published_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class MediaRow(TableRow):
+    """An uploaded file's record (its bytes live under the media directory)."""
+
+    TABLE = "media"
+
+    id: str
+    workspace_id: str
+    kind: str
+    content_type: str
+    size_bytes: int
+    sha256: str
+    filename: str | None
+    storage_key: str
+    alt_text: str | None
+    created_at: datetime
+
+
+_POST = columns(PostRow)
+_POST_P = columns(PostRow, "p")
+_DESTINATION = columns(DestinationRow)
+_MEDIA = columns(MediaRow)
 
 # -- posts -------------------------------------------------------------------------------------
 
@@ -24,25 +117,21 @@ class NewPost:
     media_ids: list[str]
     platform_options: dict[str, Any]
     created_by: str
+    source: str = "api"  # api | queue | automation
 
 
 def insert_post(cur: Cursor, post: NewPost) -> str:
     """Insert a post; returns its id."""
-    return str(insert_post_row(cur, post)["id"])
+    return insert_posts(cur, [post])[0].id
 
 
-def insert_post_row(cur: Cursor, post: NewPost) -> Row:
-    """Insert a post; returns its row as stored (so that the caller need not read it back)."""
-    return insert_posts(cur, [post])[0]
-
-
-_POST_COLUMNS = (
+_INSERTED_COLUMNS = (
     "id, workspace_id, text, status, scheduled_at, approval_required, tags, media_ids,"
     " platform_options, source, created_by, created_at, updated_at"
 )
 
 
-def insert_posts(cur: Cursor, posts: list[NewPost]) -> list[Row]:
+def insert_posts(cur: Cursor, posts: list[NewPost]) -> list[PostRow]:
     """Insert posts in one statement; their rows as stored, in the order given."""
     if not posts:
         return []
@@ -60,18 +149,20 @@ def insert_posts(cur: Cursor, posts: list[NewPost]) -> list[Row]:
             post.tags,
             post.media_ids,
             json.dumps(post.platform_options),
+            post.source,
             post.created_by,
             now,
             now,
         ]
     # One multi-row INSERT costs ~0.15 ms a row at 16 rows against ~0.8 ms for one alone.
-    values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, 'api', ?, ?, ?)"] * len(posts))
-    rows = fetch_all(
+    values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(posts))
+    rows = fetch_rows(
         cur,
-        f"INSERT INTO posts ({_POST_COLUMNS}) VALUES {values} RETURNING *",  # noqa: S608
+        f"INSERT INTO posts ({_INSERTED_COLUMNS}) VALUES {values} RETURNING {_POST}",  # noqa: S608
         params,
+        PostRow.make,
     )
-    by_id = {row["id"]: row for row in rows}
+    by_id = {row.id: row for row in rows}
     return [by_id[post_id] for post_id in ids]
 
 
@@ -120,9 +211,12 @@ def set_status(
     )
 
 
-def get_post(cur: Cursor, workspace_id: str, post_id: str) -> Row | None:
-    return fetch_one(
-        cur, "SELECT * FROM posts WHERE workspace_id = ? AND id = ?", [workspace_id, post_id]
+def get_post(cur: Cursor, workspace_id: str, post_id: str) -> PostRow | None:
+    return fetch_row(
+        cur,
+        f"SELECT {_POST} FROM posts WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
+        [workspace_id, post_id],
+        PostRow.make,
     )
 
 
@@ -140,7 +234,7 @@ class PostFilter:
 
 def list_posts(
     cur: Cursor, workspace_id: str, where: PostFilter, after: str | None, limit: int
-) -> list[Row]:
+) -> list[PostRow]:
     """Posts of a workspace, newest first, after the keyset cursor ``after``."""
     # Only the filters given become predicates: DuckDB does not fold "? IS NULL OR …" on
     # bound parameters, and those ORs cost 20 of a page's 32 ms on 100k posts (measured by
@@ -172,7 +266,7 @@ def list_posts(
         clauses.append(f"EXISTS (SELECT 1 FROM post_destinations d WHERE {exists})")  # noqa: S608 - constants
     # The page's ids first (one narrow column through the top-N), then its rows by id.
     page = (
-        "SELECT p.* FROM posts p WHERE p.id IN (SELECT p.id FROM posts p WHERE "  # noqa: S608 - constants
+        f"SELECT {_POST_P} FROM posts p WHERE p.id IN (SELECT p.id FROM posts p WHERE "  # noqa: S608 - constants
         + " AND ".join(clauses)
         + " AND p.id >= ? ORDER BY p.id DESC LIMIT ?) ORDER BY p.id DESC"
     )
@@ -183,10 +277,11 @@ def list_posts(
         # Filtered pages skip it: a rare status or tag would pay every probe for nothing.
         now = utcnow()
         for days in _PROBE_DAYS:
-            rows = fetch_all(cur, page, [*params, id_floor("post", now - timedelta(days)), limit])
+            floor = id_floor("post", now - timedelta(days))
+            rows = fetch_rows(cur, page, [*params, floor, limit], PostRow.make)
             if len(rows) >= limit:
                 return rows
-    return fetch_all(cur, page, [*params, "", limit])
+    return fetch_rows(cur, page, [*params, "", limit], PostRow.make)
 
 
 # Windows (days back from now) the first page tries, each 8 times the last, before all posts;
@@ -199,7 +294,7 @@ _PROBE_DAYS = (1, 8, 64)
 
 def replace_destinations(
     cur: Cursor, post_id: str, workspace_id: str, accounts: list[tuple[str, str]]
-) -> list[Row]:
+) -> list[DestinationRow]:
     """Set a post's destinations to ``accounts`` (account id, platform), each ``pending``."""
     cur.execute("DELETE FROM post_destinations WHERE post_id = ?", [post_id])
     return insert_destinations(cur, post_id, workspace_id, accounts)
@@ -207,73 +302,70 @@ def replace_destinations(
 
 def insert_destinations(
     cur: Cursor, post_id: str, workspace_id: str, accounts: list[tuple[str, str]]
-) -> list[Row]:
+) -> list[DestinationRow]:
     """Add a new post's destinations in one statement; their rows, in the order given."""
     return insert_destinations_of(cur, [(post_id, workspace_id, accounts)])[post_id]
 
 
 def insert_destinations_of(
     cur: Cursor, posts: list[tuple[str, str, list[tuple[str, str]]]]
-) -> dict[str, list[Row]]:
+) -> dict[str, list[DestinationRow]]:
     """Add new posts' destinations ((post, workspace, [(account, platform)])) in one statement."""
-    found: dict[str, list[Row]] = {post_id: [] for post_id, _, _ in posts}
-    columns: list[list[str]] = [[], [], [], [], []]
+    found: dict[str, list[DestinationRow]] = {post_id: [] for post_id, _, _ in posts}
+    values: list[list[str]] = [[], [], [], [], []]
     for post_id, workspace_id, accounts in posts:
         for account, platform in accounts:
             # ids grow within this process, so ORDER BY id (as destinations_of reads) is
             # the order given.
             for column, value in zip(
-                columns, (new_id("dst"), post_id, workspace_id, account, platform), strict=True
+                values, (new_id("dst"), post_id, workspace_id, account, platform), strict=True
             ):
                 column.append(value)
-    if not columns[0]:
+    if not values[0]:
         return found
     now = utcnow()
-    rows = fetch_all(
+    rows = fetch_rows(
         cur,
         "INSERT INTO post_destinations (id, post_id, workspace_id, account_id, platform,"
         " status, created_at, updated_at)"
         " SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"
-        " unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), 'pending', ?, ? RETURNING *",
-        [*columns, now, now],
+        f" unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), 'pending', ?, ? RETURNING {_DESTINATION}",
+        [*values, now, now],
+        DestinationRow.make,
     )
-    for row in sorted(rows, key=lambda row: str(row["id"])):
-        found[row["post_id"]].append(row)
+    for row in sorted(rows, key=lambda row: row.id):
+        found[row.post_id].append(row)
     return found
 
 
-def destination_choices(cur: Cursor, workspace_id: str) -> tuple[bool, list[Row]]:
+def destination_choices(cur: Cursor, workspace_id: str) -> tuple[bool, list[AccountRow]]:
     """A workspace's approval_required and all its accounts (newest first), in one query."""
-    rows = fetch_all(
-        cur,
-        "SELECT w.approval_required AS workspace_approval_required, a.*"
+    cur.execute(
+        f"SELECT w.approval_required, {columns(AccountRow, 'a')}"  # noqa: S608 - constants
         " FROM workspaces w LEFT JOIN accounts a ON a.workspace_id = w.id"
         " WHERE w.id = ? ORDER BY a.id DESC",
         [workspace_id],
     )
-    approval = bool(rows and rows[0]["workspace_approval_required"])
-    accounts = []
-    for row in rows:
-        if row["id"] is not None:
-            del row["workspace_approval_required"]
-            accounts.append(row)
-    return approval, accounts
+    rows = cur.fetchall()
+    approval = bool(rows and rows[0][0])
+    return approval, [AccountRow.make(row[1:]) for row in rows if row[1] is not None]
 
 
-def destinations_of(cur: Cursor, post_ids: list[str]) -> dict[str, list[Row]]:
+def destinations_of(cur: Cursor, post_ids: list[str]) -> dict[str, list[DestinationRow]]:
     """Each post's destinations, in the order they were given."""
-    found: dict[str, list[Row]] = {post_id: [] for post_id in post_ids}
+    found: dict[str, list[DestinationRow]] = {post_id: [] for post_id in post_ids}
     if not post_ids:
         return found
-    for row in fetch_all(
+    for row in fetch_rows(
         cur,
         # IN (unnest) is a hash join on the page's ids; list_contains(?, post_id) scanned
         # every destination (15 ms of a 50-post page on 100k posts).
-        "SELECT * FROM post_destinations WHERE post_id IN (SELECT unnest(?::VARCHAR[]))"
-        " ORDER BY id",
+        f"SELECT {_DESTINATION} FROM post_destinations"  # noqa: S608 - constants
+        " WHERE post_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY id",
         [post_ids],
+        DestinationRow.make,
     ):
-        found[row["post_id"]].append(row)
+        found[row.post_id].append(row)
     return found
 
 
@@ -312,29 +404,34 @@ def insert_media(cur: Cursor, media: NewMedia) -> None:
     )
 
 
-def get_media(cur: Cursor, workspace_id: str, media_id: str) -> Row | None:
-    return fetch_one(
-        cur, "SELECT * FROM media WHERE workspace_id = ? AND id = ?", [workspace_id, media_id]
+def get_media(cur: Cursor, workspace_id: str, media_id: str) -> MediaRow | None:
+    return fetch_row(
+        cur,
+        f"SELECT {_MEDIA} FROM media WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
+        [workspace_id, media_id],
+        MediaRow.make,
     )
 
 
-def media_by_ids(cur: Cursor, workspace_id: str, ids: list[str]) -> dict[str, Row]:
+def media_by_ids(cur: Cursor, workspace_id: str, ids: list[str]) -> dict[str, MediaRow]:
     if not ids:
         return {}
-    found = fetch_all(
+    found = fetch_rows(
         cur,
-        "SELECT * FROM media WHERE workspace_id = ? AND list_contains(?, id)",
+        f"SELECT {_MEDIA} FROM media WHERE workspace_id = ? AND list_contains(?, id)",  # noqa: S608 - constants
         [workspace_id, ids],
+        MediaRow.make,
     )
-    return {row["id"]: row for row in found}
+    return {row.id: row for row in found}
 
 
 def list_media(
     cur: Cursor, workspace_id: str, kind: str | None, after: str | None, limit: int
-) -> list[Row]:
-    return fetch_all(
+) -> list[MediaRow]:
+    return fetch_rows(
         cur,
-        "SELECT * FROM media WHERE workspace_id = ? AND (? IS NULL OR kind = ?)"
+        f"SELECT {_MEDIA} FROM media WHERE workspace_id = ? AND (? IS NULL OR kind = ?)"  # noqa: S608 - constants
         " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
         [workspace_id, kind, kind, after, after, limit],
+        MediaRow.make,
     )

@@ -8,13 +8,119 @@ See docs/publishing.md for the protocol and why a destination is published exact
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from warehouse.ids import new_id
-from warehouse.rows import Cursor, Row, fetch_all, fetch_one, fetch_value
+from warehouse.posts import DestinationRow
+from warehouse.rows import (
+    Cursor,
+    TableRow,
+    columns,
+    fetch_all,
+    fetch_one,
+    fetch_row,
+    fetch_rows,
+    fetch_value,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim(TableRow):
+    """A destination this worker now holds, under the attempt number it claimed with."""
+
+    TABLE = "post_destinations"
+
+    id: str
+    post_id: str
+    attempts: int
+    first_attempt_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobRow:
+    """What publishing one claimed destination needs: its post, its account, its attempt."""
+
+    id: str
+    post_id: str
+    workspace_id: str
+    account_id: str
+    platform: str
+    attempts: int
+    first_attempt_at: datetime  # set by the claim
+    text: str
+    media_ids: list[str]
+    platform_options: dict[str, Any]
+    scheduled_at: datetime  # a claimed post's time has come
+    external_id: str | None
+    handle: str | None
+    account_status: str | None
+
+    @classmethod
+    def make(cls, values: tuple[Any, ...]) -> JobRow:
+        (id_, post, ws, account, platform, attempts, first, text, media, options, *rest) = values
+        parsed = json.loads(options) if options else {}
+        return cls(
+            id_,
+            post,
+            ws,
+            account,
+            platform,
+            attempts,
+            first,
+            text,
+            list(media or []),
+            parsed,
+            *rest,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MediaFileRow(TableRow):
+    """Where a stored media file is and what it is."""
+
+    TABLE = "media"
+
+    id: str
+    kind: str
+    content_type: str
+    storage_key: str
+    alt_text: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptRow(TableRow):
+    """One logged attempt to publish a destination."""
+
+    TABLE = "publish_attempts"
+
+    id: str
+    destination_id: str
+    post_id: str
+    workspace_id: str
+    worker_id: str
+    attempt: int
+    outcome: str
+    platform_post_id: str | None
+    error_code: str | None
+    error_message: str | None
+    started_at: datetime
+    finished_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class PostState(TableRow):
+    """Where a post is in its lifecycle."""
+
+    TABLE = "posts"
+
+    id: str
+    status: str
+    published_at: datetime | None
+    scheduled_at: datetime | None
 
 
 # A destination is due when its post is live (scheduled, or already publishing), its time has
@@ -22,7 +128,7 @@ from warehouse.rows import Cursor, Row, fetch_all, fetch_one, fetch_value
 # The claim states this twice (the batch it picks, and the rows it updates); both copies below.
 def claim_due(
     cur: Cursor, worker_id: str, now: datetime, lease_until: datetime, limit: int
-) -> list[Row]:
+) -> list[Claim]:
     """Claim up to ``limit`` due destinations for ``worker_id`` in one statement.
 
     Two workers claiming the same row cannot both commit: DuckDB's optimistic concurrency
@@ -32,7 +138,7 @@ def claim_due(
     """
     # Placeholders only in SET and WHERE (none in FROM): DuckDB numbers an UPDATE's FROM
     # placeholders first, while a remote store renders them in text order.
-    return fetch_all(
+    return fetch_rows(
         cur,
         "UPDATE post_destinations AS d SET status = 'publishing', claimed_by = ?,"
         " lease_expires_at = ?, attempts = d.attempts + 1,"
@@ -50,6 +156,7 @@ def claim_due(
         "   hash(d2.id || ?) LIMIT ?)"
         " RETURNING d.id, d.post_id, d.attempts, d.first_attempt_at",
         [worker_id, lease_until, now, now, now, now, now, now, now, now, worker_id, limit],
+        Claim.make,
     )
 
 
@@ -84,11 +191,11 @@ def release(cur: Cursor, destination_ids: list[str], worker_id: str, now: dateti
     return len(rows)
 
 
-def load_jobs(cur: Cursor, destination_ids: list[str]) -> list[Row]:
+def load_jobs(cur: Cursor, destination_ids: list[str]) -> list[JobRow]:
     """What publishing each claimed destination needs: its post, account and attempt."""
     if not destination_ids:
         return []
-    return fetch_all(
+    return fetch_rows(
         cur,
         "SELECT d.id, d.post_id, d.workspace_id, d.account_id, d.platform, d.attempts,"
         " d.first_attempt_at, p.text, p.media_ids, p.platform_options, p.scheduled_at,"
@@ -97,20 +204,21 @@ def load_jobs(cur: Cursor, destination_ids: list[str]) -> list[Row]:
         " LEFT JOIN accounts a ON a.id = d.account_id"
         " WHERE list_contains(?, d.id)",
         [destination_ids],
+        JobRow.make,
     )
 
 
-def media_files(cur: Cursor, media_ids: list[str]) -> dict[str, Row]:
+def media_files(cur: Cursor, media_ids: list[str]) -> dict[str, MediaFileRow]:
     """Stored media by id (storage key, kind, content type, alt text)."""
     if not media_ids:
         return {}
-    rows = fetch_all(
+    rows = fetch_rows(
         cur,
-        "SELECT id, kind, content_type, storage_key, alt_text FROM media"
-        " WHERE list_contains(?, id)",
+        f"SELECT {columns(MediaFileRow)} FROM media WHERE list_contains(?, id)",  # noqa: S608 - constants
         [media_ids],
+        MediaFileRow.make,
     )
-    return {row["id"]: row for row in rows}
+    return {row.id: row for row in rows}
 
 
 @dataclass(frozen=True)
@@ -203,7 +311,7 @@ def log_attempts(
     )
 
 
-def roll_up(cur: Cursor, post_ids: list[str] | None, now: datetime) -> list[Row]:
+def roll_up(cur: Cursor, post_ids: list[str] | None, now: datetime) -> list[PostState]:
     """Settle live posts whose destinations are all done (all posts when ``post_ids`` is None).
 
     published when every destination published (published_at = the last one), failed when
@@ -211,7 +319,7 @@ def roll_up(cur: Cursor, post_ids: list[str] | None, now: datetime) -> list[Row]
     meanwhile is never resurrected. Run after each destination's outcome commits: the last
     one to commit sees every outcome, so no post is left behind (the sweep covers crashes).
     """
-    settled = fetch_all(
+    settled = fetch_rows(
         cur,
         "UPDATE posts AS p SET"
         " status = CASE WHEN s.failed = 0 THEN 'published'"
@@ -228,9 +336,10 @@ def roll_up(cur: Cursor, post_ids: list[str] | None, now: datetime) -> list[Row]
         "  (SELECT ?::TIMESTAMP AS now) AS k"
         " WHERE p.id = s.post_id AND p.status IN ('scheduled', 'publishing')"
         " AND s.published + s.failed = s.total"
-        " RETURNING p.id, p.status",
+        " RETURNING p.id, p.status, p.published_at, p.scheduled_at",
         # Placeholders only in FROM, in text order (see claim_due).
         [post_ids is None, post_ids or [], now],
+        PostState.make,
     )
     settle_queue_items(cur, post_ids, now)
     return settled
@@ -260,24 +369,34 @@ def settle_queue_items(cur: Cursor, post_ids: list[str] | None, now: datetime) -
     )
 
 
-def attempts_of(cur: Cursor, destination_id: str) -> list[Row]:
+def attempts_of(cur: Cursor, destination_id: str) -> list[AttemptRow]:
     """A destination's logged attempts, oldest first."""
-    return fetch_all(
+    return fetch_rows(
         cur,
-        "SELECT * FROM publish_attempts WHERE destination_id = ? ORDER BY attempt, started_at",
+        f"SELECT {columns(AttemptRow)} FROM publish_attempts"  # noqa: S608 - constants
+        " WHERE destination_id = ? ORDER BY attempt, started_at",
         [destination_id],
+        AttemptRow.make,
     )
 
 
-def destination(cur: Cursor, destination_id: str) -> Row | None:
+def destination(cur: Cursor, destination_id: str) -> DestinationRow | None:
     """One destination row."""
-    return fetch_one(cur, "SELECT * FROM post_destinations WHERE id = ?", [destination_id])
+    return fetch_row(
+        cur,
+        f"SELECT {columns(DestinationRow)} FROM post_destinations WHERE id = ?",  # noqa: S608 - constants
+        [destination_id],
+        DestinationRow.make,
+    )
 
 
-def post_status(cur: Cursor, post_id: str) -> Row | None:
+def post_status(cur: Cursor, post_id: str) -> PostState | None:
     """A post's status and published_at."""
-    return fetch_one(
-        cur, "SELECT id, status, published_at, scheduled_at FROM posts WHERE id = ?", [post_id]
+    return fetch_row(
+        cur,
+        f"SELECT {columns(PostState)} FROM posts WHERE id = ?",  # noqa: S608 - constants
+        [post_id],
+        PostState.make,
     )
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Self
 
 from warehouse.ids import new_id, utcnow
-from warehouse.rows import Cursor, Row, fetch_all, fetch_one
+from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
 from warehouse.sql import literal
 
 EVENT_TYPES = (
@@ -20,6 +21,72 @@ EVENT_TYPES = (
     "approval.rejected",
     "approval.returned",
 )
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointRow(TableRow):
+    """A URL a workspace's events are POSTed to, signed with ``secret``."""
+
+    TABLE = "webhook_endpoints"
+
+    id: str
+    workspace_id: str
+    url: str
+    secret: str
+    description: str | None
+    event_types: list[str]
+    enabled: bool
+    created_at: datetime
+    updated_at: datetime
+    deleted_at: datetime | None
+
+    @classmethod
+    def make(cls, values: tuple[Any, ...]) -> Self:
+        (id_, ws, url, secret, description, event_types, *rest) = values
+        return cls(id_, ws, url, secret, description, list(event_types), *rest)
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow(TableRow):
+    """A lifecycle event in the outbox (``payload`` is its JSON text)."""
+
+    TABLE = "webhook_events"
+
+    id: str
+    workspace_id: str
+    event_type: str
+    payload: str
+    created_at: datetime
+    dispatched_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryRow(TableRow):
+    """One event on its way to one endpoint, and how its attempts went."""
+
+    TABLE = "webhook_deliveries"
+
+    id: str
+    event_id: str
+    endpoint_id: str
+    workspace_id: str
+    event_type: str
+    body: str
+    status: str
+    attempts: int
+    next_attempt_at: datetime | None
+    claimed_by: str | None
+    lease_expires_at: datetime | None
+    response_status: int | None
+    response_ms: float | None
+    last_error: str | None
+    delivered_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+_ENDPOINT = columns(EndpointRow)
+_DELIVERY = columns(DeliveryRow)
 
 
 # -- the outbox --------------------------------------------------------------------------------
@@ -61,31 +128,32 @@ def enqueue_many(cur: Cursor, events: list[tuple[str, str, dict[str, Any]]]) -> 
     return ids
 
 
-def undispatched_events(cur: Cursor, limit: int = 200) -> list[Row]:
-    return fetch_all(
+def undispatched_events(cur: Cursor, limit: int = 200) -> list[EventRow]:
+    return fetch_rows(
         cur,
-        "SELECT * FROM webhook_events WHERE dispatched_at IS NULL ORDER BY id LIMIT ?",
+        f"SELECT {columns(EventRow)} FROM webhook_events"  # noqa: S608 - constants
+        " WHERE dispatched_at IS NULL ORDER BY id LIMIT ?",
         [limit],
+        EventRow.make,
     )
 
 
-def delivery_body(event: Row) -> str:
+def delivery_body(event: EventRow) -> str:
     """The exact JSON body POSTed for an event: id, type, created_at, workspace_id, data."""
-    created: datetime = event["created_at"]
     return json.dumps(
         {
-            "id": event["id"],
-            "type": event["event_type"],
-            "created_at": created.isoformat(timespec="milliseconds") + "Z",
-            "workspace_id": event["workspace_id"],
-            "data": json.loads(event["payload"]),
+            "id": event.id,
+            "type": event.event_type,
+            "created_at": event.created_at.isoformat(timespec="milliseconds") + "Z",
+            "workspace_id": event.workspace_id,
+            "data": json.loads(event.payload),
         },
         separators=(",", ":"),
         ensure_ascii=False,
     )
 
 
-def fan_out_script(events: list[Row], endpoints: list[Row], now: datetime) -> str:
+def fan_out_script(events: list[EventRow], endpoints: list[EndpointRow], now: datetime) -> str:
     """SQL creating one delivery per (event, subscribed endpoint) and marking events dispatched.
 
     Run through ``Store.execute_script`` (one transaction on the host), so an event is never
@@ -97,17 +165,17 @@ def fan_out_script(events: list[Row], endpoints: list[Row], now: datetime) -> st
     for event in events:
         body = delivery_body(event)
         for endpoint in endpoints:
-            if endpoint["workspace_id"] != event["workspace_id"]:
+            if endpoint.workspace_id != event.workspace_id:
                 continue
-            if event["event_type"] not in list(endpoint["event_types"]):
+            if event.event_type not in endpoint.event_types:
                 continue
             values = ", ".join(
                 [
                     literal(new_id("whd")),
-                    literal(str(event["id"])),
-                    literal(str(endpoint["id"])),
-                    literal(str(event["workspace_id"])),
-                    literal(str(event["event_type"])),
+                    literal(event.id),
+                    literal(endpoint.id),
+                    literal(event.workspace_id),
+                    literal(event.event_type),
                     literal(body),
                     "'pending'",
                     "0",
@@ -121,7 +189,7 @@ def fan_out_script(events: list[Row], endpoints: list[Row], now: datetime) -> st
             statements.append(f"INSERT INTO webhook_deliveries VALUES ({values});")  # noqa: S608
         statements.append(
             f"UPDATE webhook_events SET dispatched_at = {literal(now)}"  # noqa: S608 - literal()
-            f" WHERE id = {literal(str(event['id']))} AND dispatched_at IS NULL;"
+            f" WHERE id = {literal(event.id)} AND dispatched_at IS NULL;"
         )
     return "\n".join(statements)
 
@@ -129,10 +197,14 @@ def fan_out_script(events: list[Row], endpoints: list[Row], now: datetime) -> st
 # -- endpoints ---------------------------------------------------------------------------------
 
 
-def live_endpoints(cur: Cursor) -> list[Row]:
+def live_endpoints(cur: Cursor) -> list[EndpointRow]:
     """Every enabled endpoint, across workspaces (the fan-out's targets)."""
-    return fetch_all(
-        cur, "SELECT * FROM webhook_endpoints WHERE enabled AND deleted_at IS NULL ORDER BY id"
+    return fetch_rows(
+        cur,
+        f"SELECT {_ENDPOINT} FROM webhook_endpoints"  # noqa: S608 - constants
+        " WHERE enabled AND deleted_at IS NULL ORDER BY id",
+        None,
+        EndpointRow.make,
     )
 
 
@@ -156,20 +228,26 @@ def insert_endpoint(
     return endpoint_id
 
 
-def get_endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> Row | None:
-    return fetch_one(
+def get_endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> EndpointRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM webhook_endpoints WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
+        f"SELECT {_ENDPOINT} FROM webhook_endpoints"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
         [workspace_id, endpoint_id],
+        EndpointRow.make,
     )
 
 
-def list_endpoints(cur: Cursor, workspace_id: str, after: str | None, limit: int) -> list[Row]:
-    return fetch_all(
+def list_endpoints(
+    cur: Cursor, workspace_id: str, after: str | None, limit: int
+) -> list[EndpointRow]:
+    return fetch_rows(
         cur,
-        "SELECT * FROM webhook_endpoints WHERE workspace_id = ? AND deleted_at IS NULL"
+        f"SELECT {_ENDPOINT} FROM webhook_endpoints"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND deleted_at IS NULL"
         " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
         [workspace_id, after, after, limit],
+        EndpointRow.make,
     )
 
 
@@ -203,25 +281,31 @@ def delete_endpoint(cur: Cursor, endpoint_id: str) -> None:
 
 def claim_deliveries(
     cur: Cursor, worker: str, *, lease_seconds: float, limit: int, now: datetime | None = None
-) -> list[Row]:
+) -> list[DeliveryRow]:
     """Lease due pending deliveries to ``worker`` in one statement (one runner wins each)."""
     now = now or utcnow()
-    return fetch_all(
+    return fetch_rows(
         cur,
-        "UPDATE webhook_deliveries SET claimed_by = ?, lease_expires_at = ?,"
+        "UPDATE webhook_deliveries SET claimed_by = ?, lease_expires_at = ?,"  # noqa: S608 - constants
         " attempts = attempts + 1, updated_at = ?"
         " WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending'"
         "  AND next_attempt_at <= ? AND (lease_expires_at IS NULL OR lease_expires_at < ?)"
         "  ORDER BY next_attempt_at, id LIMIT ?)"
         " AND status = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at < ?)"
-        " RETURNING id, event_id, endpoint_id, workspace_id, event_type, body, attempts",
+        f" RETURNING {_DELIVERY}",
         [worker, now + timedelta(seconds=lease_seconds), now, now, now, limit, now],
+        DeliveryRow.make,
     )
 
 
-def endpoint_for_delivery(cur: Cursor, endpoint_id: str) -> Row | None:
+def endpoint_for_delivery(cur: Cursor, endpoint_id: str) -> EndpointRow | None:
     """The endpoint a delivery goes to (deleted or disabled ones included: the caller decides)."""
-    return fetch_one(cur, "SELECT * FROM webhook_endpoints WHERE id = ?", [endpoint_id])
+    return fetch_row(
+        cur,
+        f"SELECT {_ENDPOINT} FROM webhook_endpoints WHERE id = ?",  # noqa: S608 - constants
+        [endpoint_id],
+        EndpointRow.make,
+    )
 
 
 def finish_delivery(
@@ -266,11 +350,13 @@ def list_deliveries(
     status: str | None,
     after: str | None,
     limit: int,
-) -> list[Row]:
+) -> list[DeliveryRow]:
     """An endpoint's deliveries, newest first."""
-    return fetch_all(
+    return fetch_rows(
         cur,
-        "SELECT * FROM webhook_deliveries WHERE workspace_id = ? AND endpoint_id = ?"
+        f"SELECT {_DELIVERY} FROM webhook_deliveries"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND endpoint_id = ?"
         " AND (? IS NULL OR status = ?) AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
         [workspace_id, endpoint_id, status, status, after, after, limit],
+        DeliveryRow.make,
     )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, Self
 
 from warehouse.ids import new_id, utcnow
-from warehouse.rows import Cursor, Row, fetch_all, fetch_one
+from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
 
 PLATFORMS = (
     "x",
@@ -20,6 +22,102 @@ PLATFORMS = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class OrganizationRow(TableRow):
+    """An organization: it owns workspaces and API keys."""
+
+    TABLE = "organizations"
+
+    id: str
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceRow(TableRow):
+    """A workspace."""
+
+    TABLE = "workspaces"
+
+    id: str
+    organization_id: str
+    name: str
+    timezone: str
+    approval_required: bool
+    is_test: bool
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyRow(TableRow):
+    """An API key as stored: its hash, never the key."""
+
+    TABLE = "api_keys"
+
+    id: str
+    organization_id: str
+    name: str
+    mode: str
+    key_hash: str
+    key_hint: str
+    scopes: list[str]
+    workspace_ids: list[str]
+    read_rate_limit: int | None
+    write_rate_limit: int | None
+    created_at: datetime
+    expires_at: datetime | None
+    revoked_at: datetime | None
+
+    @classmethod
+    def make(cls, values: tuple[Any, ...]) -> Self:
+        (id_, org, name, mode, key_hash, hint, scopes, workspace_ids, *rest) = values
+        return cls(id_, org, name, mode, key_hash, hint, list(scopes), list(workspace_ids), *rest)
+
+
+@dataclass(frozen=True, slots=True)
+class AccountRow(TableRow):
+    """A connected social account."""
+
+    TABLE = "accounts"
+
+    id: str
+    workspace_id: str
+    platform: str
+    handle: str
+    display_name: str
+    external_id: str
+    status: str
+    is_test: bool
+    follower_count: int | None
+    connected_at: datetime
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class MemberRow(TableRow):
+    """A workspace member (``removed_at`` set once removed; reads return live ones only)."""
+
+    TABLE = "workspace_members"
+
+    id: str
+    workspace_id: str
+    email: str
+    name: str | None
+    role: str
+    created_at: datetime
+    updated_at: datetime
+    removed_at: datetime | None
+
+
+_ORGANIZATION = columns(OrganizationRow)
+_WORKSPACE = columns(WorkspaceRow)
+_API_KEY = columns(ApiKeyRow)
+_ACCOUNT = columns(AccountRow)
+_MEMBER = columns(MemberRow)
+
+
 # -- organizations and workspaces -------------------------------------------------------------
 
 
@@ -32,8 +130,13 @@ def create_organization(cur: Cursor, name: str) -> str:
     return org_id
 
 
-def first_organization(cur: Cursor) -> Row | None:
-    return fetch_one(cur, "SELECT * FROM organizations ORDER BY id LIMIT 1")
+def first_organization(cur: Cursor) -> OrganizationRow | None:
+    return fetch_row(
+        cur,
+        f"SELECT {_ORGANIZATION} FROM organizations ORDER BY id LIMIT 1",  # noqa: S608 - constants
+        None,
+        OrganizationRow.make,
+    )
 
 
 def create_workspace(
@@ -64,21 +167,34 @@ def serialize_on_workspace(cur: Cursor, workspace_id: str) -> None:
     cur.execute("UPDATE workspaces SET updated_at = ? WHERE id = ?", [utcnow(), workspace_id])
 
 
-def get_workspace(cur: Cursor, workspace_id: str) -> Row | None:
-    return fetch_one(cur, "SELECT * FROM workspaces WHERE id = ?", [workspace_id])
-
-
-def find_test_workspace(cur: Cursor) -> Row | None:
-    return fetch_one(cur, "SELECT * FROM workspaces WHERE is_test ORDER BY id LIMIT 1")
-
-
-def list_workspaces(cur: Cursor, ids: list[str], after: str | None, limit: int) -> list[Row]:
-    """Workspaces among ``ids``, newest first, after the keyset cursor ``after``."""
-    return fetch_all(
+def get_workspace(cur: Cursor, workspace_id: str) -> WorkspaceRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM workspaces WHERE list_contains(?, id) AND (? IS NULL OR id < ?)"
-        " ORDER BY id DESC LIMIT ?",
+        f"SELECT {_WORKSPACE} FROM workspaces WHERE id = ?",  # noqa: S608 - constants
+        [workspace_id],
+        WorkspaceRow.make,
+    )
+
+
+def find_test_workspace(cur: Cursor) -> WorkspaceRow | None:
+    return fetch_row(
+        cur,
+        f"SELECT {_WORKSPACE} FROM workspaces WHERE is_test ORDER BY id LIMIT 1",  # noqa: S608 - constants
+        None,
+        WorkspaceRow.make,
+    )
+
+
+def list_workspaces(
+    cur: Cursor, ids: list[str], after: str | None, limit: int
+) -> list[WorkspaceRow]:
+    """Workspaces among ``ids``, newest first, after the keyset cursor ``after``."""
+    return fetch_rows(
+        cur,
+        f"SELECT {_WORKSPACE} FROM workspaces"  # noqa: S608 - constants
+        " WHERE list_contains(?, id) AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
         [ids, after, after, limit],
+        WorkspaceRow.make,
     )
 
 
@@ -122,12 +238,22 @@ def insert_api_key(
     return key_id
 
 
-def find_api_key(cur: Cursor, key_hash: str) -> Row | None:
-    return fetch_one(cur, "SELECT * FROM api_keys WHERE key_hash = ?", [key_hash])
+def find_api_key(cur: Cursor, key_hash: str) -> ApiKeyRow | None:
+    return fetch_row(
+        cur,
+        f"SELECT {_API_KEY} FROM api_keys WHERE key_hash = ?",  # noqa: S608 - constants
+        [key_hash],
+        ApiKeyRow.make,
+    )
 
 
-def list_api_keys(cur: Cursor) -> list[Row]:
-    return fetch_all(cur, "SELECT * FROM api_keys ORDER BY id DESC")
+def list_api_keys(cur: Cursor) -> list[ApiKeyRow]:
+    return fetch_rows(
+        cur,
+        f"SELECT {_API_KEY} FROM api_keys ORDER BY id DESC",  # noqa: S608 - constants
+        None,
+        ApiKeyRow.make,
+    )
 
 
 def revoke_api_key(cur: Cursor, key_id: str) -> bool:
@@ -182,28 +308,34 @@ def list_accounts(
     platform: str | None = None,
     after: str | None = None,
     limit: int = 1000,
-) -> list[Row]:
-    return fetch_all(
+) -> list[AccountRow]:
+    return fetch_rows(
         cur,
-        "SELECT * FROM accounts WHERE workspace_id = ? AND (? IS NULL OR platform = ?)"
+        f"SELECT {_ACCOUNT} FROM accounts"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND (? IS NULL OR platform = ?)"
         " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
         [workspace_id, platform, platform, after, after, limit],
+        AccountRow.make,
     )
 
 
-def get_account(cur: Cursor, workspace_id: str, account_id: str) -> Row | None:
-    return fetch_one(
-        cur, "SELECT * FROM accounts WHERE workspace_id = ? AND id = ?", [workspace_id, account_id]
-    )
-
-
-def accounts_by_ids(cur: Cursor, workspace_id: str, ids: list[str]) -> dict[str, Row]:
-    found = fetch_all(
+def get_account(cur: Cursor, workspace_id: str, account_id: str) -> AccountRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM accounts WHERE workspace_id = ? AND list_contains(?, id)",
-        [workspace_id, ids],
+        f"SELECT {_ACCOUNT} FROM accounts WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
+        [workspace_id, account_id],
+        AccountRow.make,
     )
-    return {row["id"]: row for row in found}
+
+
+def accounts_by_ids(cur: Cursor, workspace_id: str, ids: list[str]) -> dict[str, AccountRow]:
+    found = fetch_rows(
+        cur,
+        f"SELECT {_ACCOUNT} FROM accounts WHERE workspace_id = ? AND list_contains(?, id)",  # noqa: S608 - constants
+        [workspace_id, ids],
+        AccountRow.make,
+    )
+    return {row.id: row for row in found}
 
 
 def set_account_status(cur: Cursor, account_id: str, status: str) -> None:
@@ -229,20 +361,23 @@ def insert_member(cur: Cursor, workspace_id: str, email: str, name: str | None, 
     return member_id
 
 
-def get_member(cur: Cursor, workspace_id: str, member_id: str) -> Row | None:
-    return fetch_one(
+def get_member(cur: Cursor, workspace_id: str, member_id: str) -> MemberRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM workspace_members WHERE workspace_id = ? AND id = ? AND removed_at IS NULL",
+        f"SELECT {_MEMBER} FROM workspace_members"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND id = ? AND removed_at IS NULL",
         [workspace_id, member_id],
+        MemberRow.make,
     )
 
 
-def find_member_by_email(cur: Cursor, workspace_id: str, email: str) -> Row | None:
-    return fetch_one(
+def find_member_by_email(cur: Cursor, workspace_id: str, email: str) -> MemberRow | None:
+    return fetch_row(
         cur,
-        "SELECT * FROM workspace_members WHERE workspace_id = ? AND email = ?"
-        " AND removed_at IS NULL",
+        f"SELECT {_MEMBER} FROM workspace_members"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND email = ? AND removed_at IS NULL",
         [workspace_id, email],
+        MemberRow.make,
     )
 
 
@@ -253,13 +388,15 @@ def list_members(
     role: str | None = None,
     after: str | None = None,
     limit: int = 1000,
-) -> list[Row]:
+) -> list[MemberRow]:
     """Live members, newest first, after the keyset cursor ``after``."""
-    return fetch_all(
+    return fetch_rows(
         cur,
-        "SELECT * FROM workspace_members WHERE workspace_id = ? AND removed_at IS NULL"
+        f"SELECT {_MEMBER} FROM workspace_members"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND removed_at IS NULL"
         " AND (? IS NULL OR role = ?) AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
         [workspace_id, role, role, after, after, limit],
+        MemberRow.make,
     )
 
 

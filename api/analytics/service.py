@@ -491,27 +491,27 @@ class _Baseline:
         )
 
 
-def _competitor_out(row: Row, ranking_row: Row | None, baseline: _Baseline) -> Competitor:
+def _competitor_out(
+    row: repo.CompetitorRow, ranking_row: Row | None, baseline: _Baseline
+) -> Competitor:
     ranking = None if ranking_row is None else ranking_out(ranking_row)
     return Competitor(
-        id=row["id"],
-        platform=row["platform"],
-        handle=row["handle"],
-        created_at=_utc(row["created_at"]),
+        id=row.id,
+        platform=row.platform,
+        handle=row.handle,
+        created_at=_utc(row.created_at),
         ranking=ranking,
-        benchmark=baseline.benchmark(row["platform"], ranking),
+        benchmark=baseline.benchmark(row.platform, ranking),
     )
 
 
 def competitors(cur: Cursor, workspace_id: str, page: PageRequest) -> Competitors:
     rows = repo.list_competitors(cur, workspace_id, page.after_value(), page.fetch)
     kept = rows[: page.limit]
-    rankings = repo.competitor_rankings(cur, workspace_id, [r["id"] for r in kept])
+    rankings = repo.competitor_rankings(cur, workspace_id, [r.id for r in kept])
     baseline = _Baseline(cur, workspace_id)
     found = page.page(
-        rows,
-        lambda r: _competitor_out(r, rankings.get(r["id"]), baseline),
-        lambda r: [r["id"]],
+        rows, lambda r: _competitor_out(r, rankings.get(r.id), baseline), lambda r: [r.id]
     )
     return Competitors(
         items=found.items,
@@ -530,7 +530,7 @@ def track_competitor(cur: Cursor, workspace_id: str, body: CompetitorCreate) -> 
     existing = repo.find_live_competitor(cur, workspace_id, body.platform, handle)
     if existing is not None:
         raise InvalidState(
-            f"{body.platform} account {handle!r} is already tracked as {existing['id']}."
+            f"{body.platform} account {handle!r} is already tracked as {existing.id}."
         )
     competitor_id = repo.insert_competitor(cur, workspace_id, body.platform, handle)
     row = repo.get_live_competitor(cur, workspace_id, competitor_id)
@@ -578,17 +578,17 @@ def post_analytics(cur: Cursor, workspace_id: str, post_id: str) -> PostAnalytic
             key
             for key in groups
             if key not in matched
-            and key[0] == dest["platform"]
-            and (key[2] == dest["platform_post_id"] or key[1] == dest["account_id"])
+            and key[0] == dest.platform
+            and (key[2] == dest.platform_post_id or key[1] == dest.account_id)
         ]
         matched.update(mine)
         dest_rows = sorted((r for key in mine for r in groups[key]), key=lambda r: r["day"])
         out.append(
             DestinationAnalytics(
-                destination_id=dest["id"],
-                account_id=dest["account_id"],
-                platform=dest["platform"],
-                platform_post_id=dest["platform_post_id"],
+                destination_id=dest.id,
+                account_id=dest.account_id,
+                platform=dest.platform,
+                platform_post_id=dest.platform_post_id,
                 totals=_totals(dest_rows),
                 series=_daily(dest_rows),
             )

@@ -18,7 +18,7 @@ from warehouse import approvals as repo
 from warehouse import posts as posts_repo
 from warehouse import webhooks as webhooks_repo
 from warehouse.ids import from_db, utcnow
-from warehouse.rows import Cursor, Row
+from warehouse.rows import Cursor
 
 EXCERPT = 280
 # The item's status after each action, and the post's.
@@ -29,52 +29,53 @@ OUTCOMES = {
 }
 
 
-def _event_out(row: Row) -> ApprovalEvent:
+def _event_out(row: repo.EventRow) -> ApprovalEvent:
     return ApprovalEvent(
-        id=row["id"],
-        action=row["action"],
-        actor=row["actor"],
-        comment=row["comment"],
-        created_at=from_db(row["created_at"]),
+        id=row.id,
+        action=row.action,
+        actor=row.actor,
+        comment=row.comment,
+        created_at=from_db(row.created_at),
     )
 
 
-def _item_out(row: Row, events: list[Row]) -> ApprovalItem:
+def _item_out(row: repo.ReviewRow, events: list[repo.EventRow]) -> ApprovalItem:
+    item = row.item
     return ApprovalItem(
-        id=row["id"],
-        batch_id=row["batch_id"],
-        status=row["status"],
-        actionable=row["status"] == "pending" and row["post_status"] == "pending_approval",
-        comment=row["comment"],
-        decided_by=row["decided_by"],
-        decided_at=from_db(row["decided_at"]),
+        id=item.id,
+        batch_id=item.batch_id,
+        status=item.status,
+        actionable=item.status == "pending" and row.post_status == "pending_approval",
+        comment=item.comment,
+        decided_by=item.decided_by,
+        decided_at=from_db(item.decided_at),
         post=PostSummary(
-            post_id=row["post_id"],
-            text=row["post_text"][:EXCERPT],
-            status=row["post_status"],
-            scheduled_at=from_db(row["post_scheduled_at"]),
+            post_id=item.post_id,
+            text=row.post_text[:EXCERPT],
+            status=row.post_status,
+            scheduled_at=from_db(row.post_scheduled_at),
         ),
         events=[_event_out(e) for e in events],
-        created_at=from_db(row["created_at"]),
-        updated_at=from_db(row["updated_at"]),
+        created_at=from_db(item.created_at),
+        updated_at=from_db(item.updated_at),
     )
 
 
-def _batches_out(cur: Cursor, rows: Sequence[Row]) -> list[ApprovalBatch]:
-    items = repo.items_of_batches(cur, [row["id"] for row in rows])
-    events = repo.events_of_items(cur, [i["id"] for found in items.values() for i in found])
+def _batches_out(cur: Cursor, rows: Sequence[repo.BatchRow]) -> list[ApprovalBatch]:
+    items = repo.items_of_batches(cur, [row.id for row in rows])
+    events = repo.events_of_items(cur, [r.item.id for found in items.values() for r in found])
     out = []
     for row in rows:
-        shown = [_item_out(i, events[i["id"]]) for i in items[row["id"]]]
+        shown = [_item_out(r, events[r.item.id]) for r in items[row.id]]
         out.append(
             ApprovalBatch(
-                id=row["id"],
-                name=row["name"],
-                batch_date=row["batch_date"],
+                id=row.id,
+                name=row.name,
+                batch_date=row.batch_date,
                 status="pending" if any(i.actionable for i in shown) else "completed",
                 items=shown,
-                created_at=from_db(row["created_at"]),
-                updated_at=from_db(row["updated_at"]),
+                created_at=from_db(row.created_at),
+                updated_at=from_db(row.updated_at),
             )
         )
     return out
@@ -85,7 +86,7 @@ def list_batches(
 ) -> Page[ApprovalBatch]:
     rows = repo.list_batches(cur, workspace_id, status, page.after_value(), page.fetch)
     converted = {b.id: b for b in _batches_out(cur, rows[: page.limit])}
-    return page.page(rows, lambda r: converted[r["id"]], lambda r: [r["id"]])
+    return page.page(rows, lambda r: converted[r.id], lambda r: [r.id])
 
 
 def get_batch(cur: Cursor, workspace_id: str, batch_id: str) -> ApprovalBatch:
@@ -115,7 +116,7 @@ def withdraw(cur: Cursor, workspace_id: str, post_id: str, actor: str) -> None:
     """Record that a post waiting for review was canceled; its item is no longer actionable."""
     item = repo.pending_item_of_post(cur, post_id)
     if item is not None:
-        repo.insert_event(cur, item["id"], workspace_id, "cancel", actor, None)
+        repo.insert_event(cur, item.id, workspace_id, "cancel", actor, None)
 
 
 def act(
@@ -127,24 +128,22 @@ def act(
     comment = body.comment.strip() if body.comment else None
     if body.action == "reject" and not comment:
         raise ValidationFailed.on("comment", "required", "A rejection needs a comment.")
-    if item["status"] != "pending":
-        raise InvalidState(f"This item was already {item['status']}.")
-    post = posts_repo.get_post(cur, workspace_id, item["post_id"])
-    if post is None or post["status"] != "pending_approval":
-        status = post["status"] if post else "deleted"
+    if item.status != "pending":
+        raise InvalidState(f"This item was already {item.status}.")
+    post = posts_repo.get_post(cur, workspace_id, item.post_id)
+    if post is None or post.status != "pending_approval":
+        status = post.status if post else "deleted"
         raise InvalidState(f"The item's post is {status}; nothing to review.")
     item_status, post_status = OUTCOMES[body.action]
     now = utcnow()
     repo.decide_item(cur, item_id, item_status, comment, actor, now)
     repo.insert_event(cur, item_id, workspace_id, body.action, actor, comment)
     if body.action == "approve":
-        posts_repo.set_status(
-            cur, post["id"], post_status, scheduled_at=post["scheduled_at"] or now
-        )
+        posts_repo.set_status(cur, post.id, post_status, scheduled_at=post.scheduled_at or now)
     elif body.action == "reject":
-        posts_repo.set_status(cur, post["id"], post_status, canceled_at=now)
+        posts_repo.set_status(cur, post.id, post_status, canceled_at=now)
     else:
-        posts_repo.set_status(cur, post["id"], post_status)
+        posts_repo.set_status(cur, post.id, post_status)
     decided = get_item(cur, workspace_id, item_id)
     # Lifecycle events go to the webhook outbox in this same transaction.
     webhooks_repo.enqueue_event(
@@ -154,5 +153,5 @@ def act(
     if follow is not None:
         from api.posts import service as posts  # posts' service imports this module
 
-        posts.emit(cur, workspace_id, follow, posts.get_post(cur, workspace_id, post["id"]))
+        posts.emit(cur, workspace_id, follow, posts.get_post(cur, workspace_id, post.id))
     return decided

@@ -7,7 +7,6 @@ consecutive slot occurrences after now. An item whose slot has already passed wh
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -45,9 +44,10 @@ from api.schemas import ErrorDetail, Page
 from api.workspaces.service import resolve_destination
 from connectors import outbound
 from warehouse import automation as repo
+from warehouse import posts as posts_repo
 from warehouse import workspaces as ws_repo
 from warehouse.ids import from_db, to_db
-from warehouse.rows import Cursor, Row
+from warehouse.rows import Cursor
 
 MAX_RANGE = timedelta(days=366)
 DEFAULT_SLOT_WINDOW = timedelta(days=14)
@@ -73,10 +73,6 @@ def _required(value: datetime | None) -> datetime:
     return aware
 
 
-def _load(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
-
-
 def _fail(details: list[ErrorDetail]) -> None:
     if details:
         raise ValidationFailed(f"{details[0].field}: {details[0].message}", details)
@@ -89,12 +85,14 @@ def _zone(name: str, field: str) -> ZoneInfo:
     return tz
 
 
-def _destinations(cur: Cursor, workspace_id: str, refs: Sequence[str], field: str) -> list[Row]:
+def _destinations(
+    cur: Cursor, workspace_id: str, refs: Sequence[str], field: str
+) -> list[ws_repo.AccountRow]:
     """Resolve each destination once; the same account twice is an error."""
-    resolved: list[Row] = []
+    resolved: list[ws_repo.AccountRow] = []
     for index, ref in enumerate(refs):
         account = resolve_destination(cur, workspace_id, ref, f"{field}.{index}")
-        if any(a["id"] == account["id"] for a in resolved):
+        if any(a.id == account.id for a in resolved):
             raise ValidationFailed.on(
                 f"{field}.{index}", "duplicate", f"{ref!r} names an account already listed."
             )
@@ -159,10 +157,10 @@ def _check_rendered(
         return
     if target.get("queue_id") is not None:
         queue = repo.get_queue(cur, workspace_id, target["queue_id"])
-        platforms = [d["platform"] for d in _load(queue["destinations"])] if queue else []
+        platforms = [d["platform"] for d in queue.destinations] if queue else []
     else:
         accounts = ws_repo.accounts_by_ids(cur, workspace_id, list(target.get("platforms") or []))
-        platforms = [a["platform"] for a in accounts.values()]
+        platforms = [a.platform for a in accounts.values()]
     limits = {p: POST_TEXT_LIMITS[p] for p in platforms if p in POST_TEXT_LIMITS}
     if not limits:
         return
@@ -207,22 +205,22 @@ def _target(cur: Cursor, workspace_id: str, target: Target) -> dict[str, Any]:
             )
         return {"queue_id": target.queue_id}
     accounts = _destinations(cur, workspace_id, target.platforms or [], "target.platforms")
-    return {"platforms": [a["id"] for a in accounts]}
+    return {"platforms": [a.id for a in accounts]}
 
 
-def automation_out(row: Row) -> ContentAutomation:
-    target = _load(row["target"])
+def automation_out(row: repo.AutomationRow) -> ContentAutomation:
+    target = row.target
     return ContentAutomation(
-        id=row["id"],
-        name=row["name"],
-        enabled=row["enabled"],
-        source=_load(row["source"]),
-        schedule=_load(row["schedule"]),
+        id=row.id,
+        name=row.name,
+        enabled=row.enabled,
+        source=row.source,
+        schedule=row.schedule,
         target=AutomationTarget(queue_id=target.get("queue_id"), platforms=target.get("platforms")),
-        next_run_at=_aware(row["next_run_at"]),
-        last_run_at=_aware(row["last_run_at"]),
-        created_at=_required(row["created_at"]),
-        updated_at=_required(row["updated_at"]),
+        next_run_at=_aware(row.next_run_at),
+        last_run_at=_aware(row.last_run_at),
+        created_at=_required(row.created_at),
+        updated_at=_required(row.updated_at),
     )
 
 
@@ -247,10 +245,10 @@ def list_automations(
     cur: Cursor, workspace_id: str, enabled: bool | None, page: PageRequest
 ) -> Page[ContentAutomation]:
     rows = repo.list_automations(cur, workspace_id, enabled, page.after_value(), page.fetch)
-    return page.page(rows, automation_out, lambda r: [r["id"]])
+    return page.page(rows, automation_out, lambda r: [r.id])
 
 
-def _get_automation_row(cur: Cursor, workspace_id: str, automation_id: str) -> Row:
+def _get_automation_row(cur: Cursor, workspace_id: str, automation_id: str) -> repo.AutomationRow:
     row = repo.get_automation(cur, workspace_id, automation_id)
     if row is None:
         raise NotFound.resource("content automation", automation_id)
@@ -298,21 +296,15 @@ def update_automation(
     for field in changes:
         if getattr(body, field) is None:
             raise ValidationFailed.on(field, "null", f"{field} cannot be null.")
-    name = body.name if body.name is not None else row["name"]
-    enabled = body.enabled if body.enabled is not None else bool(row["enabled"])
+    name = body.name if body.name is not None else row.name
+    enabled = body.enabled if body.enabled is not None else bool(row.enabled)
     if body.source is not None:
         _check_source(cur, workspace_id, body.source, policy)
         source = body.source.model_dump(mode="json")
     else:
-        source = _load(row["source"])
-    schedule = (
-        body.schedule.model_dump(mode="json")
-        if body.schedule is not None
-        else _load(row["schedule"])
-    )
-    target = (
-        _target(cur, workspace_id, body.target) if body.target is not None else _load(row["target"])
-    )
+        source = row.source
+    schedule = body.schedule.model_dump(mode="json") if body.schedule is not None else row.schedule
+    target = _target(cur, workspace_id, body.target) if body.target is not None else row.target
     if body.source is not None or body.target is not None:
         _check_rendered(cur, workspace_id, source, target)
     next_run = compute_next_run(schedule["cron"], schedule["timezone"], _now())
@@ -340,13 +332,13 @@ def delete_automation(cur: Cursor, workspace_id: str, automation_id: str) -> Non
 # -- destination presets -----------------------------------------------------------------------
 
 
-def preset_out(row: Row) -> DestinationPreset:
+def preset_out(row: repo.PresetRow) -> DestinationPreset:
     return DestinationPreset(
-        id=row["id"],
-        name=row["name"],
-        destinations=[PresetDestination(**d) for d in _load(row["destinations"])],
-        created_at=_required(row["created_at"]),
-        updated_at=_required(row["updated_at"]),
+        id=row.id,
+        name=row.name,
+        destinations=[PresetDestination(**d) for d in row.destinations],
+        created_at=_required(row.created_at),
+        updated_at=_required(row.updated_at),
     )
 
 
@@ -361,10 +353,10 @@ def _preset_destinations(
             raise ValidationFailed.on(
                 field, "unknown_account", f"No account {dest.account_id!r} here."
             )
-        if any(d["account_id"] == account["id"] for d in out):
+        if any(d["account_id"] == account.id for d in out):
             raise ValidationFailed.on(field, "duplicate", f"{dest.account_id!r} is listed twice.")
         out.append(
-            {"account_id": account["id"], "platform": account["platform"], "options": dest.options}
+            {"account_id": account.id, "platform": account.platform, "options": dest.options}
         )
     return out
 
@@ -375,7 +367,7 @@ def _unique_preset_name(cur: Cursor, workspace_id: str, name: str, exclude: str 
         raise InvalidState(f"A destination preset named {name!r} already exists.")
 
 
-def _get_preset_row(cur: Cursor, workspace_id: str, preset_id: str) -> Row:
+def _get_preset_row(cur: Cursor, workspace_id: str, preset_id: str) -> repo.PresetRow:
     row = repo.get_preset(cur, workspace_id, preset_id)
     if row is None:
         raise NotFound.resource("destination preset", preset_id)
@@ -384,7 +376,7 @@ def _get_preset_row(cur: Cursor, workspace_id: str, preset_id: str) -> Row:
 
 def list_presets(cur: Cursor, workspace_id: str, page: PageRequest) -> Page[DestinationPreset]:
     rows = repo.list_presets(cur, workspace_id, page.after_value(), page.fetch)
-    return page.page(rows, preset_out, lambda r: [r["id"]])
+    return page.page(rows, preset_out, lambda r: [r.id])
 
 
 def get_preset(cur: Cursor, workspace_id: str, preset_id: str) -> DestinationPreset:
@@ -408,9 +400,9 @@ def update_preset(
     destinations = (
         _preset_destinations(cur, workspace_id, body.destinations)
         if body.destinations is not None
-        else _load(row["destinations"])
+        else row.destinations
     )
-    name = body.name if body.name is not None else row["name"]
+    name = body.name if body.name is not None else row.name
     _unique_preset_name(cur, workspace_id, name, preset_id)
     repo.update_preset(cur, preset_id, name, destinations)
     return get_preset(cur, workspace_id, preset_id)
@@ -438,28 +430,28 @@ def _weekly(slots: Sequence[SlotIn], field: str = "slots") -> list[dict[str, Any
     return [{"weekday": w, "time": t} for w, t in sorted(seen)]
 
 
-def _stored_slots(row: Row) -> list[slotlib.WeeklySlot]:
+def _stored_slots(row: repo.QueueRow) -> list[slotlib.WeeklySlot]:
     out = []
-    for slot in _load(row["slots"]):
+    for slot in row.slots:
         hour, minute = slotlib.parse_hhmm(slot["time"]) or (0, 0)
         out.append(slotlib.WeeklySlot(slot["weekday"], hour, minute))
     return out
 
 
-def queue_out(cur: Cursor, row: Row) -> Queue:
+def queue_out(cur: Cursor, row: repo.QueueRow) -> Queue:
     return Queue(
-        id=row["id"],
-        name=row["name"],
-        timezone=row["timezone"],
-        slots=[Slot(**s) for s in _load(row["slots"])],
-        destinations=[QueueDestination(**d) for d in _load(row["destinations"])],
-        active_items=repo.count_active_items(cur, row["id"]),
-        created_at=_required(row["created_at"]),
-        updated_at=_required(row["updated_at"]),
+        id=row.id,
+        name=row.name,
+        timezone=row.timezone,
+        slots=[Slot(**s) for s in row.slots],
+        destinations=[QueueDestination(**d) for d in row.destinations],
+        active_items=repo.count_active_items(cur, row.id),
+        created_at=_required(row.created_at),
+        updated_at=_required(row.updated_at),
     )
 
 
-def _get_queue_row(cur: Cursor, workspace_id: str, queue_id: str) -> Row:
+def _get_queue_row(cur: Cursor, workspace_id: str, queue_id: str) -> repo.QueueRow:
     row = repo.get_queue(cur, workspace_id, queue_id)
     if row is None:
         raise NotFound.resource("queue", queue_id)
@@ -468,7 +460,7 @@ def _get_queue_row(cur: Cursor, workspace_id: str, queue_id: str) -> Row:
 
 def list_queues(cur: Cursor, workspace_id: str, page: PageRequest) -> Page[Queue]:
     rows = repo.list_queues(cur, workspace_id, page.after_value(), page.fetch)
-    return page.page(rows, lambda r: queue_out(cur, r), lambda r: [r["id"]])
+    return page.page(rows, lambda r: queue_out(cur, r), lambda r: [r.id])
 
 
 def get_queue(cur: Cursor, workspace_id: str, queue_id: str) -> Queue:
@@ -479,7 +471,7 @@ def _queue_destinations(
     cur: Cursor, workspace_id: str, refs: Sequence[str]
 ) -> list[dict[str, Any]]:
     accounts = _destinations(cur, workspace_id, refs, "destinations")
-    return [{"account_id": a["id"], "platform": a["platform"]} for a in accounts]
+    return [{"account_id": a.id, "platform": a.platform} for a in accounts]
 
 
 def create_queue(cur: Cursor, workspace_id: str, body: QueueCreate) -> Queue:
@@ -502,20 +494,20 @@ def update_queue(cur: Cursor, workspace_id: str, queue_id: str, body: QueueUpdat
     for field in body.model_fields_set:
         if getattr(body, field) is None:
             raise ValidationFailed.on(field, "null", f"{field} cannot be null.")
-    timezone = row["timezone"]
+    timezone = row.timezone
     if body.timezone is not None:
         _zone(body.timezone, "timezone")
         timezone = body.timezone
-    weekly = _weekly(body.slots) if body.slots is not None else _load(row["slots"])
+    weekly = _weekly(body.slots) if body.slots is not None else row.slots
     destinations = (
         _queue_destinations(cur, workspace_id, body.destinations)
         if body.destinations is not None
-        else _load(row["destinations"])
+        else row.destinations
     )
     repo.update_queue(
         cur,
         queue_id,
-        name=body.name if body.name is not None else row["name"],
+        name=body.name if body.name is not None else row.name,
         timezone=timezone,
         slots=weekly,
         destinations=destinations,
@@ -549,11 +541,11 @@ def queue_slots(
     """Concrete slot occurrences in [start, end), ascending, with the item holding each."""
     row = _get_queue_row(cur, workspace_id, queue_id)
     start, end = _range(start, end, DEFAULT_SLOT_WINDOW)
-    tz = ZoneInfo(row["timezone"])
+    tz = ZoneInfo(row.timezone)
     taken = {
-        _required(i["slot_at"]): i["id"]
+        _required(i.slot_at): i.id
         for i in repo.active_items(cur, queue_id)
-        if i["slot_at"] is not None
+        if i.slot_at is not None
     }
     cursor_at = page.after_value()
     after = (
@@ -583,43 +575,40 @@ def queue_slots(
 # -- queue items -------------------------------------------------------------------------------
 
 
-def reflow(cur: Cursor, queue: Row) -> None:
+def reflow(cur: Cursor, queue: repo.QueueRow) -> None:
     """Give the queue's active items, in position order, consecutive slots after now."""
     now = _now()
-    items = repo.active_items(cur, queue["id"])
+    items = repo.active_items(cur, queue.id)
     due = [
         i
         for i in items
-        if i["status"] == "scheduled"
-        and i["slot_at"] is not None
-        and _required(i["slot_at"]) <= now
+        if i.status == "scheduled" and i.slot_at is not None and _required(i.slot_at) <= now
     ]
     movable = [i for i in items if i not in due]
-    after = max([now, *(_required(i["slot_at"]) for i in due)])
-    times = slotlib.next_slots(
-        _stored_slots(queue), ZoneInfo(queue["timezone"]), after, len(movable)
-    )
+    after = max([now, *(_required(i.slot_at) for i in due)])
+    times = slotlib.next_slots(_stored_slots(queue), ZoneInfo(queue.timezone), after, len(movable))
     for index, item in enumerate(movable):
         slot_at = times[index].at.replace(tzinfo=None) if index < len(times) else None
         status = "scheduled" if slot_at is not None else "queued"
-        if item["slot_at"] == slot_at and item["status"] == status:
+        if item.slot_at == slot_at and item.status == status:
             continue
-        repo.set_item(cur, item["id"], position=item["position"], status=status, slot_at=slot_at)
-        repo.set_post_schedule(cur, item["post_id"], status if slot_at else "draft", slot_at)
+        repo.set_item(cur, item.id, position=item.position, status=status, slot_at=slot_at)
+        repo.set_post_schedule(cur, item.post_id, status if slot_at else "draft", slot_at)
 
 
-def item_out(row: Row) -> QueueItem:
+def item_out(row: repo.QueuedPost) -> QueueItem:
+    item = row.item
     return QueueItem(
-        id=row["id"],
-        queue_id=row["queue_id"],
-        post_id=row["post_id"],
-        position=row["position"],
-        status=row["status"],
-        slot_at=_aware(row["slot_at"]),
-        text=row["post_text"],
-        post_status=row["post_status"],
-        created_at=_required(row["created_at"]),
-        updated_at=_required(row["updated_at"]),
+        id=item.id,
+        queue_id=item.queue_id,
+        post_id=item.post_id,
+        position=item.position,
+        status=item.status,
+        slot_at=_aware(item.slot_at),
+        text=row.post_text,
+        post_status=row.post_status,
+        created_at=_required(item.created_at),
+        updated_at=_required(item.updated_at),
     )
 
 
@@ -633,10 +622,10 @@ def list_items(
     statuses = [status] if status else [s for s in ITEM_STATUSES if s != "removed"]
     after = (page.after_value(0), page.after_value(1)) if page.after is not None else None
     rows = repo.list_items(cur, workspace_id, queue_id, statuses, after, page.fetch)
-    return page.page(rows, item_out, lambda r: [r["position"], r["id"]])
+    return page.page(rows, item_out, lambda r: [r.item.position, r.item.id])
 
 
-def _get_item_row(cur: Cursor, workspace_id: str, queue_id: str, item_id: str) -> Row:
+def _get_item_row(cur: Cursor, workspace_id: str, queue_id: str, item_id: str) -> repo.QueuedPost:
     row = repo.get_item(cur, workspace_id, queue_id, item_id)
     if row is None:
         raise NotFound.resource("queue item", item_id)
@@ -667,17 +656,17 @@ def add_item(
 ) -> QueueItem:
     queue = _get_queue_row(cur, workspace_id, queue_id)
     if body.post_id is not None:
-        post = repo.get_post(cur, workspace_id, body.post_id)
+        post = posts_repo.get_post(cur, workspace_id, body.post_id)
         if post is None:
             raise ValidationFailed.on("post_id", "unknown_post", f"No post {body.post_id!r} here.")
-        if post["status"] != "draft":
-            raise InvalidState(f"Only a draft post can be queued; this one is {post['status']}.")
-        if repo.active_item_for_post(cur, post["id"]) is not None:
+        if post.status != "draft":
+            raise InvalidState(f"Only a draft post can be queued; this one is {post.status}.")
+        if repo.active_item_for_post(cur, post.id) is not None:
             raise InvalidState("This post is already in a queue.")
-        post_id: str = post["id"]
+        post_id = post.id
     else:
         text = body.text or ""
-        destinations = _load(queue["destinations"])
+        destinations = queue.destinations
         _check_text(text, [d["platform"] for d in destinations])
         _media(cur, workspace_id, body.media_ids or [], "media_ids")
         post_id = repo.insert_queue_post(
@@ -703,33 +692,33 @@ def reorder_items(
 ) -> list[QueueItem]:
     queue = _get_queue_row(cur, workspace_id, queue_id)
     items = repo.active_items(cur, queue_id)
-    if len(set(item_ids)) != len(item_ids) or set(item_ids) != {i["id"] for i in items}:
+    if len(set(item_ids)) != len(item_ids) or set(item_ids) != {i.id for i in items}:
         raise ValidationFailed.on(
             "item_ids",
             "not_a_permutation",
             "item_ids must list every queued or scheduled item of the queue exactly once.",
         )
-    by_id = {i["id"]: i for i in items}
-    first = min(i["position"] for i in items)
+    by_id = {i.id: i for i in items}
+    first = min(i.position for i in items)
     for offset, item_id in enumerate(item_ids):
         item = by_id[item_id]
         repo.set_item(
-            cur, item_id, position=first + offset, status=item["status"], slot_at=item["slot_at"]
+            cur, item_id, position=first + offset, status=item.status, slot_at=item.slot_at
         )
     reflow(cur, queue)
     return [get_item(cur, workspace_id, queue_id, i) for i in item_ids]
 
 
-def _remove(cur: Cursor, item: Row) -> None:
-    repo.set_item(cur, item["id"], position=item["position"], status="removed", slot_at=None)
-    repo.cancel_post(cur, item["post_id"])
+def _remove(cur: Cursor, item: repo.QueueItemRow) -> None:
+    repo.set_item(cur, item.id, position=item.position, status="removed", slot_at=None)
+    repo.cancel_post(cur, item.post_id)
 
 
 def remove_item(cur: Cursor, workspace_id: str, queue_id: str, item_id: str) -> QueueItem:
     queue = _get_queue_row(cur, workspace_id, queue_id)
-    item = _get_item_row(cur, workspace_id, queue_id, item_id)
-    if item["status"] not in repo.ACTIVE_ITEM_STATUSES:
-        raise InvalidState(f"The item is {item['status']}; only queued or scheduled items go.")
+    item = _get_item_row(cur, workspace_id, queue_id, item_id).item
+    if item.status not in repo.ACTIVE_ITEM_STATUSES:
+        raise InvalidState(f"The item is {item.status}; only queued or scheduled items go.")
     _remove(cur, item)
     reflow(cur, queue)
     return get_item(cur, workspace_id, queue_id, item_id)
@@ -750,16 +739,16 @@ def _range(
     return start, end
 
 
-def event_out(row: Row) -> ScheduledEvent:
+def event_out(row: repo.CalendarEntry) -> ScheduledEvent:
     return ScheduledEvent(
-        id=row["id"],
-        kind=row["kind"],
-        title=row["title"],
-        starts_at=_required(row["starts_at"]),
-        status=row["status"],
-        ref_type=row["ref_type"],
-        ref_id=row["ref_id"],
-        stored=bool(row.get("stored", True)),
+        id=row.id,
+        kind=row.kind,
+        title=row.title,
+        starts_at=_required(row.starts_at),
+        status=row.status,
+        ref_type=row.ref_type,
+        ref_id=row.ref_id,
+        stored=row.stored,
     )
 
 
@@ -786,7 +775,7 @@ def list_events(
         after=after,
         limit=page.fetch,
     )
-    return page.page(rows, event_out, lambda r: [r["starts_at"].isoformat(), r["id"]])
+    return page.page(rows, event_out, lambda r: [r.starts_at.isoformat(), r.id])
 
 
 def create_event(cur: Cursor, workspace_id: str, body: EventCreate) -> ScheduledEvent:
@@ -794,7 +783,7 @@ def create_event(cur: Cursor, workspace_id: str, body: EventCreate) -> Scheduled
         raise ValidationFailed.on("starts_at", "in_past", "starts_at must be in the future.")
     if body.ref_type is not None and body.ref_id is not None:
         exists = {
-            "post": lambda: repo.get_post(cur, workspace_id, body.ref_id or "") is not None,
+            "post": lambda: posts_repo.get_post(cur, workspace_id, body.ref_id or "") is not None,
             "content_automation": lambda: (
                 repo.get_automation(cur, workspace_id, body.ref_id or "") is not None
             ),
@@ -821,13 +810,13 @@ def create_event(cur: Cursor, workspace_id: str, body: EventCreate) -> Scheduled
 def cancel_event(cur: Cursor, workspace_id: str, event_id: str) -> ScheduledEvent:
     row = repo.get_event(cur, workspace_id, event_id)
     if row is None:
-        if repo.get_post(cur, workspace_id, event_id) is not None:
+        if posts_repo.get_post(cur, workspace_id, event_id) is not None:
             raise InvalidState("This event is the post's publication; cancel the post instead.")
         if repo.queue_item_exists(cur, workspace_id, event_id):
             raise InvalidState("This event is a queue slot; remove the queue item instead.")
         raise NotFound.resource("scheduled event", event_id)
-    if row["status"] != "scheduled":
-        raise InvalidState(f"The event is already {row['status']}.")
+    if row.status != "scheduled":
+        raise InvalidState(f"The event is already {row.status}.")
     repo.cancel_event(cur, event_id)
     updated = repo.get_event(cur, workspace_id, event_id)
     assert updated is not None

@@ -26,7 +26,7 @@ from api.schemas import Deleted, ErrorDetail, Page
 from warehouse import inbox as repo
 from warehouse import workspaces as ws_repo
 from warehouse.ids import from_db, to_db
-from warehouse.rows import Cursor, Row
+from warehouse.rows import Cursor
 
 DETAIL_DRAFTS = 20
 
@@ -40,81 +40,79 @@ def _aware(value: datetime) -> datetime:
     return aware
 
 
-def item_out(row: Row) -> InboxItem:
+def item_out(row: repo.ItemRow) -> InboxItem:
     return InboxItem(
-        id=row["id"],
-        workspace_id=row["workspace_id"],
-        account_id=row["account_id"],
-        platform=row["platform"],
-        kind=row["kind"],
-        external_id=row["external_id"],
-        post_id=row["post_id"],
-        author_handle=row["author_handle"],
-        author_name=row["author_name"],
-        status=row["status"],
-        snoozed_until=from_db(row["snoozed_until"]) if row["status"] == "snoozed" else None,
-        tags=list(row["tags"]),
-        assignee=row["assignee"],
-        preview=row["preview"],
-        last_message_at=_aware(row["last_message_at"]),
-        created_at=_aware(row["created_at"]),
-        updated_at=_aware(row["updated_at"]),
+        id=row.id,
+        workspace_id=row.workspace_id,
+        account_id=row.account_id,
+        platform=row.platform,
+        kind=row.kind,
+        external_id=row.external_id,
+        post_id=row.post_id,
+        author_handle=row.author_handle,
+        author_name=row.author_name,
+        status=row.status,
+        snoozed_until=from_db(row.snoozed_until) if row.status == "snoozed" else None,
+        tags=row.tags,
+        assignee=row.assignee,
+        preview=row.preview,
+        last_message_at=_aware(row.last_message_at),
+        created_at=_aware(row.created_at),
+        updated_at=_aware(row.updated_at),
     )
 
 
-def message_out(row: Row) -> InboxMessage:
+def message_out(row: repo.MessageRow) -> InboxMessage:
     return InboxMessage(
-        id=row["id"],
-        item_id=row["item_id"],
-        direction=row["direction"],
-        author_handle=row["author_handle"],
-        text=row["text"],
-        external_id=row["external_id"],
-        delivery=row["delivery"],
-        sent_by=row["sent_by"],
-        created_at=_aware(row["created_at"]),
+        id=row.id,
+        item_id=row.item_id,
+        direction=row.direction,
+        author_handle=row.author_handle,
+        text=row.text,
+        external_id=row.external_id,
+        delivery=row.delivery,
+        sent_by=row.sent_by,
+        created_at=_aware(row.created_at),
     )
 
 
-def draft_out(row: Row) -> InboxDraft:
+def draft_out(row: repo.DraftRow) -> InboxDraft:
     return InboxDraft(
-        id=row["id"],
-        item_id=row["item_id"],
-        text=row["text"],
-        source=row["source"],
-        confidence=row["confidence"],
-        created_at=_aware(row["created_at"]),
+        id=row.id,
+        item_id=row.item_id,
+        text=row.text,
+        source=row.source,
+        confidence=row.confidence,
+        created_at=_aware(row.created_at),
     )
 
 
-def automation_out(row: Row) -> Automation:
-    params: dict[str, Any] = row["action_params"]
+def automation_out(row: repo.AutomationRow) -> Automation:
+    params = row.action_params
     return Automation(
-        id=row["id"],
-        workspace_id=row["workspace_id"],
-        name=row["name"],
-        enabled=row["enabled"],
-        trigger=Trigger(
-            type=row["trigger_type"], phrases=list(row["phrases"]), intent=row["intent"]
-        ),
-        action=Action(type=row["action"], **params),
-        created_at=_aware(row["created_at"]),
-        updated_at=_aware(row["updated_at"]),
+        id=row.id,
+        workspace_id=row.workspace_id,
+        name=row.name,
+        enabled=row.enabled,
+        trigger=Trigger(type=row.trigger_type, phrases=list(row.phrases), intent=row.intent),
+        action=Action(type=row.action, **params),
+        created_at=_aware(row.created_at),
+        updated_at=_aware(row.updated_at),
     )
 
 
 # -- items -------------------------------------------------------------------------------------
 
 
-def _item(cur: Cursor, workspace_id: str, item_id: str) -> Row:
+def _item(cur: Cursor, workspace_id: str, item_id: str) -> repo.ItemRow:
     row = repo.get_item(cur, workspace_id, item_id)
     if row is None:
         raise NotFound.resource("inbox item", item_id)
     return row
 
 
-def _item_position(row: Row) -> list[Any]:
-    return [row["last_message_at"].isoformat(), row["id"]]
+def _item_position(row: repo.ItemRow) -> list[Any]:
+    return [row.last_message_at.isoformat(), row.id]
 
 
 def _item_after(page: PageRequest) -> tuple[datetime, str] | None:
@@ -195,15 +193,15 @@ def update_item(cur: Cursor, workspace_id: str, item_id: str, body: ItemUpdate) 
             "snoozed_until", "not_allowed", "snoozed_until goes only with status 'snoozed'."
         )
     row = _item(cur, workspace_id, item_id)
-    status: str = row["status"]
-    snoozed_until = row["snoozed_until"] if status == "snoozed" else None
+    status: str = row.status
+    snoozed_until = row.snoozed_until if status == "snoozed" else None
     if body.status is not None:
         if body.status == "snoozed" and status == "closed":
             raise InvalidState("A closed conversation cannot be snoozed; reopen it first.")
         status = body.status
         snoozed_until = to_db(body.snoozed_until) if status == "snoozed" else None
-    tags = _dedupe(body.tags) if body.tags is not None else list(row["tags"])
-    assignee = body.assignee if "assignee" in given else row["assignee"]
+    tags = _dedupe(body.tags) if body.tags is not None else list(row.tags)
+    assignee = body.assignee if "assignee" in given else row.assignee
     repo.update_item(
         cur,
         workspace_id,
@@ -223,16 +221,16 @@ def respond(cur: Cursor, workspace_id: str, item_id: str, body: Respond, actor: 
     row = _item(cur, workspace_id, item_id)
     if body.draft_id is not None:
         draft = repo.get_draft(cur, workspace_id, body.draft_id)
-        if draft is None or draft["item_id"] != item_id:
+        if draft is None or draft.item_id != item_id:
             raise ValidationFailed.on(
                 "draft_id", "unknown_draft", f"No draft {body.draft_id!r} of this inbox item."
             )
-    if row["status"] == "closed":
+    if row.status == "closed":
         raise InvalidState("The conversation is closed; reopen it (status 'open') to respond.")
-    account = ws_repo.get_account(cur, workspace_id, row["account_id"])
-    if account is None or account["status"] == "disconnected":
+    account = ws_repo.get_account(cur, workspace_id, row.account_id)
+    if account is None or account.status == "disconnected":
         raise InvalidState("The conversation's account is disconnected; reconnect it to respond.")
-    message_id = repo.add_outbound(cur, workspace_id, item_id, account["handle"], body.text, actor)
+    message_id = repo.add_outbound(cur, workspace_id, item_id, account.handle, body.text, actor)
     message = repo.get_message(cur, workspace_id, message_id)
     assert message is not None
     return Responded(item=item_out(_item(cur, workspace_id, item_id)), message=message_out(message))
@@ -253,16 +251,16 @@ def create_draft(
     if inbound is None:
         raise InvalidState("The conversation has no inbound message to draft a reply to.")
     history = [
-        drafts.PastExchange(inbound=r["inbound"], reply=r["reply"])
-        for r in repo.past_exchanges(cur, workspace_id, exclude_message_id=inbound["id"])
+        drafts.PastExchange(inbound=r.inbound, reply=r.reply)
+        for r in repo.past_exchanges(cur, workspace_id, exclude_message_id=inbound.id)
     ]
     proposal = drafter.draft(
         drafts.DraftRequest(
-            text=inbound["text"],
-            author_handle=row["author_handle"],
-            author_name=row["author_name"],
-            platform=row["platform"],
-            kind=row["kind"],
+            text=inbound.text,
+            author_handle=row.author_handle,
+            author_name=row.author_name,
+            platform=row.platform,
+            kind=row.kind,
             history=history,
         )
     )
@@ -280,7 +278,7 @@ def list_drafts(
 ) -> Page[InboxDraft]:
     _item(cur, workspace_id, item_id)
     rows = repo.list_drafts(cur, workspace_id, item_id, after=page.after_value(), limit=page.fetch)
-    return page.page(rows, draft_out, lambda r: [r["id"]])
+    return page.page(rows, draft_out, lambda r: [r.id])
 
 
 # -- automations -------------------------------------------------------------------------------
@@ -321,7 +319,7 @@ def _params(action: Action) -> dict[str, Any]:
     return action.model_dump(exclude={"type"}, exclude_none=True)
 
 
-def _automation(cur: Cursor, workspace_id: str, automation_id: str) -> Row:
+def _automation(cur: Cursor, workspace_id: str, automation_id: str) -> repo.AutomationRow:
     row = repo.get_automation(cur, workspace_id, automation_id)
     if row is None:
         raise NotFound.resource("inbox automation", automation_id)
@@ -334,7 +332,7 @@ def list_automations(
     rows = repo.list_automations(
         cur, workspace_id, enabled=enabled, after=page.after_value(), limit=page.fetch
     )
-    return page.page(rows, automation_out, lambda r: [r["id"]])
+    return page.page(rows, automation_out, lambda r: [r.id])
 
 
 def get_automation(cur: Cursor, workspace_id: str, automation_id: str) -> Automation:

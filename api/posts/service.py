@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,7 +32,7 @@ from warehouse import posts as repo
 from warehouse import webhooks as webhooks_repo
 from warehouse import workspaces as ws_repo
 from warehouse.ids import from_db, to_db, utcnow
-from warehouse.rows import Cursor, Row
+from warehouse.rows import Cursor
 
 # Characters (Unicode code points) each platform accepts in a post's text.
 TEXT_LIMITS = {
@@ -65,67 +64,66 @@ CANCELABLE = EDITABLE
 # -- output ------------------------------------------------------------------------------------
 
 
-def _destination_out(row: Row) -> PostDestination:
+def _destination_out(row: repo.DestinationRow) -> PostDestination:
     error = None
-    if row["error_code"] is not None or row["error_message"] is not None:
-        error = DestinationError(code=row["error_code"], message=row["error_message"])
+    if row.error_code is not None or row.error_message is not None:
+        error = DestinationError(code=row.error_code, message=row.error_message)
     return PostDestination(
-        id=row["id"],
-        account_id=row["account_id"],
-        platform=row["platform"],
-        status=row["status"],
-        platform_post_id=row["platform_post_id"],
-        platform_url=row["platform_url"],
+        id=row.id,
+        account_id=row.account_id,
+        platform=row.platform,
+        status=row.status,
+        platform_post_id=row.platform_post_id,
+        platform_url=row.platform_url,
         error=error,
-        published_at=from_db(row["published_at"]),
+        published_at=from_db(row.published_at),
     )
 
 
-def _post_out(row: Row, destinations: list[Row], item: Row | None) -> Post:
-    options = row["platform_options"]
+def _post_out(
+    row: repo.PostRow, destinations: list[repo.DestinationRow], item: approvals_repo.ItemRow | None
+) -> Post:
     approval = None
     if item is not None:
-        approval = PostApproval(
-            item_id=item["id"], batch_id=item["batch_id"], status=item["status"]
-        )
+        approval = PostApproval(item_id=item.id, batch_id=item.batch_id, status=item.status)
     return Post(
-        post_id=row["id"],
-        id=row["id"],
-        workspace_id=row["workspace_id"],
-        status=row["status"],
-        text=row["text"],
-        scheduled_at=from_db(row["scheduled_at"]),
+        post_id=row.id,
+        id=row.id,
+        workspace_id=row.workspace_id,
+        status=row.status,
+        text=row.text,
+        scheduled_at=from_db(row.scheduled_at),
         destinations=[_destination_out(d) for d in destinations],
-        media_ids=list(row["media_ids"]),
-        tags=list(row["tags"]),
-        platform_options=json.loads(options) if options else {},
-        approval_required=row["approval_required"],
+        media_ids=row.media_ids,
+        tags=row.tags,
+        platform_options=row.platform_options,
+        approval_required=row.approval_required,
         approval=approval,
-        created_at=from_db(row["created_at"]),
-        updated_at=from_db(row["updated_at"]),
-        canceled_at=from_db(row["canceled_at"]),
-        published_at=from_db(row["published_at"]),
+        created_at=from_db(row.created_at),
+        updated_at=from_db(row.updated_at),
+        canceled_at=from_db(row.canceled_at),
+        published_at=from_db(row.published_at),
     )
 
 
-def _posts_out(cur: Cursor, rows: Sequence[Row]) -> list[Post]:
-    ids = [row["id"] for row in rows]
+def _posts_out(cur: Cursor, rows: Sequence[repo.PostRow]) -> list[Post]:
+    ids = [row.id for row in rows]
     destinations = repo.destinations_of(cur, ids)
     items = approvals_repo.latest_items_of_posts(cur, ids)
-    return [_post_out(row, destinations[row["id"]], items.get(row["id"])) for row in rows]
+    return [_post_out(row, destinations[row.id], items.get(row.id)) for row in rows]
 
 
-def media_out(row: Row) -> Media:
+def media_out(row: repo.MediaRow) -> Media:
     return Media(
-        id=row["id"],
-        workspace_id=row["workspace_id"],
-        kind=row["kind"],
-        content_type=row["content_type"],
-        size_bytes=row["size_bytes"],
-        sha256=row["sha256"],
-        filename=row["filename"],
-        alt_text=row["alt_text"],
-        created_at=from_db(row["created_at"]),
+        id=row.id,
+        workspace_id=row.workspace_id,
+        kind=row.kind,
+        content_type=row.content_type,
+        size_bytes=row.size_bytes,
+        sha256=row.sha256,
+        filename=row.filename,
+        alt_text=row.alt_text,
+        created_at=from_db(row.created_at),
     )
 
 
@@ -159,7 +157,7 @@ def _expand(
     platforms: Sequence[Destination],
     details: list[ErrorDetail],
     preset_options: dict[str, dict[str, Any]],
-    by_id: dict[str, Row],
+    by_id: dict[str, ws_repo.AccountRow],
 ) -> list[tuple[int, str, str]]:
     """(index, account id or platform name, field) of each entry, presets opened up."""
     refs: list[tuple[int, str, str]] = []
@@ -176,11 +174,11 @@ def _expand(
                     )
                 )
                 continue
-            for dest in json.loads(preset["destinations"]):
+            for dest in preset.destinations:
                 refs.append((index, str(dest["account_id"]), field_name))
                 account = by_id.get(str(dest["account_id"]))
                 if account is not None and dest.get("options"):
-                    preset_options.setdefault(account["platform"], {}).update(dest["options"])
+                    preset_options.setdefault(account.platform, {}).update(dest["options"])
         elif isinstance(entry, DestinationRef):
             refs.append((index, entry.account_id, field_name))
         else:
@@ -194,12 +192,12 @@ def _resolve(
     platforms: Sequence[Destination],
     details: list[ErrorDetail],
     preset_options: dict[str, dict[str, Any]],
-    accounts: list[Row],
+    accounts: list[ws_repo.AccountRow],
 ) -> list[tuple[int, str, str]]:
     """(index, account id, platform) of each destination that resolves."""
     resolved: list[tuple[int, str, str]] = []
     seen: dict[str, int] = {}
-    by_id = {a["id"]: a for a in accounts}
+    by_id = {a.id: a for a in accounts}
     for index, ref, field in _expand(cur, workspace_id, platforms, details, preset_options, by_id):
         if not ref.startswith("acc_") and ref not in TEXT_LIMITS:
             details.append(
@@ -216,26 +214,26 @@ def _resolve(
         except ValidationFailed as exc:
             details.extend(exc.details)
             continue
-        if account["status"] != "active":
+        if account.status != "active":
             details.append(
                 _detail(
                     field,
                     "account_inactive",
-                    f"Account {account['id']} is {account['status']}; reconnect it first.",
+                    f"Account {account.id} is {account.status}; reconnect it first.",
                 )
             )
             continue
-        if account["id"] in seen:
+        if account.id in seen:
             details.append(
                 _detail(
                     field,
                     "duplicate",
-                    f"Same account as platforms.{seen[account['id']]} ({account['id']}).",
+                    f"Same account as platforms.{seen[account.id]} ({account.id}).",
                 )
             )
             continue
-        seen[account["id"]] = index
-        resolved.append((index, account["id"], account["platform"]))
+        seen[account.id] = index
+        resolved.append((index, account.id, account.platform))
     return resolved
 
 
@@ -279,7 +277,7 @@ def validate(
     text: str,
     platforms: Sequence[Destination],
     media_ids: Sequence[str],
-    accounts: list[Row] | None = None,
+    accounts: list[ws_repo.AccountRow] | None = None,
     prior: Sequence[ErrorDetail] = (),
 ) -> Checked:
     """Check a post's destinations, text and media against every platform; all failures at once.
@@ -302,7 +300,7 @@ def validate(
         elif media_id not in found:
             details.append(_detail(field, "unknown_media", f"No media {media_id!r} here."))
         else:
-            kinds.append(found[media_id]["kind"])
+            kinds.append(found[media_id].kind)
         seen_media.add(media_id)
     media_ok = len(kinds) == len(media_ids)
 
@@ -347,7 +345,7 @@ def _needs_approval(cur: Cursor, workspace_id: str, requested: bool) -> bool:
     if requested:
         return True
     workspace = ws_repo.get_workspace(cur, workspace_id)
-    return bool(workspace and workspace["approval_required"])
+    return bool(workspace and workspace.approval_required)
 
 
 # -- commands ----------------------------------------------------------------------------------
@@ -368,7 +366,7 @@ def _draft(
     workspace_id: str,
     actor: str,
     body: PostCreate,
-    choices: tuple[bool, list[Row]],
+    choices: tuple[bool, list[ws_repo.AccountRow]],
 ) -> _Draft:
     """Validate a new post against its workspace ((approval rule, accounts)); nothing written."""
     scheduled_at, past = _check_future(body.scheduled_at)
@@ -402,13 +400,13 @@ def _insert(cur: Cursor, drafts: Sequence[_Draft]) -> list[Post]:
     rows = repo.insert_posts(cur, [draft.new for draft in drafts])
     # A new post has no destinations to delete; the response is built from what was inserted.
     destinations = repo.insert_destinations_of(
-        cur, [(row["id"], d.workspace_id, d.accounts) for row, d in zip(rows, drafts, strict=True)]
+        cur, [(row.id, d.workspace_id, d.accounts) for row, d in zip(rows, drafts, strict=True)]
     )
     posts: list[Post] = []
     events: list[tuple[str, str, dict[str, Any]]] = []
     for row, draft in zip(rows, drafts, strict=True):
-        post_id: str = row["id"]
-        item: Row | None = None
+        post_id = row.id
+        item: approvals_repo.ItemRow | None = None
         if draft.new.status == "pending_approval":
             approvals.submit(cur, draft.workspace_id, post_id, draft.actor)
             item = approvals_repo.latest_items_of_posts(cur, [post_id]).get(post_id)
@@ -453,7 +451,7 @@ def create_posts(cur: Cursor, requests: Sequence[PostRequest]) -> list[bytes | E
     recorded (the caller then goes the careful way, see ``api.idempotency.take``).
     """
     outcomes: list[bytes | Exception] = [KeySeen() for _ in requests]
-    choices: dict[str, tuple[bool, list[Row]]] = {}
+    choices: dict[str, tuple[bool, list[ws_repo.AccountRow]]] = {}
     keys: set[idem_repo.RecordKey] = set()
     valid: list[tuple[int, _Draft]] = []
     for index, request in enumerate(requests):
@@ -506,10 +504,10 @@ def list_posts(
     rows = repo.list_posts(cur, workspace_id, where, page.after_value(), page.fetch)
     page_rows = rows[: page.limit]
     converted = {post.id: post for post in _posts_out(cur, page_rows)}
-    return page.page(rows, lambda r: converted[r["id"]], lambda r: [r["id"]])
+    return page.page(rows, lambda r: converted[r.id], lambda r: [r.id])
 
 
-def _require(cur: Cursor, workspace_id: str, post_id: str) -> Row:
+def _require(cur: Cursor, workspace_id: str, post_id: str) -> repo.PostRow:
     row = repo.get_post(cur, workspace_id, post_id)
     if row is None:
         raise NotFound.resource("post", post_id)
@@ -518,30 +516,30 @@ def _require(cur: Cursor, workspace_id: str, post_id: str) -> Row:
 
 def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: PostUpdate) -> Post:
     row = _require(cur, workspace_id, post_id)
-    status: str = row["status"]
+    status = row.status
     if status not in EDITABLE:
         raise InvalidState(f"A {status} post cannot be edited.")
     given = body.model_fields_set
     if body.draft is True and status != "draft":
         raise InvalidState(f"A {status} post cannot go back to draft; cancel it instead.")
-    if any(d["status"] != "pending" for d in repo.destinations_of(cur, [post_id])[post_id]):
+    if any(d.status != "pending" for d in repo.destinations_of(cur, [post_id])[post_id]):
         # The worker has claimed a destination: editing now could change what goes out.
         raise InvalidState("This post is being published and can no longer be edited.")
     for name in ("text", "platforms", "media_ids", "tags", "platform_options", "draft"):
         if name in given and getattr(body, name) is None:
             raise ValidationFailed.on(name, "null", f"{name} cannot be null.")
 
-    scheduled_at: datetime | None = row["scheduled_at"]
+    scheduled_at = row.scheduled_at
     past: list[ErrorDetail] = []
     if "scheduled_at" in given:
         scheduled_at, past = _check_future(body.scheduled_at)
-    text = body.text if body.text is not None else row["text"]
-    media_ids = body.media_ids if body.media_ids is not None else list(row["media_ids"])
+    text = body.text if body.text is not None else row.text
+    media_ids = body.media_ids if body.media_ids is not None else row.media_ids
     if body.platforms is not None:
         platforms: Sequence[Destination] = body.platforms
     else:
         current = repo.destinations_of(cur, [post_id])[post_id]
-        platforms = [d["account_id"] for d in current]
+        platforms = [d.account_id for d in current]
     checked = validate(cur, workspace_id, text, platforms, media_ids, prior=past)
 
     submit = status == "draft" and body.draft is False
@@ -549,7 +547,7 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
     if submit:
         new_status = (
             "pending_approval"
-            if _needs_approval(cur, workspace_id, row["approval_required"])
+            if _needs_approval(cur, workspace_id, row.approval_required)
             else "scheduled"
         )
     if new_status == "scheduled" and scheduled_at is None:
@@ -557,7 +555,7 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
     options: dict[str, Any] = (
         {str(k): v for k, v in body.platform_options.items()}
         if body.platform_options is not None
-        else json.loads(row["platform_options"] or "{}")
+        else row.platform_options
     )
     repo.update_post(
         cur,
@@ -565,7 +563,7 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
         text=text,
         status=new_status,
         scheduled_at=scheduled_at,
-        tags=list(body.tags) if body.tags is not None else list(row["tags"]),
+        tags=list(body.tags) if body.tags is not None else row.tags,
         media_ids=checked.media_ids,
         platform_options=checked.options(options),
     )
@@ -580,8 +578,7 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
 
 
 def cancel_post(cur: Cursor, workspace_id: str, actor: str, post_id: str) -> Post:
-    row = _require(cur, workspace_id, post_id)
-    status: str = row["status"]
+    status = _require(cur, workspace_id, post_id).status
     if status not in CANCELABLE:
         raise InvalidState(
             f"A {status} post cannot be canceled (only draft, pending_approval or scheduled)."
@@ -599,7 +596,7 @@ def cancel_post(cur: Cursor, workspace_id: str, actor: str, post_id: str) -> Pos
 
 def list_media(cur: Cursor, workspace_id: str, kind: str | None, page: PageRequest) -> Page[Media]:
     rows = repo.list_media(cur, workspace_id, kind, page.after_value(), page.fetch)
-    return page.page(rows, media_out, lambda r: [r["id"]])
+    return page.page(rows, media_out, lambda r: [r.id])
 
 
 def get_media(cur: Cursor, workspace_id: str, media_id: str) -> Media:

@@ -12,7 +12,7 @@ from api.webhooks.schemas import Delivery, Endpoint, EndpointCreate, EndpointCre
 from connectors import outbound
 from warehouse import webhooks as repo
 from warehouse.ids import from_db
-from warehouse.rows import Cursor, Row
+from warehouse.rows import Cursor
 
 
 def _aware(value: datetime) -> datetime:
@@ -21,35 +21,35 @@ def _aware(value: datetime) -> datetime:
     return aware
 
 
-def endpoint_out(row: Row) -> Endpoint:
+def endpoint_out(row: repo.EndpointRow) -> Endpoint:
     return Endpoint(
-        id=row["id"],
-        workspace_id=row["workspace_id"],
-        url=row["url"],
-        event_types=list(row["event_types"]),
-        description=row["description"],
-        enabled=row["enabled"],
-        secret_hint=row["secret"][:10] + "…",
-        created_at=_aware(row["created_at"]),
-        updated_at=_aware(row["updated_at"]),
+        id=row.id,
+        workspace_id=row.workspace_id,
+        url=row.url,
+        event_types=row.event_types,
+        description=row.description,
+        enabled=row.enabled,
+        secret_hint=row.secret[:10] + "…",
+        created_at=_aware(row.created_at),
+        updated_at=_aware(row.updated_at),
     )
 
 
-def delivery_out(row: Row) -> Delivery:
+def delivery_out(row: repo.DeliveryRow) -> Delivery:
     return Delivery(
-        id=row["id"],
-        endpoint_id=row["endpoint_id"],
-        event_id=row["event_id"],
-        event_type=row["event_type"],
-        status=row["status"],
-        attempts=row["attempts"],
-        next_attempt_at=from_db(row["next_attempt_at"]) if row["status"] == "pending" else None,
-        response_status=row["response_status"],
-        response_ms=row["response_ms"],
-        last_error=row["last_error"],
-        delivered_at=from_db(row["delivered_at"]),
-        created_at=_aware(row["created_at"]),
-        updated_at=_aware(row["updated_at"]),
+        id=row.id,
+        endpoint_id=row.endpoint_id,
+        event_id=row.event_id,
+        event_type=row.event_type,
+        status=row.status,
+        attempts=row.attempts,
+        next_attempt_at=from_db(row.next_attempt_at) if row.status == "pending" else None,
+        response_status=row.response_status,
+        response_ms=row.response_ms,
+        last_error=row.last_error,
+        delivered_at=from_db(row.delivered_at),
+        created_at=_aware(row.created_at),
+        updated_at=_aware(row.updated_at),
     )
 
 
@@ -62,7 +62,7 @@ def _check_url(url: str, policy: outbound.Policy) -> str:
     return url
 
 
-def _endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> Row:
+def _endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> repo.EndpointRow:
     row = repo.get_endpoint(cur, workspace_id, endpoint_id)
     if row is None:
         raise NotFound.resource("webhook endpoint", endpoint_id)
@@ -91,7 +91,7 @@ def create_endpoint(
 
 def list_endpoints(cur: Cursor, workspace_id: str, page: PageRequest) -> Page[Endpoint]:
     rows = repo.list_endpoints(cur, workspace_id, page.after_value(), page.fetch)
-    return page.page(rows, endpoint_out, lambda r: [r["id"]])
+    return page.page(rows, endpoint_out, lambda r: [r.id])
 
 
 def get_endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> Endpoint:
@@ -117,14 +117,14 @@ def update_endpoint(
     repo.update_endpoint(
         cur,
         endpoint_id,
-        url=_check_url(body.url, policy) if body.url is not None else row["url"],
-        description=body.description if "description" in given else row["description"],
+        url=_check_url(body.url, policy) if body.url is not None else row.url,
+        description=body.description if "description" in given else row.description,
         event_types=(
             list(dict.fromkeys(body.event_types))
             if body.event_types is not None
-            else list(row["event_types"])
+            else row.event_types
         ),
-        enabled=body.enabled if body.enabled is not None else row["enabled"],
+        enabled=body.enabled if body.enabled is not None else row.enabled,
     )
     return get_endpoint(cur, workspace_id, endpoint_id)
 
@@ -142,4 +142,4 @@ def list_deliveries(
     rows = repo.list_deliveries(
         cur, workspace_id, endpoint_id, status=status, after=page.after_value(), limit=page.fetch
     )
-    return page.page(rows, delivery_out, lambda r: [r["id"]])
+    return page.page(rows, delivery_out, lambda r: [r.id])

@@ -13,7 +13,7 @@ from api.pagination import PageRequest
 from api.schemas import Deleted, Model, Page, UtcDatetime
 from warehouse import workspaces as repo
 from warehouse.ids import from_db
-from warehouse.rows import Cursor, Row
+from warehouse.rows import Cursor
 
 Role = Literal["owner", "admin", "editor", "reviewer", "viewer"]
 
@@ -55,15 +55,15 @@ class MemberUpdate(Model):
     name: Name | None = Field(default=None, description="`null` clears the name.")
 
 
-def member_out(row: Row) -> Member:
+def member_out(row: repo.MemberRow) -> Member:
     return Member(
-        id=row["id"],
-        workspace_id=row["workspace_id"],
-        email=row["email"],
-        name=row["name"],
-        role=row["role"],
-        created_at=from_db(row["created_at"]),
-        updated_at=from_db(row["updated_at"]),
+        id=row.id,
+        workspace_id=row.workspace_id,
+        email=row.email,
+        name=row.name,
+        role=row.role,
+        created_at=from_db(row.created_at),
+        updated_at=from_db(row.updated_at),
     )
 
 
@@ -74,7 +74,7 @@ def _workspace(key_workspaces: tuple[str, ...], workspace_id: str) -> str:
     return workspace_id
 
 
-def _member(cur: Cursor, workspace_id: str, member_id: str) -> Row:
+def _member(cur: Cursor, workspace_id: str, member_id: str) -> repo.MemberRow:
     row = repo.get_member(cur, workspace_id, member_id)
     if row is None:
         raise NotFound.resource("member", member_id)
@@ -90,7 +90,7 @@ def list_members(
 ) -> Page[Member]:
     ws = _workspace(key_workspaces, workspace_id)
     rows = repo.list_members(cur, ws, role=role, after=page.after_value(), limit=page.fetch)
-    return page.page(rows, member_out, lambda r: [r["id"]])
+    return page.page(rows, member_out, lambda r: [r.id])
 
 
 def get_member(
@@ -126,9 +126,9 @@ def update_member(
         raise ValidationFailed.on("role", "not_nullable", "role cannot be null.")
     row = _member(cur, ws, member_id)
     repo.serialize_on_workspace(cur, ws)
-    role: str = body.role if body.role is not None else row["role"]
-    name = body.name if "name" in given else row["name"]
-    if row["role"] == "owner" and role != "owner" and repo.count_owners(cur, ws) <= 1:
+    role: str = body.role if body.role is not None else row.role
+    name = body.name if "name" in given else row.name
+    if row.role == "owner" and role != "owner" and repo.count_owners(cur, ws) <= 1:
         raise InvalidState("The workspace's last owner cannot be demoted; promote another first.")
     repo.update_member(cur, ws, member_id, role=role, name=name)
     return member_out(_member(cur, ws, member_id))
@@ -140,7 +140,7 @@ def remove_member(
     ws = _workspace(key_workspaces, workspace_id)
     row = _member(cur, ws, member_id)
     repo.serialize_on_workspace(cur, ws)
-    if row["role"] == "owner" and repo.count_owners(cur, ws) <= 1:
+    if row.role == "owner" and repo.count_owners(cur, ws) <= 1:
         raise InvalidState("The workspace's last owner cannot be removed; promote another first.")
     repo.remove_member(cur, ws, member_id)
     return Deleted(id=member_id)

@@ -9,7 +9,7 @@ from api.workspaces.schemas import Account, Workspace
 from warehouse import analytics as analytics_repo
 from warehouse import workspaces as repo
 from warehouse.ids import from_db
-from warehouse.rows import Cursor, Row
+from warehouse.rows import Cursor
 
 TEST_ACCOUNTS = {
     "x": ("murmur_test", "Murmur Test"),
@@ -28,35 +28,35 @@ TEST_ACCOUNTS = {
 TEST_COMPETITORS = (("x", "chirply"), ("youtube", "buzzhive"), ("bluesky", "postpilot.bsky.social"))
 
 
-def workspace_out(row: Row) -> Workspace:
+def workspace_out(row: repo.WorkspaceRow) -> Workspace:
     return Workspace(
-        id=row["id"],
-        name=row["name"],
-        timezone=row["timezone"],
-        approval_required=row["approval_required"],
-        is_test=row["is_test"],
-        created_at=from_db(row["created_at"]),
-        updated_at=from_db(row["updated_at"]),
+        id=row.id,
+        name=row.name,
+        timezone=row.timezone,
+        approval_required=row.approval_required,
+        is_test=row.is_test,
+        created_at=from_db(row.created_at),
+        updated_at=from_db(row.updated_at),
     )
 
 
-def account_out(row: Row) -> Account:
+def account_out(row: repo.AccountRow) -> Account:
     return Account(
-        id=row["id"],
-        workspace_id=row["workspace_id"],
-        platform=row["platform"],
-        handle=row["handle"],
-        display_name=row["display_name"],
-        status=row["status"],
-        is_test=row["is_test"],
-        follower_count=row["follower_count"],
-        connected_at=from_db(row["connected_at"]),
+        id=row.id,
+        workspace_id=row.workspace_id,
+        platform=row.platform,
+        handle=row.handle,
+        display_name=row.display_name,
+        status=row.status,
+        is_test=row.is_test,
+        follower_count=row.follower_count,
+        connected_at=from_db(row.connected_at),
     )
 
 
 def list_workspaces(cur: Cursor, ids: list[str], page: PageRequest) -> Page[Workspace]:
     rows = repo.list_workspaces(cur, ids, page.after_value(), page.fetch)
-    return page.page(rows, workspace_out, lambda r: [r["id"]])
+    return page.page(rows, workspace_out, lambda r: [r.id])
 
 
 def get_workspace(cur: Cursor, workspace_id: str) -> Workspace:
@@ -72,7 +72,7 @@ def list_accounts(
     rows = repo.list_accounts(
         cur, workspace_id, platform=platform, after=page.after_value(), limit=page.fetch
     )
-    return page.page(rows, account_out, lambda r: [r["id"]])
+    return page.page(rows, account_out, lambda r: [r.id])
 
 
 def get_account(cur: Cursor, workspace_id: str, account_id: str) -> Account:
@@ -82,21 +82,21 @@ def get_account(cur: Cursor, workspace_id: str, account_id: str) -> Account:
     return account_out(row)
 
 
-def resolve_destination(cur: Cursor, workspace_id: str, ref: str, field: str) -> Row:
+def resolve_destination(cur: Cursor, workspace_id: str, ref: str, field: str) -> repo.AccountRow:
     """A destination given as an account id or as a platform name with one account."""
     return choose_destination(repo.list_accounts(cur, workspace_id), ref, field)
 
 
-def choose_destination(accounts: list[Row], ref: str, field: str) -> Row:
+def choose_destination(accounts: list[repo.AccountRow], ref: str, field: str) -> repo.AccountRow:
     """The account ``ref`` names among ``accounts``: an acc_ id, or a platform with one account."""
     if ref.startswith("acc_"):
         for row in accounts:
-            if row["id"] == ref:
+            if row.id == ref:
                 return row
         raise ValidationFailed.on(field, "unknown_account", f"No account {ref!r} here.")
-    matches = [a for a in accounts if a["platform"] == ref]
+    matches = [a for a in accounts if a.platform == ref]
     if len(matches) != 1:
-        choices = ", ".join(m["id"] for m in matches) or "none connected"
+        choices = ", ".join(m.id for m in matches) or "none connected"
         raise ValidationFailed.on(
             field,
             "ambiguous_platform" if matches else "no_account",
@@ -109,15 +109,15 @@ def bootstrap_test_workspace(cur: Cursor) -> str:
     """Create the test organization, workspace and one test account per platform, once."""
     existing = repo.find_test_workspace(cur)
     if existing is not None:
-        ws_id: str = existing["id"]
+        ws_id: str = existing.id
     else:
         org = repo.first_organization(cur)
-        org_id = org["id"] if org else repo.create_organization(cur, "Murmur")
+        org_id = org.id if org else repo.create_organization(cur, "Murmur")
         ws_id = repo.create_workspace(cur, org_id, "Test workspace", is_test=True)
         # Only when the workspace is new: a competitor the user stops tracking stays untracked.
         for platform, handle in TEST_COMPETITORS:
             analytics_repo.insert_competitor(cur, ws_id, platform, handle)
-    have = {row["platform"] for row in repo.list_accounts(cur, ws_id)}
+    have = {row.platform for row in repo.list_accounts(cur, ws_id)}
     for platform, (handle, display) in TEST_ACCOUNTS.items():
         if platform not in have:
             repo.insert_account(

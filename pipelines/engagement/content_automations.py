@@ -12,7 +12,6 @@ queue's destinations instead.
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,11 +26,12 @@ from api.errors import MurmurError
 from api.posts import service as posts
 from api.posts.schemas import MAX_TEXT, PostCreate
 from connectors import outbound
+from warehouse import automation as automation_repo
 from warehouse import engagement as repo
 from warehouse import workspaces as ws_repo
 from warehouse.engagement import unit
 from warehouse.ids import utcnow
-from warehouse.rows import Cursor, Row
+from warehouse.rows import Cursor
 from warehouse.store import Store
 
 log = structlog.get_logger(__name__)
@@ -56,10 +56,6 @@ class ContentReport:
     runs: int = 0
     posts: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-
-
-def _load(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
 
 
 # -- sources -----------------------------------------------------------------------------------
@@ -127,7 +123,7 @@ def run_due(
     report = ContentReport()
     now = now or utcnow()
     with unit(store) as cur:
-        due = repo.due_content_automations(cur, now, workspace_id=workspace_id)
+        due = automation_repo.due_automations(cur, now, workspace_id=workspace_id)
     for rule in due:
         try:
             made = run_one(store, rule, client, now)
@@ -138,8 +134,8 @@ def run_due(
                 message = f"feed: {exc.reason} ({exc})"
             else:
                 message = str(exc)
-            report.errors.append(f"{rule['id']}: {message}"[:500])
-            log.warning("automation.run_failed", automation=rule["id"], error=message)
+            report.errors.append(f"{rule.id}: {message}"[:500])
+            log.warning("automation.run_failed", automation=rule.id, error=message)
             continue
         if made is not None:
             report.runs += 1
@@ -148,10 +144,15 @@ def run_due(
 
 
 def run_one(
-    store: Store, rule: Row, client: outbound.OutboundClient, now: datetime
+    store: Store,
+    rule: automation_repo.AutomationRow,
+    client: outbound.OutboundClient,
+    now: datetime,
 ) -> list[str] | None:
     """Claim one due run (None if another runner did), make its posts, plan the next run."""
-    schedule = _load(rule["schedule"])
+    if rule.next_run_at is None:
+        return None  # not scheduled (only due rules are passed here)
+    schedule = rule.schedule
     try:
         upcoming = automation.compute_next_run(
             schedule["cron"], schedule["timezone"], now.replace(tzinfo=UTC)
@@ -160,30 +161,30 @@ def run_one(
     except MurmurError:
         next_run = None  # a schedule that no longer matches stops rather than spins
     with unit(store) as cur:
-        if not repo.claim_content_run(cur, rule["id"], rule["next_run_at"], next_run, now):
+        if not repo.claim_content_run(cur, rule.id, rule.next_run_at, next_run, now):
             return None
-    workspace_id = rule["workspace_id"]
-    source = _load(rule["source"])
-    target = _load(rule["target"])
+    workspace_id = rule.workspace_id
+    source = rule.source
+    target = rule.target
     made: list[str] = []
     with unit(store) as cur:
-        entries = _entries(cur, rule["id"], source, client)
+        entries = _entries(cur, rule.id, source, client)
         for entry in entries:
-            if entry.key is not None and not repo.mark_seen(cur, rule["id"], entry.key):
+            if entry.key is not None and not repo.mark_seen(cur, rule.id, entry.key):
                 continue  # another run took this feed item
-            post_id = _create(cur, workspace_id, rule["id"], target, entry)
+            post_id = _create(cur, workspace_id, rule.id, target, entry)
             if entry.key is not None:
-                repo.set_seen_post(cur, rule["id"], entry.key, post_id)
+                repo.set_seen_post(cur, rule.id, entry.key, post_id)
             made.append(post_id)
-        repo.finish_run_events(cur, workspace_id, rule["id"], now)
+        repo.finish_run_events(cur, workspace_id, rule.id, now)
         automation._plan_run(
             cur,
             workspace_id,
-            rule["id"],
-            rule["name"],
+            rule.id,
+            rule.name,
             next_run.replace(tzinfo=UTC) if next_run else None,
         )
-    log.info("automation.run", automation=rule["id"], posts=len(made), next_run_at=next_run)
+    log.info("automation.run", automation=rule.id, posts=len(made), next_run_at=next_run)
     return made
 
 
@@ -212,7 +213,7 @@ def _create(
 ) -> str:
     """One post from an entry, through the same service code the API uses."""
     workspace = ws_repo.get_workspace(cur, workspace_id)
-    approval = bool(workspace and workspace["approval_required"])
+    approval = bool(workspace and workspace.approval_required)
     queue_id = target.get("queue_id")
     if queue_id is not None and not approval:
         item = automation.add_item(
@@ -225,7 +226,7 @@ def _create(
         return item.post_id
     if queue_id is not None:
         queue = automation._get_queue_row(cur, workspace_id, queue_id)
-        platforms = [d["account_id"] for d in _load(queue["destinations"])]
+        platforms = [d["account_id"] for d in queue.destinations]
     else:
         platforms = list(target["platforms"])
     post = posts.create_post(

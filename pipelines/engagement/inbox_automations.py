@@ -10,8 +10,6 @@ and stops every automatic reply to this message. Every firing is logged in
 
 from __future__ import annotations
 
-from typing import Any
-
 import structlog
 
 from api.errors import MurmurError
@@ -20,35 +18,36 @@ from api.inbox import service as inbox
 from api.inbox.schemas import ItemUpdate, Respond
 from warehouse import engagement as repo
 from warehouse import inbox as inbox_repo
-from warehouse.rows import Cursor, Row
+from warehouse.inbox import AutomationRow, MessageRow
+from warehouse.rows import Cursor
 
 log = structlog.get_logger(__name__)
 
 HELD_TAG = "held"
 
 
-def matches(automation: Row, text: str) -> bool:
+def matches(automation: AutomationRow, text: str) -> bool:
     """Whether an automation's trigger fires on a message's text."""
     lowered = text.casefold()
-    phrases = [p.casefold() for p in automation["phrases"]]
-    kind = automation["trigger_type"]
+    phrases = [p.casefold() for p in automation.phrases]
+    kind = automation.trigger_type
     if kind == "phrase":
         return bool(phrases) and phrases[0] in lowered
     if kind == "any_phrase":
         return any(p in lowered for p in phrases)
     if kind == "intent":
-        return bool(drafts.detect_intent(text) == automation["intent"])
+        return bool(drafts.detect_intent(text) == automation.intent)
     return False
 
 
 def evaluate(
-    cur: Cursor, workspace_id: str, item_id: str, message: Row, drafter: drafts.Drafter
+    cur: Cursor, workspace_id: str, item_id: str, message: MessageRow, drafter: drafts.Drafter
 ) -> list[tuple[str, str, str]]:
     """Fire the matching automations for one inbound message; returns (id, action, outcome)."""
     rules = [
-        a for a in repo.enabled_inbox_automations(cur, workspace_id) if matches(a, message["text"])
+        a for a in repo.enabled_inbox_automations(cur, workspace_id) if matches(a, message.text)
     ]
-    held = any(a["action"] == "hold" for a in rules)
+    held = any(a.action == "hold" for a in rules)
     replied = False
     fired: list[tuple[str, str, str]] = []
     for rule in rules:
@@ -56,32 +55,32 @@ def evaluate(
             outcome = _apply(cur, workspace_id, item_id, rule, drafter, held=held, replied=replied)
         except MurmurError as exc:
             outcome = f"error: {exc.message}"
-        if rule["action"] == "reply" and outcome.startswith("reply queued"):
+        if rule.action == "reply" and outcome.startswith("reply queued"):
             replied = True
-        repo.log_automation_run(cur, rule["id"], item_id, workspace_id, rule["action"], outcome)
-        fired.append((rule["id"], rule["action"], outcome))
-        log.info("inbox.automation", automation=rule["id"], item=item_id, outcome=outcome)
+        repo.log_automation_run(cur, rule.id, item_id, workspace_id, rule.action, outcome)
+        fired.append((rule.id, rule.action, outcome))
+        log.info("inbox.automation", automation=rule.id, item=item_id, outcome=outcome)
     return fired
 
 
 def _tags(cur: Cursor, workspace_id: str, item_id: str, tag: str) -> None:
     item = inbox_repo.get_item(cur, workspace_id, item_id)
-    if item is not None and tag not in item["tags"]:
-        inbox.update_item(cur, workspace_id, item_id, ItemUpdate(tags=[*item["tags"], tag]))
+    if item is not None and tag not in item.tags:
+        inbox.update_item(cur, workspace_id, item_id, ItemUpdate(tags=[*item.tags, tag]))
 
 
 def _apply(
     cur: Cursor,
     workspace_id: str,
     item_id: str,
-    rule: Row,
+    rule: AutomationRow,
     drafter: drafts.Drafter,
     *,
     held: bool,
     replied: bool,
 ) -> str:
-    params: dict[str, Any] = rule["action_params"]
-    action = rule["action"]
+    params = rule.action_params
+    action = rule.action
     if action == "draft":
         draft = inbox.create_draft(cur, workspace_id, item_id, drafter)
         return f"drafted {draft.id} ({draft.source})"
@@ -91,7 +90,7 @@ def _apply(
         if replied:
             return "skipped: another rule already replied"
         done = inbox.respond(
-            cur, workspace_id, item_id, Respond(text=params["text"]), actor=rule["id"]
+            cur, workspace_id, item_id, Respond(text=params["text"]), actor=rule.id
         )
         return f"reply queued {done.message.id}"
     if action == "tag":

@@ -39,6 +39,7 @@ from warehouse import workspaces as ws_repo
 from warehouse.engagement import unit
 from warehouse.ids import utcnow
 from warehouse.store import Store
+from warehouse.workspaces import AccountRow
 
 log = structlog.get_logger(__name__)
 
@@ -102,22 +103,22 @@ def sync_inbox(
     for account in accounts:
         if stopping():
             break
-        state = states.get(account["id"])
-        if state is not None and interval > 0 and state["updated_at"] > recent:
+        state = states.get(account.id)
+        if state is not None and interval > 0 and state.updated_at > recent:
             continue
-        since = _aware(state["synced_until"]) if state else None
+        since = _aware(state.synced_until) if state else None
         ref = AccountRef(
-            account["platform"],
-            account["external_id"],
-            account["handle"],
+            account.platform,
+            account.external_id,
+            account.handle,
             "own",
-            account_id=account["id"],
-            access_token=token_for(account["platform"], account["external_id"]),
+            account_id=account.id,
+            access_token=token_for(account.platform, account.external_id),
         )
         newest = since
         error: str | None = None
         try:
-            publisher = publisher_for(account["platform"])
+            publisher = publisher_for(account.platform)
             for listed in publisher.list_conversations(ref, since):
                 if stopping():
                     # The account's watermark stays where it was: the next sync reads these
@@ -130,10 +131,10 @@ def sync_inbox(
                         report.new_messages += 1
                 except Exception as exc:  # this item only: skip it, keep the others
                     error = _failure(exc)
-                    report.errors.append(f"{account['id']}: {error}")
+                    report.errors.append(f"{account.id}: {error}")
                     log.warning(
                         "inbox.item_skipped",
-                        account=account["id"],
+                        account=account.id,
                         message=conv.message_external_id,
                         error=error,
                     )
@@ -141,17 +142,17 @@ def sync_inbox(
                     newest = conv.received_at
         except (ConnectorError, ValueError, KeyError) as exc:
             error = _failure(exc)
-            report.errors.append(f"{account['id']}: {error}")
+            report.errors.append(f"{account.id}: {error}")
         except Exception as exc:  # this account only: the next accounts still sync
             error = _failure(exc)
-            report.errors.append(f"{account['id']}: {error}")
-            log.exception("inbox.sync_failed", account=account["id"])
+            report.errors.append(f"{account.id}: {error}")
+            log.exception("inbox.sync_failed", account=account.id)
         report.accounts += 1
         with unit(store) as cur:
             repo.save_sync_state(
                 cur,
-                account["id"],
-                account["workspace_id"],
+                account.id,
+                account.workspace_id,
                 newest.astimezone(UTC).replace(tzinfo=None) if newest else None,
                 error,
                 exists=state is not None,
@@ -161,13 +162,13 @@ def sync_inbox(
 
 def _record(
     store: Store,
-    account: dict[str, object],
+    account: AccountRow,
     conv: Conversation,
     drafter: drafts.Drafter,
     report: SyncReport,
 ) -> bool:
-    workspace_id = str(account["workspace_id"])
-    platform = str(account["platform"])  # the account's, whatever the record says
+    workspace_id = str(account.workspace_id)
+    platform = str(account.platform)  # the account's, whatever the record says
     with unit(store) as cur:
         post_id = (
             repo.post_for_platform_post(cur, workspace_id, platform, conv.post_external_id)
@@ -177,7 +178,7 @@ def _record(
         item_id = inbox_repo.upsert_conversation(
             cur,
             workspace_id,
-            str(account["id"]),
+            str(account.id),
             platform,
             conv.kind,
             conv.external_id,
@@ -189,7 +190,7 @@ def _record(
             message_external_id=conv.message_external_id,
         )
         message = repo.message_by_external_id(cur, item_id, conv.message_external_id)
-        if message is None or not repo.mark_for_automations(cur, message["id"], workspace_id):
+        if message is None or not repo.mark_for_automations(cur, message.id, workspace_id):
             return False
         fired = inbox_automations.evaluate(cur, workspace_id, item_id, message, drafter)
         report.automations_fired += len(fired)
@@ -218,9 +219,9 @@ def send_replies(
         claimed = repo.claim_replies(cur, worker, lease_seconds=lease_seconds, limit=limit)
     for message in claimed:
         with unit(store) as cur:
-            target = repo.reply_target(cur, message["workspace_id"], message["item_id"])
+            target = repo.reply_target(cur, message.workspace_id, message.item_id)
             account = (
-                ws_repo.get_account(cur, message["workspace_id"], target["account_id"])
+                ws_repo.get_account(cur, message.workspace_id, target.account_id)
                 if target
                 else None
             )
@@ -229,23 +230,23 @@ def send_replies(
             error = "the conversation or its account no longer exists"
         else:
             ref = AccountRef(
-                account["platform"],
-                account["external_id"],
-                account["handle"],
+                account.platform,
+                account.external_id,
+                account.handle,
                 "own",
-                account_id=account["id"],
-                access_token=token_for(account["platform"], account["external_id"]),
+                account_id=account.id,
+                access_token=token_for(account.platform, account.external_id),
             )
             try:
-                published = publisher_for(account["platform"]).reply(
-                    ref, target["external_id"], message["text"], message["id"]
+                published = publisher_for(account.platform).reply(
+                    ref, target.external_id, message.text, message.id
                 )
                 delivery, external_id = "sent", published.external_id
             except (AuthExpiredError, PermanentError) as exc:
                 error = f"{type(exc).__name__}: {exc}"[:500]
             except ConnectorError as exc:  # transient: retry with backoff, then give up
                 error = f"{type(exc).__name__}: {exc}"[:500]
-                attempts = int(message["delivery_attempts"] or 1)
+                attempts = int(message.delivery_attempts or 1)
                 if attempts < MAX_REPLY_ATTEMPTS:
                     delivery = "pending"
                     wait = (
@@ -257,7 +258,7 @@ def send_replies(
         with unit(store) as cur:
             repo.finish_reply(
                 cur,
-                message["id"],
+                message.id,
                 worker,
                 delivery=delivery,
                 external_id=external_id,
@@ -270,5 +271,5 @@ def send_replies(
             report.failed += 1
         else:
             report.retried += 1
-        log.info("inbox.reply", message=message["id"], delivery=delivery, error=error)
+        log.info("inbox.reply", message=message.id, delivery=delivery, error=error)
     return report

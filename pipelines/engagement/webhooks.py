@@ -82,13 +82,13 @@ def deliver_due(
         )
     for delivery in claimed:
         with unit(store) as cur:
-            endpoint = repo.endpoint_for_delivery(cur, delivery["endpoint_id"])
-        attempts = int(delivery["attempts"])
+            endpoint = repo.endpoint_for_delivery(cur, delivery.endpoint_id)
+        attempts = delivery.attempts
         outcome: Outcome
-        if endpoint is None or endpoint["deleted_at"] is not None or not endpoint["enabled"]:
+        if endpoint is None or endpoint.deleted_at is not None or not endpoint.enabled:
             outcome = ("failed", None, None, "the endpoint was deleted or disabled", None)
         else:
-            outcome = _attempt(client, endpoint["url"], endpoint["secret"], delivery, policy)
+            outcome = _attempt(client, endpoint.url, endpoint.secret, delivery, policy)
             status, code, ms, error, _ = outcome
             if status != "succeeded":
                 if attempts >= policy.max_attempts:
@@ -99,7 +99,7 @@ def deliver_due(
         with unit(store) as cur:
             repo.finish_delivery(
                 cur,
-                delivery["id"],
+                delivery.id,
                 worker,
                 status=status,
                 response_status=code,
@@ -109,8 +109,8 @@ def deliver_due(
             )
         log.info(
             "webhook.attempt",
-            delivery=delivery["id"],
-            event_type=delivery["event_type"],
+            delivery=delivery.id,
+            event_type=delivery.event_type,
             attempt=attempts,
             status=status,
             response=code,
@@ -122,17 +122,17 @@ def _attempt(
     client: outbound.OutboundClient,
     url: str,
     secret: str,
-    delivery: dict[str, object],
+    delivery: repo.DeliveryRow,
     policy: DeliveryPolicy,
 ) -> Outcome:
-    body = str(delivery["body"]).encode()
+    body = delivery.body.encode()
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "Murmur-Webhooks/1",
         SIGNATURE_HEADER: sign(secret, body),
-        "Murmur-Event": str(delivery["event_type"]),
-        "Murmur-Event-Id": str(delivery["event_id"]),
-        "Murmur-Delivery": str(delivery["id"]),
+        "Murmur-Event": delivery.event_type,
+        "Murmur-Event-Id": delivery.event_id,
+        "Murmur-Delivery": delivery.id,
     }
     started = time.monotonic()
     try:
@@ -141,7 +141,7 @@ def _attempt(
     except outbound.OutboundError as exc:
         # The tenant reads this log: one fixed text per class and no latency, so that
         # neither the OS error nor the timing tells which internal ports are open.
-        log.info("webhook.attempt_failed", delivery=delivery["id"], detail=str(exc)[:500])
+        log.info("webhook.attempt_failed", delivery=delivery.id, detail=str(exc)[:500])
         return "pending", None, None, exc.reason, None
     ms = round((time.monotonic() - started) * 1000, 1)
     if 200 <= answer.status_code < 300:

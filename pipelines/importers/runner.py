@@ -253,14 +253,14 @@ def _workspace(
         raise UnknownWorkspaceError(f"no workspace {workspace_id!r}")
     rows = ws_repo.list_accounts(cur, workspace_id, platform=platform)
     if account is not None:
-        rows = [r for r in rows if account in (r["id"], r["handle"], r["external_id"])]
+        rows = [r for r in rows if account in (r.id, r.handle, r.external_id)]
         if not rows:
             raise ValueError(f"workspace {workspace_id} has no {platform} account {account!r}")
     own = None
     if len(rows) == 1 or (rows and account is not None):
         row = rows[0]
-        own = (str(row["id"]), str(row["external_id"]), str(row["handle"]))
+        own = (row.id, row.external_id, row.handle)
     elif len(rows) > 1 and platform == "instagram":
-        handles = ", ".join(str(r["handle"]) for r in rows)
+        handles = ", ".join(r.handle for r in rows)
         raise ValueError(f"workspace {workspace_id} has several {platform} accounts ({handles})")
     return workspace_id, own

@@ -9,7 +9,6 @@ and records the outcome under its claim. See docs/publishing.md.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import queue
 import random
@@ -22,7 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import structlog
 
@@ -33,7 +32,7 @@ from warehouse import publishing as repo
 from warehouse import workspaces as ws_repo
 from warehouse.ids import new_id, to_db, utcnow
 from warehouse.publishing import Settlement
-from warehouse.rows import Cursor, Row
+from warehouse.rows import Cursor
 from warehouse.store import Store
 
 log = structlog.get_logger(__name__)
@@ -195,47 +194,46 @@ class Worker:
         claimed = self._db(lambda cur: repo.claim_due(cur, self.worker_id, now, lease, limit))
         if not claimed:
             return []
-        post_ids = sorted({row["post_id"] for row in claimed})
+        post_ids = sorted({row.post_id for row in claimed})
         live = self._db(lambda cur: repo.confirm_posts(cur, post_ids, now))
-        dead = [row["id"] for row in claimed if row["post_id"] not in live]
+        dead = [row.id for row in claimed if row.post_id not in live]
         if dead:
             # Canceled (or returned) between our claim and the confirmation: never sent.
             self._db(lambda cur: repo.release(cur, dead, self.worker_id, utcnow()))
             log.info("publishing.released", destinations=len(dead))
-        ids = [row["id"] for row in claimed if row["post_id"] in live]
+        ids = [row.id for row in claimed if row.post_id in live]
         rows = self._db(lambda cur: repo.load_jobs(cur, ids))
-        media_ids = sorted({m for row in rows for m in (row["media_ids"] or [])})
+        media_ids = sorted({m for row in rows for m in row.media_ids})
         media = self._db(lambda cur: repo.media_files(cur, media_ids)) if media_ids else {}
         return [self._job(row, media) for row in rows]
 
-    def _job(self, row: Row, media: dict[str, Row]) -> Job:
+    def _job(self, row: repo.JobRow, media: dict[str, repo.MediaFileRow]) -> Job:
         files: list[MediaFile] = []
         problem = None
-        for media_id in row["media_ids"] or []:
+        for media_id in row.media_ids:
             found = media.get(media_id)
-            path = self.settings.media_dir / found["storage_key"] if found else None
+            path = self.settings.media_dir / found.storage_key if found else None
             if found is None or path is None or not path.is_file():
                 problem = f"Media {media_id} is missing from the media store."
                 break
             kind: MediaKind = "document"
-            if found["kind"] in ("image", "video"):
-                kind = "image" if found["kind"] == "image" else "video"
-            files.append(MediaFile(str(path), kind, found["content_type"], found["alt_text"]))
-        options_all: Any = json.loads(row["platform_options"]) if row["platform_options"] else {}
-        options = options_all.get(row["platform"], {}) if isinstance(options_all, dict) else {}
+            if found.kind in ("image", "video"):
+                kind = "image" if found.kind == "image" else "video"
+            files.append(MediaFile(str(path), kind, found.content_type, found.alt_text))
+        options = row.platform_options.get(row.platform, {})
         return Job(
-            destination_id=row["id"],
-            post_id=row["post_id"],
-            workspace_id=row["workspace_id"],
-            account_id=row["account_id"],
-            platform=row["platform"],
-            attempt=int(row["attempts"]),
-            first_attempt_at=row["first_attempt_at"],
-            scheduled_at=row["scheduled_at"],
-            text=row["text"],
-            external_id=row["external_id"],
-            handle=row["handle"],
-            account_status=row["account_status"],
+            destination_id=row.id,
+            post_id=row.post_id,
+            workspace_id=row.workspace_id,
+            account_id=row.account_id,
+            platform=row.platform,
+            attempt=row.attempts,
+            first_attempt_at=row.first_attempt_at,
+            scheduled_at=row.scheduled_at,
+            text=row.text,
+            external_id=row.external_id,
+            handle=row.handle,
+            account_status=row.account_status,
             options=dict(options) if isinstance(options, dict) else {},
             media=tuple(files),
             media_problem=problem,
@@ -477,7 +475,7 @@ class Recorder:
             if terminal:
                 settled = self.store.run(lambda cur: repo.roll_up(cur, terminal, utcnow()))
                 for row in settled:
-                    log.info("publishing.post_settled", post=row["id"], status=row["status"])
+                    log.info("publishing.post_settled", post=row.id, status=row.status)
             self.store.run(lambda cur: repo.log_attempts(cur, self.worker_id, batch, outcomes))
         except Exception:
             # The store is unreachable: leases expire, and the next claims ask the platform

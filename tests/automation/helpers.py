@@ -10,6 +10,7 @@ import httpx
 
 from tests.support import Api, LiveServer, Tenant, assert_error
 from warehouse import automation as repo
+from warehouse import posts as posts_repo
 
 
 def iso(value: datetime) -> str:
@@ -75,14 +76,13 @@ def make_post(server: LiveServer, tenant: Tenant, status: str, at: datetime | No
     return post_id
 
 
-def post_row(server: LiveServer, post_id: str) -> dict[str, Any]:
-    def work(cur: Any) -> dict[str, Any]:
-        row = repo.get_post(cur, _workspace_of(cur, post_id), post_id)
+def post_row(server: LiveServer, post_id: str) -> posts_repo.PostRow:
+    def work(cur: Any) -> posts_repo.PostRow:
+        row = posts_repo.get_post(cur, _workspace_of(cur, post_id), post_id)
         assert row is not None
         return row
 
-    result: dict[str, Any] = server.store.run(work)
-    return result
+    return server.store.run(work)
 
 
 def _workspace_of(cur: Any, post_id: str) -> str:

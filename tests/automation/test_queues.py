@@ -39,8 +39,9 @@ def test_three_items_take_consecutive_slots_reorder_and_remove(
     ]
     # The post follows its slot and goes to the queue's destinations.
     post = post_row(server, a["post_id"])
-    assert (post["status"], post["source"]) == ("scheduled", "queue")
-    assert post["scheduled_at"].replace(tzinfo=UTC) == datetime.fromisoformat(
+    assert (post.status, post.source) == ("scheduled", "queue")
+    assert post.scheduled_at is not None
+    assert post.scheduled_at.replace(tzinfo=UTC) == datetime.fromisoformat(
         s1.replace("Z", "+00:00")
     )
     # The slot listing marks the taken ones.
@@ -60,16 +61,16 @@ def test_three_items_take_consecutive_slots_reorder_and_remove(
     )
     assert [(i["id"], i["slot_at"]) for i in order] == [(b["id"], s1), (a["id"], s2), (c["id"], s3)]
     assert [i["id"] for i in items(api, queue["id"])] == [b["id"], a["id"], c["id"]]
-    assert post_row(server, a["post_id"])["scheduled_at"].replace(
-        tzinfo=UTC
-    ) == datetime.fromisoformat(s2.replace("Z", "+00:00"))
+    moved = post_row(server, a["post_id"]).scheduled_at
+    assert moved is not None
+    assert moved.replace(tzinfo=UTC) == datetime.fromisoformat(s2.replace("Z", "+00:00"))
     # Remove the first: the others move up.
     removed = check_idempotency(
         api, "DELETE", f"{path}/{b['id']}", None, status=200, other_body={"x": 1}
     )
     assert removed["status"] == "removed"
     assert removed["slot_at"] is None
-    assert post_row(server, b["post_id"])["status"] == "canceled"
+    assert post_row(server, b["post_id"]).status == "canceled"
     assert [(i["id"], i["slot_at"]) for i in items(api, queue["id"])] == [
         (a["id"], s1),
         (c["id"], s2),
@@ -119,7 +120,7 @@ def test_queue_a_draft_post(server: LiveServer, tenant: Tenant) -> None:
     item = api.ok(api.post(f"/queues/{queue['id']}/items", json={"post_id": draft}), 201)
     assert item["post_id"] == draft
     assert item["status"] == "scheduled"
-    assert post_row(server, draft)["status"] == "scheduled"
+    assert post_row(server, draft).status == "scheduled"
     again = api.post(f"/queues/{queue['id']}/items", json={"post_id": draft})
     assert_error(again, 409, "INVALID_STATE")
 
@@ -132,7 +133,7 @@ def test_queue_without_slots_keeps_items_queued_until_slots_arrive(
     path = f"/queues/{queue['id']}/items"
     first = api.ok(api.post(path, json={"text": "one"}), 201)
     assert (first["status"], first["slot_at"]) == ("queued", None)
-    assert post_row(server, first["post_id"])["status"] == "draft"
+    assert post_row(server, first["post_id"]).status == "draft"
     assert api.ok(api.get(f"/queues/{queue['id']}/slots"))["items"] == []
     body = {"slots": [{"weekday": 2, "time": "08:15"}, {"weekday": 4, "time": "12:00"}]}
     changed = check_idempotency(
@@ -142,7 +143,7 @@ def test_queue_without_slots_keeps_items_queued_until_slots_arrive(
     item = api.ok(api.get(f"{path}/{first['id']}"))
     assert item["status"] == "scheduled"
     assert item["slot_at"] == slot_starts(api, queue["id"], 1)[0]
-    assert post_row(server, first["post_id"])["status"] == "scheduled"
+    assert post_row(server, first["post_id"]).status == "scheduled"
     # Dropping every slot puts the item back to queued.
     api.ok(api.put(f"/queues/{queue['id']}/slots", json={"slots": []}))
     assert api.ok(api.get(f"{path}/{first['id']}"))["status"] == "queued"

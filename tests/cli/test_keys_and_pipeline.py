@@ -28,7 +28,7 @@ from murmur.settings import Settings
 from tests.support import free_port
 from warehouse import workspaces as repo
 from warehouse.ids import utcnow
-from warehouse.rows import Cursor, Row
+from warehouse.rows import Cursor
 from warehouse.store import Secrets, Store
 
 MURMUR = [sys.executable, "-m", "murmur"]
@@ -86,8 +86,8 @@ def in_store(data_dir: Path, work: Callable[[Cursor], T]) -> T:
         return store.run(work)
 
 
-def key_row(data_dir: Path, key_id: str) -> Row:
-    return next(r for r in in_store(data_dir, repo.list_api_keys) if r["id"] == key_id)
+def key_row(data_dir: Path, key_id: str) -> repo.ApiKeyRow:
+    return next(r for r in in_store(data_dir, repo.list_api_keys) if r.id == key_id)
 
 
 def listed(data_dir: Path) -> tuple[list[str], dict[str, list[str]]]:
@@ -135,10 +135,10 @@ def test_keys_list_has_a_header_an_expiry_column_and_the_computed_state(data_dir
     assert "never" in rows[lasting]
     settings = Settings(data_dir=data_dir)
     assert rows[lasting][-1] == f"{settings.read_rate_limit}/{settings.write_rate_limit}"
-    expires = key_row(data_dir, dated)["expires_at"]
+    expires = key_row(data_dir, dated).expires_at
     assert f"{expires:%Y-%m-%d}" in rows[dated]
     # Workspaces as a comma-separated list, never a Python list.
-    ws_id = key_row(data_dir, lasting)["workspace_ids"][0]
+    ws_id = key_row(data_dir, lasting).workspace_ids[0]
     assert ws_id in rows[lasting]
     text = ok(data_dir, "keys", "list").stdout
     assert "[" not in text
@@ -152,8 +152,8 @@ def test_keys_list_shows_several_workspaces_comma_separated(data_dir: Path) -> N
     def second_workspace(cur: Cursor) -> tuple[str, str]:
         test_ws = repo.find_test_workspace(cur)
         assert test_ws is not None
-        other = repo.create_workspace(cur, test_ws["organization_id"], "Second")
-        return test_ws["id"], other
+        other = repo.create_workspace(cur, test_ws.organization_id, "Second")
+        return test_ws.id, other
 
     first, second = in_store(data_dir, second_workspace)
     key_id = create_key(data_dir, "--name", "both", "--workspace", first, "--workspace", second)
@@ -176,15 +176,15 @@ def test_keys_create_with_an_unknown_mode_is_a_usage_error_not_a_traceback(
 
 def test_keys_create_sets_scopes_rate_limits_and_several_workspaces(data_dir: Path) -> None:
     plain = key_row(data_dir, create_key(data_dir, "--name", "plain"))
-    assert sorted(plain["scopes"]) == sorted(ALL_SCOPES)
-    assert plain["read_rate_limit"] is None
-    assert plain["write_rate_limit"] is None
-    assert plain["mode"] == "test"
+    assert sorted(plain.scopes) == sorted(ALL_SCOPES)
+    assert plain.read_rate_limit is None
+    assert plain.write_rate_limit is None
+    assert plain.mode == "test"
 
     def second_workspace(cur: Cursor) -> str:
-        return repo.create_workspace(cur, plain["organization_id"], "Second")
+        return repo.create_workspace(cur, plain.organization_id, "Second")
 
-    first, second = plain["workspace_ids"][0], in_store(data_dir, second_workspace)
+    first, second = plain.workspace_ids[0], in_store(data_dir, second_workspace)
     key_id = create_key(
         data_dir,
         "--name",
@@ -205,10 +205,10 @@ def test_keys_create_sets_scopes_rate_limits_and_several_workspaces(data_dir: Pa
         second,
     )
     row = key_row(data_dir, key_id)
-    assert list(row["scopes"]) == ["posts:read", "analytics:read", "posts:write"]
-    assert (row["read_rate_limit"], row["write_rate_limit"]) == (50, 5)
-    assert list(row["workspace_ids"]) == [first, second]
-    assert row["mode"] == "live"
+    assert list(row.scopes) == ["posts:read", "analytics:read", "posts:write"]
+    assert (row.read_rate_limit, row.write_rate_limit) == (50, 5)
+    assert list(row.workspace_ids) == [first, second]
+    assert row.mode == "live"
     header, rows = listed(data_dir)
     assert "posts:read,analytics:read,posts:write" in rows[key_id]
     assert rows[key_id][-1] == "50/5"
@@ -250,7 +250,7 @@ def test_keys_revoke_of_an_unknown_id_is_one_line_and_exit_1(data_dir: Path) -> 
     assert ok(data_dir, "keys", "revoke", key_id).stdout.strip() == f"Revoked {key_id}."
     again = ok(data_dir, "keys", "revoke", key_id)
     assert again.stdout.startswith(f"{key_id} was already revoked at ")
-    assert key_row(data_dir, key_id)["revoked_at"] is not None
+    assert key_row(data_dir, key_id).revoked_at is not None
 
 
 # -- pipeline run ---------------------------------------------------------------------------------

@@ -64,7 +64,7 @@ def product(tmp_path: Path) -> Iterator[Product]:
         ws_id = bootstrap_test_workspace(cur)
         ws = ws_repo.get_workspace(cur, ws_id)
         assert ws is not None
-        minted = mint_key(cur, organization_id=ws["organization_id"], workspace_ids=[ws_id])
+        minted = mint_key(cur, organization_id=ws.organization_id, workspace_ids=[ws_id])
         return ws_id, minted.key
 
     ws_id, key = live.store.run(setup)

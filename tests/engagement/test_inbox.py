@@ -109,9 +109,7 @@ def test_synced_comments_get_one_automatic_reply_and_drafts_send_nothing(
         def passed(mark: datetime = mark) -> bool:
             with server.store.cursor() as cur:
                 states = eng_repo.sync_state(cur)
-            return any(
-                st["workspace_id"] == ws and st["updated_at"] > mark for st in states.values()
-            )
+            return any(st.workspace_id == ws and st.updated_at > mark for st in states.values())
 
         wait_for(passed, what="another sync pass")
     ours = [r for r in _sim_replies(sim, target["external_id"]) if reply_text in str(r)]
@@ -119,7 +117,7 @@ def test_synced_comments_get_one_automatic_reply_and_drafts_send_nothing(
 
     with server.store.cursor() as cur:
         runs = eng_repo.automation_runs(cur, ws)
-    assert any(r["automation_id"] == replier and r["outcome"].startswith("reply") for r in runs)
+    assert any(r.automation_id == replier and r.outcome.startswith("reply") for r in runs)
 
     # The draft rule: drafts appear, and nothing is sent for a message only it matched.
     def drafted() -> list[dict[str, Any]]:
@@ -134,7 +132,7 @@ def test_synced_comments_get_one_automatic_reply_and_drafts_send_nothing(
         assert [m for m in item["messages"] if m["direction"] == "outbound"] == []
     with server.store.cursor() as cur:
         runs = eng_repo.automation_runs(cur, ws)
-    assert any(r["automation_id"] == drafter and r["outcome"].startswith("drafted") for r in runs)
+    assert any(r.automation_id == drafter and r.outcome.startswith("drafted") for r in runs)
     # Exactly one automatic reply per conversation, however many passes ran.
     for item in refund_items():
         outbound = [m for m in item["messages"] if m["direction"] == "outbound"]

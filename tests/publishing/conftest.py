@@ -18,7 +18,7 @@ from pipelines.publishing.policy import RetryPolicy
 from pipelines.publishing.worker import Worker
 from tests.support import LiveServer, Tenant, new_tenant, start_server, start_simulator
 from warehouse import publishing as repo
-from warehouse.rows import Row
+from warehouse.posts import DestinationRow
 from warehouse.store import Store
 
 # Platforms the tests publish to: text-only posts are accepted by all three.
@@ -178,13 +178,13 @@ def wait_for(
         time.sleep(interval)
 
 
-def post_row(server: LiveServer, post_id: str) -> Row:
+def post_row(server: LiveServer, post_id: str) -> repo.PostState:
     row = server.store.run(lambda cur: repo.post_status(cur, post_id))
     assert row is not None
     return row
 
 
-def destination_rows(server: LiveServer, post: dict[str, Any]) -> list[Row]:
+def destination_rows(server: LiveServer, post: dict[str, Any]) -> list[DestinationRow]:
     ids = [str(d["id"]) for d in post["destinations"]]
     found = server.store.run(lambda cur: [repo.destination(cur, i) for i in ids])
     rows = [row for row in found if row is not None]
@@ -193,4 +193,4 @@ def destination_rows(server: LiveServer, post: dict[str, Any]) -> list[Row]:
 
 
 def settled(server: LiveServer, post_id: str) -> bool:
-    return post_row(server, post_id)["status"] not in ("scheduled", "publishing")
+    return post_row(server, post_id).status not in ("scheduled", "publishing")

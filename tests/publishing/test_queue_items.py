@@ -54,8 +54,8 @@ def test_queue_items_end_published_or_failed_with_their_posts(
     posts = [str(ok_item["post_id"]), str(ko_item["post_id"])]
     wait_for(lambda: all(settled(pub_server, p) for p in posts), "both posts to settle")
 
-    assert post_row(pub_server, ok_item["post_id"])["status"] == "published"
-    assert post_row(pub_server, ko_item["post_id"])["status"] == "failed"
+    assert post_row(pub_server, ok_item["post_id"]).status == "published"
+    assert post_row(pub_server, ko_item["post_id"]).status == "failed"
     shown = api.ok(api.get(f"/queues/{good['id']}/items/{ok_item['id']}"))
     assert (shown["status"], shown["post_status"]) == ("published", "published")
     shown = api.ok(api.get(f"/queues/{bad['id']}/items/{ko_item['id']}"))

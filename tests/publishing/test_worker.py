@@ -25,7 +25,7 @@ from warehouse import publishing as repo
 from warehouse import workspaces as ws_repo
 
 
-def _attempts(server: LiveServer, destination_id: str) -> list[dict[str, object]]:
+def _attempts(server: LiveServer, destination_id: str) -> list[repo.AttemptRow]:
     return server.store.run(lambda cur: repo.attempts_of(cur, destination_id))
 
 
@@ -43,23 +43,27 @@ def test_a_scheduled_post_is_published_once_at_its_time(
     wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
 
     row = post_row(pub_server, post["id"])
-    assert row["status"] == "published"
-    scheduled = row["scheduled_at"]
+    assert row.status == "published"
+    scheduled = row.scheduled_at
+    assert scheduled is not None
+    published = []
     for dst in destination_rows(pub_server, post):
-        assert dst["status"] == "published"
-        assert dst["platform_post_id"]
-        assert dst["attempts"] == 1
+        assert dst.status == "published"
+        assert dst.platform_post_id
+        assert dst.attempts == 1
+        assert dst.published_at is not None
+        published.append(dst.published_at)
         # Not before its time: our attempt started after scheduled_at, and the platform's
         # own timestamp (whole seconds on some platforms) is not earlier either.
-        wait_for(partial(_logged, pub_server, dst["id"], 1), "the attempt log")
-        (attempt,) = _attempts(pub_server, dst["id"])
-        assert attempt["started_at"] >= scheduled
-        assert dst["published_at"] >= scheduled.replace(microsecond=0)
-        assert sim.count(dst["platform"], text) == 1
-        on_platform = sim.posts(dst["platform"], text)[0]
+        wait_for(partial(_logged, pub_server, dst.id, 1), "the attempt log")
+        (attempt,) = _attempts(pub_server, dst.id)
+        assert attempt.started_at >= scheduled
+        assert dst.published_at >= scheduled.replace(microsecond=0)
+        assert sim.count(dst.platform, text) == 1
+        on_platform = sim.posts(dst.platform, text)[0]
         platform_time = datetime.fromisoformat(on_platform["published_at"])
         assert platform_time >= scheduled.replace(microsecond=0, tzinfo=UTC)
-    assert row["published_at"] == max(d["published_at"] for d in destination_rows(pub_server, post))
+    assert row.published_at == max(published)
 
 
 def test_two_workers_never_publish_the_same_destination(
@@ -72,11 +76,11 @@ def test_two_workers_never_publish_the_same_destination(
     wait_for(lambda: all(settled(pub_server, i) for i in ids), "every post to settle")
 
     for post, text in zip(posts, texts, strict=True):
-        assert post_row(pub_server, post["id"])["status"] == "published"
+        assert post_row(pub_server, post["id"]).status == "published"
         for dst in destination_rows(pub_server, post):
-            assert dst["status"] == "published"
-            assert sim.count(dst["platform"], text) == 1, (dst["platform"], text)
-            published = [a for a in _attempts(pub_server, dst["id"]) if a["outcome"] == "published"]
+            assert dst.status == "published"
+            assert sim.count(dst.platform, text) == 1, (dst.platform, text)
+            published = [a for a in _attempts(pub_server, dst.id) if a.outcome == "published"]
             assert len(published) == 1
     # Both took part (claims are ordered per worker, so neither starves the other).
     assert first.worker.counts.get("published", 0) > 0
@@ -93,14 +97,14 @@ def test_a_429_then_success_publishes_once(
     wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
 
     (dst,) = destination_rows(pub_server, post)
-    assert dst["status"] == "published"
-    assert dst["attempts"] == 2
-    assert dst["error_code"] is None  # the success clears the earlier error
+    assert dst.status == "published"
+    assert dst.attempts == 2
+    assert dst.error_code is None  # the success clears the earlier error
     assert sim.count("bluesky", text) == 1
-    wait_for(partial(_logged, pub_server, dst["id"], 2), "the attempt log")
-    outcomes = [a["outcome"] for a in _attempts(pub_server, dst["id"])]
+    wait_for(partial(_logged, pub_server, dst.id, 2), "the attempt log")
+    outcomes = [a.outcome for a in _attempts(pub_server, dst.id)]
     assert outcomes == ["retry", "published"]
-    assert _attempts(pub_server, dst["id"])[0]["error_code"] == "rate_limited"
+    assert _attempts(pub_server, dst.id)[0].error_code == "rate_limited"
 
 
 def test_an_expired_token_fails_clearly_and_marks_the_account(
@@ -113,17 +117,17 @@ def test_an_expired_token_fails_clearly_and_marks_the_account(
     wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
 
     (dst,) = destination_rows(pub_server, post)
-    assert post_row(pub_server, post["id"])["status"] == "failed"
-    assert dst["status"] == "failed"
-    assert dst["error_code"] == "auth_expired"
-    assert "token" in dst["error_message"].lower()
-    assert dst["attempts"] == 1  # permanent: no retry
+    assert post_row(pub_server, post["id"]).status == "failed"
+    assert dst.status == "failed"
+    assert dst.error_code == "auth_expired"
+    assert "token" in (dst.error_message or "").lower()
+    assert dst.attempts == 1  # permanent: no retry
     assert sim.count("x", text) == 0
     account = pub_server.store.run(
-        lambda cur: ws_repo.get_account(cur, pub_tenant.workspace_id, dst["account_id"])
+        lambda cur: ws_repo.get_account(cur, pub_tenant.workspace_id, dst.account_id)
     )
     assert account is not None
-    assert account["status"] == "needs_reconnection"
+    assert account.status == "needs_reconnection"
     # Visible through the API too.
     shown = pub_tenant.api.ok(pub_tenant.api.get(f"/posts/{post['id']}"))
     assert shown["destinations"][0]["error"]["code"] == "auth_expired"
@@ -139,13 +143,13 @@ def test_some_destinations_failed_is_partially_published(
     wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
 
     row = post_row(pub_server, post["id"])
-    assert row["status"] == "partially_published"
-    by_platform = {d["platform"]: d for d in destination_rows(pub_server, post)}
-    assert by_platform["x"]["status"] == "published"
-    assert by_platform["linkedin"]["status"] == "failed"
-    assert by_platform["linkedin"]["error_code"] == "rejected"
-    assert by_platform["linkedin"]["attempts"] == 1
-    assert row["published_at"] == by_platform["x"]["published_at"]
+    assert row.status == "partially_published"
+    by_platform = {d.platform: d for d in destination_rows(pub_server, post)}
+    assert by_platform["x"].status == "published"
+    assert by_platform["linkedin"].status == "failed"
+    assert by_platform["linkedin"].error_code == "rejected"
+    assert by_platform["linkedin"].attempts == 1
+    assert row.published_at == by_platform["x"].published_at
     assert sim.count("x", text) == 1
     assert sim.count("linkedin", text) == 0
 
@@ -174,10 +178,10 @@ def test_canceled_and_rejected_posts_are_never_published(
     wait_for(lambda: settled(pub_server, control["id"]), "the control post to settle")
 
     for post, text in ((canceled, canceled_text), (rejected, rejected_text)):
-        assert post_row(pub_server, post["id"])["status"] == "canceled"
+        assert post_row(pub_server, post["id"]).status == "canceled"
         (dst,) = destination_rows(pub_server, post)
-        assert dst["status"] == "pending"
-        assert dst["attempts"] == 0
+        assert dst.status == "pending"
+        assert dst.attempts == 0
         assert sim.count("x", text) == 0
 
 
@@ -187,16 +191,17 @@ def test_approving_a_post_whose_time_passed_publishes_it_at_once(
     text = unique_text("Late approval")
     post = create_post(review_tenant, text, ["bluesky"], in_seconds=0.5)
     start_worker()
-    scheduled = post_row(pub_server, post["id"])["scheduled_at"]
+    scheduled = post_row(pub_server, post["id"]).scheduled_at
+    assert scheduled is not None
     wait_for(lambda: datetime.now(UTC).replace(tzinfo=None) > scheduled, "the post's time to pass")
-    assert post_row(pub_server, post["id"])["status"] == "pending_approval"
+    assert post_row(pub_server, post["id"]).status == "pending_approval"
     review_tenant.api.ok(
         review_tenant.api.post(
             f"/approvals/{post['approval']['item_id']}/action", json={"action": "approve"}
         )
     )
     wait_for(lambda: settled(pub_server, post["id"]), "the approved post to settle")
-    assert post_row(pub_server, post["id"])["status"] == "published"
+    assert post_row(pub_server, post["id"]).status == "published"
     assert sim.count("bluesky", text) == 1
 
 
@@ -234,19 +239,19 @@ def test_killing_the_worker_mid_publish_then_another_publishes_exactly_once(
     finally:
         victim.wait(timeout=30)
     (dst,) = destination_rows(pub_server, post)
-    assert dst["status"] == "publishing"  # the claim the dead worker left behind
+    assert dst.status == "publishing"  # the claim the dead worker left behind
 
     start_worker()
     wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
 
     (dst,) = destination_rows(pub_server, post)
-    assert dst["status"] == "published"
-    assert dst["attempts"] == 2
+    assert dst.status == "published"
+    assert dst.attempts == 2
     assert sim.count("x", text) == 1
-    assert dst["platform_post_id"] == sim.posts("x", text)[0]["external_id"]
+    assert dst.platform_post_id == sim.posts("x", text)[0]["external_id"]
     # The attempt log is written beside the outcome, in a statement of its own.
-    wait_for(partial(_logged, pub_server, dst["id"], 1), "the attempt log")
-    assert [a["outcome"] for a in _attempts(pub_server, dst["id"])] == ["recovered"]
+    wait_for(partial(_logged, pub_server, dst.id, 1), "the attempt log")
+    assert [a.outcome for a in _attempts(pub_server, dst.id)] == ["recovered"]
 
 
 def test_a_timeout_after_commit_is_recovered_not_reposted(
@@ -259,9 +264,9 @@ def test_a_timeout_after_commit_is_recovered_not_reposted(
     wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
 
     (dst,) = destination_rows(pub_server, post)
-    assert dst["status"] == "published"
+    assert dst.status == "published"
     assert sim.count("bluesky", text) == 1
     # The attempt log is written beside the outcome, in a statement of its own.
-    wait_for(partial(_logged, pub_server, dst["id"], 2), "the attempt log")
-    assert [a["outcome"] for a in _attempts(pub_server, dst["id"])] == ["retry", "recovered"]
-    assert _attempts(pub_server, dst["id"])[0]["error_code"] == "timeout"
+    wait_for(partial(_logged, pub_server, dst.id, 2), "the attempt log")
+    assert [a.outcome for a in _attempts(pub_server, dst.id)] == ["retry", "recovered"]
+    assert _attempts(pub_server, dst.id)[0].error_code == "timeout"

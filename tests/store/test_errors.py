@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.support import free_port
 from warehouse import retry
 from warehouse.errors import (
     ConflictError,
@@ -115,6 +116,25 @@ def test_a_conflict_over_quack_reads_as_a_conflict() -> None:
     # Over Quack (DuckDB 1.5.5) the host's conflict reaches the client as a plain error
     # with the host's message; the translation is by message there, by class in-process.
     assert isinstance(translate(duckdb.Error("Conflict on tuple deletion!")), ConflictError)
+
+
+def test_a_key_taken_over_quack_is_a_duplicate(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    token = Secrets.load(data).quack_token
+    host_file = data / "store.host.json"
+    with Store.open_host(
+        data / "murmur.duckdb", host_file=host_file, quack_token=token, quack_port=free_port()
+    ) as host:
+        with host.cursor() as cur:
+            cur.execute("CREATE TABLE seam (id INTEGER PRIMARY KEY)")
+            cur.execute("INSERT INTO seam VALUES (1)")
+        with Store.connect(
+            data / "murmur.duckdb", host_file=host_file, quack_token=token
+        ) as remote:
+            assert remote.mode == "remote"
+            with remote.cursor() as cur, pytest.raises(DuplicateKeyError) as raised:
+                cur.execute("INSERT INTO seam VALUES (1)")
+    assert not raised.value.retryable
 
 
 def test_the_cursor_reaches_what_else_duckdb_offers(store: Store) -> None:

@@ -100,7 +100,7 @@ def test_expired_and_revoked_keys_are_refused(server: LiveServer, tenant: Tenant
     token = live.http.headers["Authorization"].removeprefix("Bearer ")
     found = server.store.run(lambda cur: ws_repo.find_api_key(cur, hash_key(token)))
     assert found is not None
-    server.store.run(lambda cur: ws_repo.revoke_api_key(cur, found["id"]))
+    server.store.run(lambda cur: ws_repo.revoke_api_key(cur, found.id))
     assert_error(live.get("/accounts"), 401, "API_KEY_INVALID")
 
 
@@ -123,7 +123,7 @@ def test_stored_keys_are_hashes(server: LiveServer, tenant: Tenant) -> None:
     found = server.store.run(lambda cur: ws_repo.find_api_key(cur, hash_key(tenant.key)))
     assert found is not None
     assert tenant.key not in str(found)
-    assert found["key_hint"].endswith(tenant.key[-4:])
+    assert found.key_hint.endswith(tenant.key[-4:])
 
 
 def test_no_endpoint_writes_api_keys() -> None:
