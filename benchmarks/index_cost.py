@@ -131,7 +131,9 @@ def operations(n_posts: int, rng: random.Random) -> dict[str, Callable[[Cursor],
 
     def create(cur: Cursor) -> Any:
         cur.execute("BEGIN TRANSACTION")
-        new = posts.NewPost("ws_0", "bench", "scheduled", None, False, [], [], {}, "key_1")
+        new = posts.NewPost(
+            "ws_0", "bench", posts.PostStatus.SCHEDULED, None, False, [], [], {}, "key_1"
+        )
         row = posts.insert_posts(cur, [new])[0]
         accounts = [(f"acc_{k}", "x") for k in range(DESTINATIONS_PER_POST)]
         posts.insert_destinations_of(cur, [(row.id, "ws_0", accounts)])

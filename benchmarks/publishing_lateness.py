@@ -122,7 +122,9 @@ def run(posts: int, workers: int, spread: float, lead: float, concurrency: int) 
             ids = []
             for i, text in enumerate(texts):
                 at = start + timedelta(seconds=spread * i / posts)
-                new = posts_repo.NewPost(ws, text, "scheduled", at, False, [], [], {}, "bench")
+                new = posts_repo.NewPost(
+                    ws, text, posts_repo.PostStatus.SCHEDULED, at, False, [], [], {}, "bench"
+                )
                 post_id = posts_repo.insert_post(cur, new)
                 posts_repo.replace_destinations(cur, post_id, ws, [(account, PLATFORM)])
                 ids.append(post_id)

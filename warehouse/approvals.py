@@ -8,7 +8,9 @@ from datetime import date, datetime
 from typing import Any, Self
 
 from warehouse.ids import new_id, utcnow
+from warehouse.posts import PostStatus
 from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows, fetch_value
+from warehouse.sql import literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +75,7 @@ class ReviewRow:
 
 
 _BATCH = columns(BatchRow)
+_PENDING = literal(PostStatus.PENDING_APPROVAL)
 _ITEM = columns(ItemRow)
 _ITEM_WIDTH = len(dataclasses.fields(ItemRow))
 _REVIEW = (
@@ -122,6 +125,21 @@ def insert_event(
         [event_id, item_id, workspace_id, action, actor, comment, utcnow()],
     )
     return event_id
+
+
+def submit(cur: Cursor, workspace_id: str, post_id: str, actor: str) -> str:
+    """Put a post up for review in today's (UTC) batch; returns the item id."""
+    batch_id = batch_for_day(cur, workspace_id, utcnow().date())
+    item_id = insert_item(cur, batch_id, workspace_id, post_id)
+    insert_event(cur, item_id, workspace_id, "submit", actor, None)
+    return item_id
+
+
+def withdraw(cur: Cursor, workspace_id: str, post_id: str, actor: str) -> None:
+    """Record that a post waiting for review was canceled; its item is no longer actionable."""
+    item = pending_item_of_post(cur, post_id)
+    if item is not None:
+        insert_event(cur, item.id, workspace_id, "cancel", actor, None)
 
 
 def decide_item(
@@ -189,7 +207,7 @@ def list_batches(
         f"SELECT {columns(BatchRow, 'b')} FROM approval_batches b WHERE b.workspace_id = ?"  # noqa: S608 - constants
         " AND (? IS NULL OR (? = 'pending') = EXISTS (SELECT 1 FROM approval_items i"
         "   WHERE i.batch_id = b.id AND i.status = 'pending' AND EXISTS (SELECT 1 FROM posts p"
-        "   WHERE p.id = i.post_id AND p.status = 'pending_approval')))"
+        f"   WHERE p.id = i.post_id AND p.status = {_PENDING})))"
         " AND (? IS NULL OR b.id < ?) ORDER BY b.id DESC LIMIT ?",
         [workspace_id, status, status, after, after, limit],
         BatchRow.make,

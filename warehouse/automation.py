@@ -488,7 +488,7 @@ def insert_queue_post(
     text: str,
     media_ids: list[str],
     tags: list[str],
-    status: str,
+    status: posts.PostStatus,
     scheduled_at: datetime | None,
     created_by: str,
     destinations: list[tuple[str, str]],
@@ -509,24 +509,6 @@ def insert_queue_post(
     post_id = posts.insert_post(cur, new)
     posts.insert_destinations(cur, post_id, workspace_id, destinations)
     return post_id
-
-
-def set_post_schedule(
-    cur: Cursor, post_id: str, status: str, scheduled_at: datetime | None
-) -> None:
-    cur.execute(
-        "UPDATE posts SET status = ?, scheduled_at = ?, updated_at = ? WHERE id = ?",
-        [status, scheduled_at, utcnow(), post_id],
-    )
-
-
-def cancel_post(cur: Cursor, post_id: str) -> None:
-    now = utcnow()
-    cur.execute(
-        "UPDATE posts SET status = 'canceled', canceled_at = ?, updated_at = ? WHERE id = ?"
-        " AND status IN ('draft', 'pending_approval', 'scheduled')",
-        [now, now, post_id],
-    )
 
 
 def known_media(cur: Cursor, workspace_id: str, ids: list[str]) -> set[str]:
@@ -598,6 +580,8 @@ def queue_item_exists(cur: Cursor, workspace_id: str, item_id: str) -> bool:
     return bool(found)
 
 
+# Posts the calendar shows at their time: scheduled, or waiting for approval to be.
+_UPCOMING = posts.sql_in([posts.PostStatus.SCHEDULED, posts.PostStatus.PENDING_APPROVAL])
 _CALENDAR = f"""
 SELECT {columns(CalendarEntry)} FROM (
     SELECT e.id, e.kind, e.title, e.starts_at, e.status, e.ref_type, e.ref_id,
@@ -609,7 +593,7 @@ SELECT {columns(CalendarEntry)} FROM (
     SELECT p.id, 'publication', left(p.text, 80), p.scheduled_at, p.status, 'post', p.id,
            false
     FROM posts p
-    WHERE p.workspace_id = ? AND p.status IN ('scheduled', 'pending_approval')
+    WHERE p.workspace_id = ? AND p.status IN {_UPCOMING}
       AND p.scheduled_at >= ? AND p.scheduled_at < ?
       AND NOT EXISTS (
           SELECT 1 FROM queue_items qi

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from warehouse.marts import RUN_MARKER
+from warehouse.posts import LIVE, sql_in
 from warehouse.rows import Cursor
 
 
@@ -33,12 +34,12 @@ class Figures:
 # predicate of warehouse/publishing.py's claim_due. It became due at the latest of its post's
 # scheduled_at and its retry time, or when its lease expired.
 _FIGURES = (
-    "SELECT"
+    "SELECT"  # noqa: S608 - constants
     " (SELECT min(CASE WHEN d.status = 'pending'"
     "    THEN greatest(p.scheduled_at, coalesce(d.next_attempt_at, p.scheduled_at))"
     "    ELSE d.lease_expires_at END)"
     "  FROM post_destinations AS d JOIN posts AS p ON p.id = d.post_id"
-    "  WHERE p.status IN ('scheduled', 'publishing') AND p.scheduled_at <= ?"
+    f"  WHERE p.status IN {sql_in(LIVE)} AND p.scheduled_at <= ?"
     "  AND ((d.status = 'pending' AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= ?))"
     "   OR (d.status = 'publishing' AND d.lease_expires_at < ?))) AS oldest_due_at,"
     " (SELECT max(finished_at) FROM ingest_batches) AS last_ingest_at,"

@@ -5,11 +5,63 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 from warehouse.ids import id_floor, new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
+from warehouse.sql import literal
 from warehouse.workspaces import AccountRow
+
+# -- the lifecycle -----------------------------------------------------------------------------
+
+
+class PostStatus(StrEnum):
+    """Where a post is in its life: from draft to published, partially_published or failed."""
+
+    DRAFT = "draft"
+    PENDING_APPROVAL = "pending_approval"
+    SCHEDULED = "scheduled"
+    PUBLISHING = "publishing"
+    PUBLISHED = "published"
+    PARTIALLY_PUBLISHED = "partially_published"
+    FAILED = "failed"
+    CANCELED = "canceled"
+
+
+_S = PostStatus
+# Every move a post may make (staying put aside), and what makes it; docs/publishing.md
+# draws the same graph. :func:`move` refuses any other in the statement that makes it, so
+# a writer that read a stale status changes nothing.
+MOVES: dict[PostStatus, frozenset[PostStatus]] = {
+    # submitted (for approval, or scheduled), given a queue slot, canceled
+    _S.DRAFT: frozenset({_S.PENDING_APPROVAL, _S.SCHEDULED, _S.CANCELED}),
+    # approved, returned, rejected or canceled
+    _S.PENDING_APPROVAL: frozenset({_S.SCHEDULED, _S.DRAFT, _S.CANCELED}),
+    # claimed by the worker (or settled at once), its queue slot lost, canceled
+    _S.SCHEDULED: frozenset(
+        {_S.PUBLISHING, _S.PUBLISHED, _S.PARTIALLY_PUBLISHED, _S.FAILED, _S.DRAFT, _S.CANCELED}
+    ),
+    # every destination settled
+    _S.PUBLISHING: frozenset({_S.PUBLISHED, _S.PARTIALLY_PUBLISHED, _S.FAILED}),
+    _S.PUBLISHED: frozenset(),
+    _S.PARTIALLY_PUBLISHED: frozenset(),
+    _S.FAILED: frozenset(),
+    _S.CANCELED: frozenset(),
+}
+EDITABLE = frozenset({_S.DRAFT, _S.PENDING_APPROVAL, _S.SCHEDULED})  # also what may be canceled
+LIVE = frozenset({_S.SCHEDULED, _S.PUBLISHING})  # what the publishing worker may send
+SETTLED = frozenset({_S.PUBLISHED, _S.PARTIALLY_PUBLISHED, _S.FAILED})
+
+
+def sources(to: PostStatus) -> list[PostStatus]:
+    """The statuses a post may move to ``to`` from, ``to`` itself included (staying put)."""
+    return [status for status, targets in MOVES.items() if to in targets or status == to]
+
+
+def sql_in(statuses: frozenset[PostStatus] | list[PostStatus]) -> str:
+    """A set of statuses as SQL text for ``status IN …`` (constants, sorted for stable text)."""
+    return "(" + ", ".join(literal(str(status)) for status in sorted(statuses)) + ")"
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +73,7 @@ class PostRow(TableRow):
     id: str
     workspace_id: str
     text: str
-    status: str
+    status: PostStatus
     scheduled_at: datetime | None
     published_at: datetime | None
     approval_required: bool
@@ -43,7 +95,7 @@ class PostRow(TableRow):
             id_,
             ws,
             text,
-            status,
+            PostStatus(status),
             scheduled,
             published,
             bool(approval),
@@ -110,7 +162,7 @@ _MEDIA = columns(MediaRow)
 class NewPost:
     workspace_id: str
     text: str
-    status: str
+    status: PostStatus
     scheduled_at: datetime | None
     approval_required: bool
     tags: list[str]
@@ -171,16 +223,18 @@ def update_post(
     post_id: str,
     *,
     text: str,
-    status: str,
+    status: PostStatus,
     scheduled_at: datetime | None,
     tags: list[str],
     media_ids: list[str],
     platform_options: dict[str, Any],
-    canceled_at: datetime | None = None,
-) -> None:
+) -> bool:
+    """Edit a post that is still editable (and may move as :data:`MOVES` allows); else False."""
     cur.execute(
-        "UPDATE posts SET text = ?, status = ?, scheduled_at = ?, tags = ?, media_ids = ?,"
-        " platform_options = ?, canceled_at = ?, updated_at = ? WHERE id = ?",
+        "UPDATE posts SET text = ?, status = ?, scheduled_at = ?, tags = ?, media_ids = ?,"  # noqa: S608 - constants
+        " platform_options = ?, updated_at = ?"
+        f" WHERE id = ? AND status IN {sql_in(EDITABLE)} AND status IN {sql_in(sources(status))}"
+        " RETURNING id",
         [
             text,
             status,
@@ -188,27 +242,35 @@ def update_post(
             tags,
             media_ids,
             json.dumps(platform_options),
-            canceled_at,
             utcnow(),
             post_id,
         ],
     )
+    return cur.fetchone() is not None
 
 
-def set_status(
+def move(
     cur: Cursor,
     post_id: str,
-    status: str,
+    to: PostStatus,
     *,
     scheduled_at: datetime | None = None,
     canceled_at: datetime | None = None,
-) -> None:
-    """Move a post to ``status``; ``scheduled_at``/``canceled_at`` are set only when given."""
+    reschedule: bool = False,
+) -> bool:
+    """Move a post to ``to`` if :data:`MOVES` allows it from where it is; False otherwise.
+
+    ``scheduled_at`` is set only when given, unless ``reschedule``, which sets it to the value
+    given, None included (a queue slot lost); ``canceled_at`` keeps the first cancellation.
+    """
     cur.execute(
-        "UPDATE posts SET status = ?, scheduled_at = coalesce(?, scheduled_at),"
-        " canceled_at = coalesce(?, canceled_at), updated_at = ? WHERE id = ?",
-        [status, scheduled_at, canceled_at, utcnow(), post_id],
+        "UPDATE posts SET status = ?,"  # noqa: S608 - constants
+        " scheduled_at = CASE WHEN ? THEN ? ELSE coalesce(?, scheduled_at) END,"
+        " canceled_at = coalesce(canceled_at, ?), updated_at = ?"
+        f" WHERE id = ? AND status IN {sql_in(sources(to))} RETURNING id",
+        [to, reschedule, scheduled_at, scheduled_at, canceled_at, utcnow(), post_id],
     )
+    return cur.fetchone() is not None
 
 
 def get_post(cur: Cursor, workspace_id: str, post_id: str) -> PostRow | None:

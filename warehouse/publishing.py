@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from warehouse.ids import new_id
-from warehouse.posts import DestinationRow
+from warehouse.posts import LIVE, SETTLED, DestinationRow, PostStatus, sql_in
 from warehouse.rows import (
     Cursor,
     TableRow,
@@ -26,6 +26,15 @@ from warehouse.rows import (
     fetch_rows,
     fetch_value,
 )
+from warehouse.sql import literal
+
+# The post statuses these statements read and write, from the posts' one lifecycle.
+_LIVE = sql_in(LIVE)
+_SETTLED = sql_in(SETTLED)
+_PUBLISHING = literal(PostStatus.PUBLISHING)
+_PUBLISHED = literal(PostStatus.PUBLISHED)
+_PARTIALLY = literal(PostStatus.PARTIALLY_PUBLISHED)
+_FAILED = literal(PostStatus.FAILED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,15 +149,15 @@ def claim_due(
     # placeholders first, while a remote store renders them in text order.
     return fetch_rows(
         cur,
-        "UPDATE post_destinations AS d SET status = 'publishing', claimed_by = ?,"
+        "UPDATE post_destinations AS d SET status = 'publishing', claimed_by = ?,"  # noqa: S608 - constants
         " lease_expires_at = ?, attempts = d.attempts + 1,"
         " first_attempt_at = coalesce(d.first_attempt_at, ?), updated_at = ?"
         " FROM posts AS p WHERE p.id = d.post_id"
-        " AND p.status IN ('scheduled', 'publishing') AND p.scheduled_at <= ?"
+        f" AND p.status IN {_LIVE} AND p.scheduled_at <= ?"
         " AND ((d.status = 'pending' AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= ?))"
         "   OR (d.status = 'publishing' AND d.lease_expires_at < ?))"
         " AND d.id IN (SELECT d2.id FROM post_destinations AS d2 JOIN posts AS p2"
-        "  ON p2.id = d2.post_id WHERE p2.status IN ('scheduled', 'publishing')"
+        f"  ON p2.id = d2.post_id WHERE p2.status IN {_LIVE}"
         "  AND p2.scheduled_at <= ?"
         "  AND ((d2.status = 'pending' AND (d2.next_attempt_at IS NULL OR d2.next_attempt_at <= ?))"
         "   OR (d2.status = 'publishing' AND d2.lease_expires_at < ?))"
@@ -170,8 +179,8 @@ def confirm_posts(cur: Cursor, post_ids: list[str], now: datetime) -> set[str]:
     """
     rows = fetch_all(
         cur,
-        "UPDATE posts SET status = 'publishing', updated_at = ?"
-        " WHERE list_contains(?, id) AND status IN ('scheduled', 'publishing') RETURNING id",
+        f"UPDATE posts SET status = {_PUBLISHING}, updated_at = ?"  # noqa: S608 - constants
+        f" WHERE list_contains(?, id) AND status IN {_LIVE} RETURNING id",
         [now, post_ids],
     )
     return {row["id"] for row in rows}
@@ -321,9 +330,9 @@ def roll_up(cur: Cursor, post_ids: list[str] | None, now: datetime) -> list[Post
     """
     settled = fetch_rows(
         cur,
-        "UPDATE posts AS p SET"
-        " status = CASE WHEN s.failed = 0 THEN 'published'"
-        "   WHEN s.published = 0 THEN 'failed' ELSE 'partially_published' END,"
+        "UPDATE posts AS p SET"  # noqa: S608 - constants
+        f" status = CASE WHEN s.failed = 0 THEN {_PUBLISHED}"
+        f"   WHEN s.published = 0 THEN {_FAILED} ELSE {_PARTIALLY} END,"
         " published_at = CASE WHEN s.published > 0 THEN s.last_published ELSE p.published_at END,"
         " updated_at = k.now"
         " FROM (SELECT post_id, count(*) AS total,"
@@ -331,10 +340,10 @@ def roll_up(cur: Cursor, post_ids: list[str] | None, now: datetime) -> list[Post
         "   count(*) FILTER (WHERE status = 'failed') AS failed,"
         "   max(published_at) AS last_published"
         "  FROM post_destinations WHERE (? AND post_id IN"
-        "   (SELECT id FROM posts WHERE status = 'publishing'))"
+        f"   (SELECT id FROM posts WHERE status = {_PUBLISHING}))"
         "   OR list_contains(?, post_id) GROUP BY post_id) AS s,"
         "  (SELECT ?::TIMESTAMP AS now) AS k"
-        " WHERE p.id = s.post_id AND p.status IN ('scheduled', 'publishing')"
+        f" WHERE p.id = s.post_id AND p.status IN {_LIVE}"
         " AND s.published + s.failed = s.total"
         " RETURNING p.id, p.status, p.published_at, p.scheduled_at",
         # Placeholders only in FROM, in text order (see claim_due).
@@ -355,13 +364,13 @@ def settle_queue_items(cur: Cursor, post_ids: list[str] | None, now: datetime) -
     the items a crash left between the post's roll-up and this statement.
     """
     cur.execute(
-        "UPDATE queue_items AS qi SET"
-        " status = CASE WHEN p.status = 'failed' THEN 'failed' ELSE 'published' END,"
+        "UPDATE queue_items AS qi SET"  # noqa: S608 - constants
+        f" status = CASE WHEN p.status = {_FAILED} THEN 'failed' ELSE 'published' END,"
         " updated_at = k.now"
         " FROM posts AS p,"
         "  (SELECT ?::TIMESTAMP AS now, ?::BOOLEAN AS every, ?::VARCHAR[] AS ids) AS k"
         " WHERE p.id = qi.post_id"
-        " AND p.status IN ('published', 'partially_published', 'failed')"
+        f" AND p.status IN {_SETTLED}"
         " AND qi.status IN ('queued', 'scheduled')"
         " AND (k.every OR list_contains(k.ids, qi.post_id))",
         # Placeholders only in FROM (see claim_due).

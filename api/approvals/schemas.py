@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from api.posts.schemas import PostStatus
 from api.schemas import Model, UtcDatetime
+from warehouse.posts import PostStatus
 
 ItemStatus = Literal["pending", "approved", "rejected", "returned"]
 BatchStatus = Literal["pending", "completed"]

@@ -13,19 +13,21 @@ from api.approvals.schemas import (
 )
 from api.errors import InvalidState, NotFound, ValidationFailed
 from api.pagination import PageRequest
+from api.posts import reads as posts
 from api.schemas import Page
 from warehouse import approvals as repo
 from warehouse import posts as posts_repo
 from warehouse import webhooks as webhooks_repo
 from warehouse.ids import from_db, utcnow
+from warehouse.posts import PostStatus
 from warehouse.rows import Cursor
 
 EXCERPT = 280
 # The item's status after each action, and the post's.
 OUTCOMES = {
-    "approve": ("approved", "scheduled"),
-    "reject": ("rejected", "canceled"),
-    "return": ("returned", "draft"),
+    "approve": ("approved", PostStatus.SCHEDULED),
+    "reject": ("rejected", PostStatus.CANCELED),
+    "return": ("returned", PostStatus.DRAFT),
 }
 
 
@@ -104,21 +106,6 @@ def get_item(cur: Cursor, workspace_id: str, item_id: str) -> ApprovalItem:
     return _item_out(row, repo.events_of_items(cur, [item_id])[item_id])
 
 
-def submit(cur: Cursor, workspace_id: str, post_id: str, actor: str) -> str:
-    """Put a post up for review in today's (UTC) batch; returns the item id."""
-    batch_id = repo.batch_for_day(cur, workspace_id, utcnow().date())
-    item_id = repo.insert_item(cur, batch_id, workspace_id, post_id)
-    repo.insert_event(cur, item_id, workspace_id, "submit", actor, None)
-    return item_id
-
-
-def withdraw(cur: Cursor, workspace_id: str, post_id: str, actor: str) -> None:
-    """Record that a post waiting for review was canceled; its item is no longer actionable."""
-    item = repo.pending_item_of_post(cur, post_id)
-    if item is not None:
-        repo.insert_event(cur, item.id, workspace_id, "cancel", actor, None)
-
-
 def act(
     cur: Cursor, workspace_id: str, actor: str, item_id: str, body: ApprovalAction
 ) -> ApprovalItem:
@@ -131,19 +118,22 @@ def act(
     if item.status != "pending":
         raise InvalidState(f"This item was already {item.status}.")
     post = posts_repo.get_post(cur, workspace_id, item.post_id)
-    if post is None or post.status != "pending_approval":
+    if post is None or post.status != PostStatus.PENDING_APPROVAL:
         status = post.status if post else "deleted"
         raise InvalidState(f"The item's post is {status}; nothing to review.")
     item_status, post_status = OUTCOMES[body.action]
     now = utcnow()
+    moved = posts_repo.move(
+        cur,
+        post.id,
+        post_status,
+        scheduled_at=(post.scheduled_at or now) if body.action == "approve" else None,
+        canceled_at=now if body.action == "reject" else None,
+    )
+    if not moved:  # unreachable while the check above reads in this same transaction
+        raise InvalidState(f"The item's post is no longer {PostStatus.PENDING_APPROVAL}.")
     repo.decide_item(cur, item_id, item_status, comment, actor, now)
     repo.insert_event(cur, item_id, workspace_id, body.action, actor, comment)
-    if body.action == "approve":
-        posts_repo.set_status(cur, post.id, post_status, scheduled_at=post.scheduled_at or now)
-    elif body.action == "reject":
-        posts_repo.set_status(cur, post.id, post_status, canceled_at=now)
-    else:
-        posts_repo.set_status(cur, post.id, post_status)
     decided = get_item(cur, workspace_id, item_id)
     # Lifecycle events go to the webhook outbox in this same transaction.
     webhooks_repo.enqueue_event(
@@ -151,7 +141,5 @@ def act(
     )
     follow = {"approve": "post.scheduled", "reject": "post.canceled"}.get(body.action)
     if follow is not None:
-        from api.posts import service as posts  # posts' service imports this module
-
         posts.emit(cur, workspace_id, follow, posts.get_post(cur, workspace_id, post.id))
     return decided

@@ -46,7 +46,8 @@ from connectors import outbound
 from warehouse import automation as repo
 from warehouse import posts as posts_repo
 from warehouse import workspaces as ws_repo
-from warehouse.ids import from_db, to_db
+from warehouse.ids import from_db, to_db, utcnow
+from warehouse.posts import PostStatus
 from warehouse.rows import Cursor
 
 MAX_RANGE = timedelta(days=366)
@@ -593,7 +594,13 @@ def reflow(cur: Cursor, queue: repo.QueueRow) -> None:
         if item.slot_at == slot_at and item.status == status:
             continue
         repo.set_item(cur, item.id, position=item.position, status=status, slot_at=slot_at)
-        repo.set_post_schedule(cur, item.post_id, status if slot_at else "draft", slot_at)
+        posts_repo.move(
+            cur,
+            item.post_id,
+            PostStatus.SCHEDULED if slot_at else PostStatus.DRAFT,
+            scheduled_at=slot_at,
+            reschedule=True,
+        )
 
 
 def item_out(row: repo.QueuedPost) -> QueueItem:
@@ -659,7 +666,7 @@ def add_item(
         post = posts_repo.get_post(cur, workspace_id, body.post_id)
         if post is None:
             raise ValidationFailed.on("post_id", "unknown_post", f"No post {body.post_id!r} here.")
-        if post.status != "draft":
+        if post.status != PostStatus.DRAFT:
             raise InvalidState(f"Only a draft post can be queued; this one is {post.status}.")
         if repo.active_item_for_post(cur, post.id) is not None:
             raise InvalidState("This post is already in a queue.")
@@ -675,7 +682,7 @@ def add_item(
             text=text,
             media_ids=body.media_ids or [],
             tags=body.tags or [],
-            status="draft",
+            status=PostStatus.DRAFT,
             scheduled_at=None,
             created_by=actor,
             destinations=[(d["account_id"], d["platform"]) for d in destinations],
@@ -711,7 +718,7 @@ def reorder_items(
 
 def _remove(cur: Cursor, item: repo.QueueItemRow) -> None:
     repo.set_item(cur, item.id, position=item.position, status="removed", slot_at=None)
-    repo.cancel_post(cur, item.post_id)
+    posts_repo.move(cur, item.post_id, PostStatus.CANCELED, canceled_at=utcnow())
 
 
 def remove_item(cur: Cursor, workspace_id: str, queue_id: str, item_id: str) -> QueueItem:

@@ -13,9 +13,9 @@ from api.caching import JSON, cached_json
 from api.context import request_id_var
 from api.deps import MediaWrite, PostsRead, PostsWrite, SettingsDep, StoreDep
 from api.pagination import PageParams
-from api.posts import service
+from api.posts import reads, service
 from api.posts.media import OPENAPI_BODY, StreamedUpload, boundary_of, check_quota
-from api.posts.schemas import Media, MediaKind, Post, PostCreate, PostStatus, PostUpdate
+from api.posts.schemas import Media, MediaKind, Post, PostCreate, PostUpdate
 from api.routing import MurmurRoute
 from api.schemas import Envelope, Page, UtcDatetime, ok
 from api.workspaces.schemas import Platform
@@ -24,6 +24,7 @@ from warehouse import posts as repo
 from warehouse.errors import DuplicateKeyError
 from warehouse.group_commit import GroupCommit
 from warehouse.ids import new_id, to_db
+from warehouse.posts import PostStatus
 
 router = APIRouter(tags=["Posts & media"], route_class=MurmurRoute)
 
@@ -135,14 +136,14 @@ async def list_posts(
         request,
         ctx,
         ("posts", where, page.limit, page.key()),
-        lambda: service.list_posts(ctx.tx, ctx.workspace_id, where, page),
+        lambda: reads.list_posts(ctx.tx, ctx.workspace_id, where, page),
     )
 
 
 @router.get("/posts/{post_id}", response_model=Envelope[Post])
 def get_post(ctx: PostsRead, post_id: Id) -> Envelope[Post]:
     """Get one post with its destinations' statuses."""
-    return ok(service.get_post(ctx.tx, ctx.workspace_id, post_id))
+    return ok(reads.get_post(ctx.tx, ctx.workspace_id, post_id))
 
 
 @router.patch("/posts/{post_id}", response_model=Envelope[Post])
@@ -223,7 +224,7 @@ async def upload_media(
     except BaseException:
         (settings.media_dir / storage_key).unlink(missing_ok=True)
         raise
-    return ok(await run_in_threadpool(service.get_media, ctx.tx, ctx.workspace_id, media_id))
+    return ok(await run_in_threadpool(reads.get_media, ctx.tx, ctx.workspace_id, media_id))
 
 
 @router.get("/media", response_model=Envelope[Page[Media]])
@@ -233,10 +234,10 @@ def list_media(
     kind: Annotated[MediaKind | None, Query(description="Only this kind.")] = None,
 ) -> Envelope[Page[Media]]:
     """List the workspace's uploaded media, newest first."""
-    return ok(service.list_media(ctx.tx, ctx.workspace_id, kind, page))
+    return ok(reads.list_media(ctx.tx, ctx.workspace_id, kind, page))
 
 
 @router.get("/media/{media_id}", response_model=Envelope[Media])
 def get_media(ctx: PostsRead, media_id: Id) -> Envelope[Media]:
     """Get one uploaded media item."""
-    return ok(service.get_media(ctx.tx, ctx.workspace_id, media_id))
+    return ok(reads.get_media(ctx.tx, ctx.workspace_id, media_id))

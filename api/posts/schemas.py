@@ -8,17 +8,8 @@ from pydantic import BaseModel, Field
 
 from api.schemas import Model, UtcDatetime, omitted
 from api.workspaces.schemas import Platform
+from warehouse.posts import PostStatus
 
-PostStatus = Literal[
-    "draft",
-    "pending_approval",
-    "scheduled",
-    "publishing",
-    "published",
-    "partially_published",
-    "failed",
-    "canceled",
-]
 DestinationStatus = Literal["pending", "publishing", "published", "failed"]
 MediaKind = Literal["image", "video", "document"]
 

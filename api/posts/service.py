@@ -8,22 +8,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from api.approvals import service as approvals
 from api.errors import InvalidState, NotFound, ValidationFailed
-from api.pagination import PageRequest
+from api.posts import reads
 from api.posts.schemas import (
     Destination,
-    DestinationError,
     DestinationRef,
-    Media,
     Post,
-    PostApproval,
     PostCreate,
-    PostDestination,
     PostUpdate,
     PresetRef,
 )
-from api.schemas import Envelope, ErrorDetail, Page
+from api.schemas import Envelope, ErrorDetail
 from api.workspaces.service import choose_destination
 from warehouse import approvals as approvals_repo
 from warehouse import automation as automation_repo
@@ -31,7 +26,8 @@ from warehouse import idempotency as idem_repo
 from warehouse import posts as repo
 from warehouse import webhooks as webhooks_repo
 from warehouse import workspaces as ws_repo
-from warehouse.ids import from_db, to_db, utcnow
+from warehouse.ids import to_db, utcnow
+from warehouse.posts import EDITABLE, PostStatus
 from warehouse.rows import Cursor
 
 # Characters (Unicode code points) each platform accepts in a post's text.
@@ -57,74 +53,6 @@ PLATFORM_NAMES = {
     "youtube": "YouTube",
     "pinterest": "Pinterest",
 }
-EDITABLE = frozenset({"draft", "pending_approval", "scheduled"})
-CANCELABLE = EDITABLE
-
-
-# -- output ------------------------------------------------------------------------------------
-
-
-def _destination_out(row: repo.DestinationRow) -> PostDestination:
-    error = None
-    if row.error_code is not None or row.error_message is not None:
-        error = DestinationError(code=row.error_code, message=row.error_message)
-    return PostDestination(
-        id=row.id,
-        account_id=row.account_id,
-        platform=row.platform,
-        status=row.status,
-        platform_post_id=row.platform_post_id,
-        platform_url=row.platform_url,
-        error=error,
-        published_at=from_db(row.published_at),
-    )
-
-
-def _post_out(
-    row: repo.PostRow, destinations: list[repo.DestinationRow], item: approvals_repo.ItemRow | None
-) -> Post:
-    approval = None
-    if item is not None:
-        approval = PostApproval(item_id=item.id, batch_id=item.batch_id, status=item.status)
-    return Post(
-        post_id=row.id,
-        id=row.id,
-        workspace_id=row.workspace_id,
-        status=row.status,
-        text=row.text,
-        scheduled_at=from_db(row.scheduled_at),
-        destinations=[_destination_out(d) for d in destinations],
-        media_ids=row.media_ids,
-        tags=row.tags,
-        platform_options=row.platform_options,
-        approval_required=row.approval_required,
-        approval=approval,
-        created_at=from_db(row.created_at),
-        updated_at=from_db(row.updated_at),
-        canceled_at=from_db(row.canceled_at),
-        published_at=from_db(row.published_at),
-    )
-
-
-def _posts_out(cur: Cursor, rows: Sequence[repo.PostRow]) -> list[Post]:
-    ids = [row.id for row in rows]
-    destinations = repo.destinations_of(cur, ids)
-    items = approvals_repo.latest_items_of_posts(cur, ids)
-    return [_post_out(row, destinations[row.id], items.get(row.id)) for row in rows]
-
-
-def media_out(row: repo.MediaRow) -> Media:
-    return Media(
-        id=row.id,
-        workspace_id=row.workspace_id,
-        kind=row.kind,
-        content_type=row.content_type,
-        size_bytes=row.size_bytes,
-        sha256=row.sha256,
-        filename=row.filename,
-        alt_text=row.alt_text,
-        created_at=from_db(row.created_at),
-    )
 
 
 # -- validation --------------------------------------------------------------------------------
@@ -375,11 +303,11 @@ def _draft(
         cur, workspace_id, body.text, body.platforms, body.media_ids, accounts, prior=past
     )
     if body.draft:
-        status = "draft"
+        status = PostStatus.DRAFT
     elif body.approval_required or workspace_approval:
-        status = "pending_approval"
+        status = PostStatus.PENDING_APPROVAL
     else:
-        status = "scheduled"
+        status = PostStatus.SCHEDULED
         scheduled_at = scheduled_at or utcnow()
     new = repo.NewPost(
         workspace_id=workspace_id,
@@ -407,15 +335,15 @@ def _insert(cur: Cursor, drafts: Sequence[_Draft]) -> list[Post]:
     for row, draft in zip(rows, drafts, strict=True):
         post_id = row.id
         item: approvals_repo.ItemRow | None = None
-        if draft.new.status == "pending_approval":
-            approvals.submit(cur, draft.workspace_id, post_id, draft.actor)
+        if draft.new.status == PostStatus.PENDING_APPROVAL:
+            approvals_repo.submit(cur, draft.workspace_id, post_id, draft.actor)
             item = approvals_repo.latest_items_of_posts(cur, [post_id]).get(post_id)
-        post = _post_out(row, destinations[post_id], item)
+        post = reads.post_out(row, destinations[post_id], item)
         posts.append(post)
         # Lifecycle events go to the webhook outbox in this same transaction.
         payload = {"post": post.model_dump(mode="json")}
         events.append((draft.workspace_id, "post.created", payload))
-        if draft.new.status == "scheduled":
+        if draft.new.status == PostStatus.SCHEDULED:
             events.append((draft.workspace_id, "post.scheduled", payload))
     webhooks_repo.enqueue_many(cur, events)
     return posts
@@ -482,36 +410,17 @@ def create_posts(cur: Cursor, requests: Sequence[PostRequest]) -> list[bytes | E
     return outcomes
 
 
-def emit(
-    cur: Cursor, workspace_id: str, event_type: str, post: Post, also: list[str] | None = None
-) -> None:
-    """Record a post lifecycle event (and ``also`` these) for the workspace's webhooks."""
-    payload = {"post": post.model_dump(mode="json")}
-    kinds = [event_type, *(also or [])]
-    webhooks_repo.enqueue_events(cur, workspace_id, [(kind, payload) for kind in kinds])
-
-
-def get_post(cur: Cursor, workspace_id: str, post_id: str) -> Post:
-    row = repo.get_post(cur, workspace_id, post_id)
-    if row is None:
-        raise NotFound.resource("post", post_id)
-    return _posts_out(cur, [row])[0]
-
-
-def list_posts(
-    cur: Cursor, workspace_id: str, where: repo.PostFilter, page: PageRequest
-) -> Page[Post]:
-    rows = repo.list_posts(cur, workspace_id, where, page.after_value(), page.fetch)
-    page_rows = rows[: page.limit]
-    converted = {post.id: post for post in _posts_out(cur, page_rows)}
-    return page.page(rows, lambda r: converted[r.id], lambda r: [r.id])
-
-
 def _require(cur: Cursor, workspace_id: str, post_id: str) -> repo.PostRow:
     row = repo.get_post(cur, workspace_id, post_id)
     if row is None:
         raise NotFound.resource("post", post_id)
     return row
+
+
+def _moved_meanwhile(cur: Cursor, workspace_id: str, post_id: str) -> InvalidState:
+    """The refusal of a write whose post changed state since this request read it."""
+    status = _require(cur, workspace_id, post_id).status
+    return InvalidState(f"The post is {status} now; read it again before changing it.")
 
 
 def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: PostUpdate) -> Post:
@@ -520,7 +429,7 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
     if status not in EDITABLE:
         raise InvalidState(f"A {status} post cannot be edited.")
     given = body.model_fields_set
-    if body.draft is True and status != "draft":
+    if body.draft is True and status != PostStatus.DRAFT:
         raise InvalidState(f"A {status} post cannot go back to draft; cancel it instead.")
     if any(d.status != "pending" for d in repo.destinations_of(cur, [post_id])[post_id]):
         # The worker has claimed a destination: editing now could change what goes out.
@@ -542,22 +451,22 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
         platforms = [d.account_id for d in current]
     checked = validate(cur, workspace_id, text, platforms, media_ids, prior=past)
 
-    submit = status == "draft" and body.draft is False
+    submit = status == PostStatus.DRAFT and body.draft is False
     new_status = status
     if submit:
         new_status = (
-            "pending_approval"
+            PostStatus.PENDING_APPROVAL
             if _needs_approval(cur, workspace_id, row.approval_required)
-            else "scheduled"
+            else PostStatus.SCHEDULED
         )
-    if new_status == "scheduled" and scheduled_at is None:
+    if new_status == PostStatus.SCHEDULED and scheduled_at is None:
         scheduled_at = utcnow()
     options: dict[str, Any] = (
         {str(k): v for k, v in body.platform_options.items()}
         if body.platform_options is not None
         else row.platform_options
     )
-    repo.update_post(
+    edited = repo.update_post(
         cur,
         post_id,
         text=text,
@@ -567,40 +476,28 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
         media_ids=checked.media_ids,
         platform_options=checked.options(options),
     )
+    if not edited:
+        raise _moved_meanwhile(cur, workspace_id, post_id)
     if body.platforms is not None:
         repo.replace_destinations(cur, post_id, workspace_id, checked.accounts)
-    if submit and new_status == "pending_approval":
-        approvals.submit(cur, workspace_id, post_id, actor)
-    post = get_post(cur, workspace_id, post_id)
-    if submit and new_status == "scheduled":
-        emit(cur, workspace_id, "post.scheduled", post)
+    if submit and new_status == PostStatus.PENDING_APPROVAL:
+        approvals_repo.submit(cur, workspace_id, post_id, actor)
+    post = reads.get_post(cur, workspace_id, post_id)
+    if submit and new_status == PostStatus.SCHEDULED:
+        reads.emit(cur, workspace_id, "post.scheduled", post)
     return post
 
 
 def cancel_post(cur: Cursor, workspace_id: str, actor: str, post_id: str) -> Post:
     status = _require(cur, workspace_id, post_id).status
-    if status not in CANCELABLE:
+    if status not in EDITABLE or not repo.move(
+        cur, post_id, PostStatus.CANCELED, canceled_at=utcnow()
+    ):
         raise InvalidState(
             f"A {status} post cannot be canceled (only draft, pending_approval or scheduled)."
         )
-    repo.set_status(cur, post_id, "canceled", canceled_at=utcnow())
-    if status == "pending_approval":
-        approvals.withdraw(cur, workspace_id, post_id, actor)
-    post = get_post(cur, workspace_id, post_id)
-    emit(cur, workspace_id, "post.canceled", post)
+    if status == PostStatus.PENDING_APPROVAL:
+        approvals_repo.withdraw(cur, workspace_id, post_id, actor)
+    post = reads.get_post(cur, workspace_id, post_id)
+    reads.emit(cur, workspace_id, "post.canceled", post)
     return post
-
-
-# -- media reads -------------------------------------------------------------------------------
-
-
-def list_media(cur: Cursor, workspace_id: str, kind: str | None, page: PageRequest) -> Page[Media]:
-    rows = repo.list_media(cur, workspace_id, kind, page.after_value(), page.fetch)
-    return page.page(rows, media_out, lambda r: [r.id])
-
-
-def get_media(cur: Cursor, workspace_id: str, media_id: str) -> Media:
-    row = repo.get_media(cur, workspace_id, media_id)
-    if row is None:
-        raise NotFound.resource("media", media_id)
-    return media_out(row)

@@ -66,7 +66,7 @@ def make_post(server: LiveServer, tenant: Tenant, status: str, at: datetime | No
             text=f"post {status}",
             media_ids=[],
             tags=[],
-            status=status,
+            status=posts_repo.PostStatus(status),
             scheduled_at=at.astimezone(UTC).replace(tzinfo=None) if at else None,
             created_by="test",
             destinations=[(tenant.accounts["x"], "x")],

@@ -1,0 +1,123 @@
+"""Posts and media as the API shows them, read from the store; lifecycle events carry the same."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from api.errors import NotFound
+from api.pagination import PageRequest
+from api.posts.schemas import DestinationError, Media, Post, PostApproval, PostDestination
+from api.schemas import Page
+from warehouse import approvals as approvals_repo
+from warehouse import posts as repo
+from warehouse import webhooks as webhooks_repo
+from warehouse.ids import from_db
+from warehouse.rows import Cursor
+
+# -- output ------------------------------------------------------------------------------------
+
+
+def _destination_out(row: repo.DestinationRow) -> PostDestination:
+    error = None
+    if row.error_code is not None or row.error_message is not None:
+        error = DestinationError(code=row.error_code, message=row.error_message)
+    return PostDestination(
+        id=row.id,
+        account_id=row.account_id,
+        platform=row.platform,
+        status=row.status,
+        platform_post_id=row.platform_post_id,
+        platform_url=row.platform_url,
+        error=error,
+        published_at=from_db(row.published_at),
+    )
+
+
+def post_out(
+    row: repo.PostRow, destinations: list[repo.DestinationRow], item: approvals_repo.ItemRow | None
+) -> Post:
+    approval = None
+    if item is not None:
+        approval = PostApproval(item_id=item.id, batch_id=item.batch_id, status=item.status)
+    return Post(
+        post_id=row.id,
+        id=row.id,
+        workspace_id=row.workspace_id,
+        status=row.status,
+        text=row.text,
+        scheduled_at=from_db(row.scheduled_at),
+        destinations=[_destination_out(d) for d in destinations],
+        media_ids=row.media_ids,
+        tags=row.tags,
+        platform_options=row.platform_options,
+        approval_required=row.approval_required,
+        approval=approval,
+        created_at=from_db(row.created_at),
+        updated_at=from_db(row.updated_at),
+        canceled_at=from_db(row.canceled_at),
+        published_at=from_db(row.published_at),
+    )
+
+
+def posts_out(cur: Cursor, rows: Sequence[repo.PostRow]) -> list[Post]:
+    ids = [row.id for row in rows]
+    destinations = repo.destinations_of(cur, ids)
+    items = approvals_repo.latest_items_of_posts(cur, ids)
+    return [post_out(row, destinations[row.id], items.get(row.id)) for row in rows]
+
+
+def media_out(row: repo.MediaRow) -> Media:
+    return Media(
+        id=row.id,
+        workspace_id=row.workspace_id,
+        kind=row.kind,
+        content_type=row.content_type,
+        size_bytes=row.size_bytes,
+        sha256=row.sha256,
+        filename=row.filename,
+        alt_text=row.alt_text,
+        created_at=from_db(row.created_at),
+    )
+
+
+# -- reads ---------------------------------------------------------------------------------------
+
+
+def emit(
+    cur: Cursor, workspace_id: str, event_type: str, post: Post, also: list[str] | None = None
+) -> None:
+    """Record a post lifecycle event (and ``also`` these) for the workspace's webhooks."""
+    payload = {"post": post.model_dump(mode="json")}
+    kinds = [event_type, *(also or [])]
+    webhooks_repo.enqueue_events(cur, workspace_id, [(kind, payload) for kind in kinds])
+
+
+def get_post(cur: Cursor, workspace_id: str, post_id: str) -> Post:
+    row = repo.get_post(cur, workspace_id, post_id)
+    if row is None:
+        raise NotFound.resource("post", post_id)
+    return posts_out(cur, [row])[0]
+
+
+def list_posts(
+    cur: Cursor, workspace_id: str, where: repo.PostFilter, page: PageRequest
+) -> Page[Post]:
+    rows = repo.list_posts(cur, workspace_id, where, page.after_value(), page.fetch)
+    page_rows = rows[: page.limit]
+    converted = {post.id: post for post in posts_out(cur, page_rows)}
+    return page.page(rows, lambda r: converted[r.id], lambda r: [r.id])
+
+
+# -- media reads -------------------------------------------------------------------------------
+
+
+def list_media(cur: Cursor, workspace_id: str, kind: str | None, page: PageRequest) -> Page[Media]:
+    rows = repo.list_media(cur, workspace_id, kind, page.after_value(), page.fetch)
+    return page.page(rows, media_out, lambda r: [r.id])
+
+
+def get_media(cur: Cursor, workspace_id: str, media_id: str) -> Media:
+    row = repo.get_media(cur, workspace_id, media_id)
+    if row is None:
+        raise NotFound.resource("media", media_id)
+    return media_out(row)

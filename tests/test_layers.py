@@ -1,0 +1,80 @@
+"""The import graph keeps its layers: the store below everything, features without cycles."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("api", "warehouse", "pipelines", "connectors", "simulator", "murmur")
+
+
+def _imports() -> dict[str, set[str]]:
+    """Every first-party module and the first-party modules it imports (function-local too)."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            module = ".".join(parts)
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+                else:
+                    continue
+                graph[module].update(n for n in names if n.split(".")[0] in PACKAGES)
+    return graph
+
+
+def _feature(module: str) -> str | None:
+    """The API feature package a module belongs to (``api.posts``), if any."""
+    parts = module.split(".")
+    if parts[0] == "api" and len(parts) > 2:
+        return ".".join(parts[:2])
+    return None
+
+
+def test_the_store_imports_no_layer_above_it() -> None:
+    above = {"api", "pipelines", "murmur", "simulator"}
+    wrong = {
+        (module, imported)
+        for module, names in _imports().items()
+        if module.startswith("warehouse")
+        for imported in names
+        if imported.split(".")[0] in above
+    }
+    assert wrong == set()
+
+
+def _reach(edges: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    frontier = [start]
+    while frontier:
+        for target in edges[frontier.pop()]:
+            if target not in seen:
+                seen.add(target)
+                frontier.append(target)
+    return seen
+
+
+def test_the_api_features_import_each_other_without_cycles() -> None:
+    edges: dict[str, set[str]] = defaultdict(set)
+    for module, names in _imports().items():
+        source = _feature(module)
+        for imported in names:
+            target = _feature(imported)
+            if source and target and source != target:
+                edges[source].add(target)
+    assert "api.posts" in edges["api.approvals"]  # the graph is read at all
+    reach = {feature: _reach(edges, feature) for feature in list(edges)}
+    cycles = {
+        (a, b)
+        for a, b in itertools.combinations(sorted(reach), 2)
+        if b in reach[a] and a in reach[b]
+    }
+    assert cycles == set()
