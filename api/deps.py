@@ -18,6 +18,7 @@ from api import idempotency, text
 from api.auth import ApiKey, KeyCache, authenticate, bearer_hash
 from api.errors import ApiKeyExpired, ApiKeyInvalid, AuthRequired, RateLimited, ValidationFailed
 from api.ratelimit import Budget, RateLimiter, client_address, parse_networks
+from api.request_state import IdempotencyMode, RequestState
 from murmur.settings import Settings
 from warehouse import idempotency as idem_repo
 from warehouse.store import Store, StoreCursor, Transaction
@@ -103,7 +104,7 @@ def _failed_keys_bucket(request: Request, settings: Settings) -> str:
     Apart, so that a client's keyless requests (a health probe, a docs page) never stop a
     valid key from being looked up, as when another process's write empties the key cache.
     """
-    address = request.scope.get("state", {}).get("client_address")
+    address = RequestState.of(request.scope).client_address
     if address is None:  # the edge middleware sets it; compute it the same way otherwise
         address = client_address(request.scope, parse_networks(settings.trusted_proxies))
     return f"badkey:{address}"
@@ -123,6 +124,7 @@ async def _authenticate(
     # A key seen before is answered from the cache; any other costs a store lookup, which
     # an address over its budget of failures no longer gets (429 instead of 401).
     limiter: RateLimiter = request.app.state.rate_limiter
+    state = RequestState.of(request.scope)
     bucket = _failed_keys_bucket(request, settings)
     limit = settings.unauthenticated_rate_limit
     try:
@@ -132,7 +134,7 @@ async def _authenticate(
         if key is None:
             standing = limiter.peek(bucket, limit)
             if not standing.allowed:
-                request.state.rate_budget = standing
+                state.rate_budget = standing
                 raise _over_anonymous_budget(standing)
             if is_write:
                 key = await run_in_threadpool(_look_up_key, store, key_hash)
@@ -140,9 +142,9 @@ async def _authenticate(
                 key = await run_in_threadpool(_look_up_key_in, txn, key_hash)
             keys.put(key_hash, txn.keys_token, key)
     except (AuthRequired, ApiKeyInvalid, ApiKeyExpired):
-        if getattr(request.state, "rate_budget", None) is None:  # the edge counts keyless ones
+        if state.rate_budget is None:  # the edge counts keyless ones
             budget = limiter.hit(bucket, limit)
-            request.state.rate_budget = budget
+            state.rate_budget = budget
             if not budget.allowed:
                 raise _over_anonymous_budget(budget) from None
         raise
@@ -167,7 +169,7 @@ async def _json_body(request: Request) -> object:
     """The request's JSON body (parsed once, shared with FastAPI), or None."""
     if "json" not in request.headers.get("content-type", ""):
         return None
-    if getattr(request.state, "manual_idempotency", False):
+    if RequestState.of(request.scope).idempotency_mode is IdempotencyMode.MANUAL:
         return None  # an upload, streamed by its endpoint: never buffer it here
     try:
         return await request.json()
@@ -193,17 +195,18 @@ async def context(
     is_write = request.method in WRITE_METHODS
     # The token is read before anything of the store is: see warehouse/changes.py.
     txn = Transaction(store)
-    request.state.tx = txn
+    state = RequestState.of(request.scope)
+    state.tx = txn
     key = await _authenticate(request, store, settings, txn, is_write)
     limiter: RateLimiter = request.app.state.rate_limiter
     if is_write:
         limit = key.write_rate_limit or settings.write_rate_limit
     else:
         limit = key.read_rate_limit or settings.read_rate_limit
-    budget = getattr(request.state, "rate_budget", None)
+    budget = state.rate_budget
     if budget is None:  # a retried attempt of the same request is not counted twice
         budget = limiter.hit(f"{key.id}:{'write' if is_write else 'read'}", limit)
-        request.state.rate_budget = budget
+        state.rate_budget = budget
     if not budget.allowed:
         raise RateLimited(
             f"Over {limit} {'writes' if is_write else 'reads'} a minute for this key.",
@@ -214,26 +217,26 @@ async def context(
     ctx = Context(key=key, requested_workspace=x_workspace_id, txn=txn)
     if x_workspace_id is not None:
         _ = ctx.workspace_id  # refuse a forbidden workspace before any work
-    already_claimed = getattr(request.state, "idempotency", None) is not None
+    already_claimed = state.idempotency is not None
     if is_write and not already_claimed:
         # The documented order of checks: idempotency before validation (of the body too).
         idempotency.validate_key(request.headers.get(idempotency.HEADER))
-    malformed: str | None = getattr(request.state, "malformed_json", None)
-    if malformed is not None:  # found by the route class, reported in its turn
+    if state.malformed_json is not None:  # found by the route class, reported in its turn
         raise ValidationFailed.on(
-            "body", "invalid_json", f"The body is not valid JSON: {malformed}"
+            "body", "invalid_json", f"The body is not valid JSON: {state.malformed_json}"
         )
     # Before the idempotency claim: a refused request leaves no record.
     _refuse_forbidden_text(request, await _json_body(request) if is_write else None)
-    if not is_write or (getattr(request.state, "claims_in_batch", False) and not already_claimed):
+    mode = state.idempotency_mode
+    if not is_write or (mode is IdempotencyMode.BATCH and not already_claimed):
         pass  # a read, or a write whose group commit takes a fresh key with the work
-    elif not already_claimed and not getattr(request.state, "manual_idempotency", False):
+    elif not already_claimed and mode is not IdempotencyMode.MANUAL:
         raw_key = idempotency.validate_key(request.headers.get(idempotency.HEADER))
         record = idem_repo.RecordKey(
             key.id, ctx.idempotency_workspace, request.method, request.url.path, raw_key
         )
         digest = idempotency.fingerprint(await request.body())
-        request.state.idempotency = await run_in_threadpool(
+        state.idempotency = await run_in_threadpool(
             idempotency.take_in,
             store,
             txn,

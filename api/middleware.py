@@ -17,6 +17,7 @@ from api.context import request_id_var
 from api.errors import error_response
 from api.health.metrics import Metrics
 from api.ratelimit import Budget, Network, RateLimiter, client_address, parse_networks
+from api.request_state import RequestState
 from warehouse.ids import new_id
 
 log = structlog.get_logger("murmur.access")
@@ -86,16 +87,16 @@ class EdgeMiddleware:
             if signed is not None and await self._answer_again(scope, send, signed, started):
                 request_id_var.reset(token)
                 return
-        state = scope.setdefault("state", {})
+        state = RequestState.of(scope)
         status_holder: dict[str, Any] = {"status": 500, "sent": False}
         path: str = scope["path"]
         anonymous_limit, trusted = self._configure(scope)
         address = client_address(scope, trusted)
-        state["client_address"] = address
+        state.client_address = address
         unmetered = path in self.unmetered_paths
         if not unmetered and not _has_credentials(scope):
             # No key at all: budgeted per address before anything else runs.
-            state["rate_budget"] = self.limiter.hit(f"anon:{address}", anonymous_limit)
+            state.rate_budget = self.limiter.hit(f"anon:{address}", anonymous_limit)
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -109,7 +110,7 @@ class EdgeMiddleware:
                     status_holder["replay_of"] = replay_of
                 if headers.get("content-type") == "application/json":
                     headers["Content-Type"] = JSON_UTF8  # the contract's media type
-                budget: Budget | None = state.get("rate_budget")
+                budget = state.rate_budget
                 if budget is None and not unmetered:
                     # A key was sent but never checked (no such path…): the address pays.
                     budget = self.limiter.hit(f"anon:{address}", anonymous_limit)
@@ -118,7 +119,7 @@ class EdgeMiddleware:
                         headers[name] = value
             await send(message)
 
-        refused: Budget | None = state.get("rate_budget")
+        refused = state.rate_budget
         if refused is not None and not refused.allowed:
             response = error_response(
                 429,
@@ -186,7 +187,7 @@ class EdgeMiddleware:
         budget = self.limiter.hit(found.bucket, found.limit, now)
         if not budget.allowed:
             # The full path refuses it (429) from this budget, without counting it again.
-            scope.setdefault("state", {})["rate_budget"] = budget
+            RequestState.of(scope).rate_budget = budget
             return False
         etag = found.cached.etag.encode()
         if_none_match = signed[1]

@@ -16,6 +16,7 @@ from fastapi.routing import APIRoute
 from api.deps import WRITE_METHODS
 from api.errors import STORABLE_ERRORS, MurmurError, ServiceUnavailable, murmur_error_response
 from api.idempotency import OPENAPI_PARAMETER, Claimed, IdempotentReplay
+from api.request_state import IdempotencyMode, RequestState
 from warehouse import idempotency as idem_repo
 from warehouse import retry
 from warehouse.errors import ConflictError, DuplicateKeyError, StoreError
@@ -112,21 +113,22 @@ class MurmurRoute(APIRoute):
 
         async def handler(request: Request) -> Response:
             store: Store = request.app.state.store
+            state = RequestState.of(request.scope)
             if takes_json:
-                await _parse_json_body(request)
+                await _parse_json_body(request, state)
             for attempt in range(1, retry.ATTEMPTS + 1):
-                request.state.tx = None
-                held = getattr(request.state, "idempotency", None)
+                state.tx = None
+                held = state.idempotency
                 if held is not None and held.in_tx:
-                    request.state.idempotency = None  # rolled back with the failed attempt
+                    state.idempotency = None  # rolled back with the failed attempt
                 try:
                     response = await original(request)
                 except IdempotentReplay as replay:
-                    await run_in_threadpool(_settle_released, store, request.state.tx, None)
+                    await run_in_threadpool(_settle_released, store, state.tx, None)
                     return replay.response()
                 except MurmurError as exc:
-                    tx = request.state.tx
-                    claim = getattr(request.state, "idempotency", None)
+                    tx = state.tx
+                    claim = state.idempotency
                     if isinstance(exc, STORABLE_ERRORS) and claim is not None:
                         stored = murmur_error_response(exc)
                         await run_in_threadpool(_settle, store, tx, claim, stored)
@@ -135,23 +137,23 @@ class MurmurRoute(APIRoute):
                         await run_in_threadpool(_settle_released, store, tx, claim)
                     raise
                 except BaseException as exc:
-                    claim = getattr(request.state, "idempotency", None)
-                    if self._may_retry(request, exc, attempt):
-                        await run_in_threadpool(_abort, request.state.tx)
+                    claim = state.idempotency
+                    if self._may_retry(state, exc, attempt):
+                        await run_in_threadpool(_abort, state.tx)
                         await asyncio.sleep(retry.delay(attempt))
                         continue
-                    await run_in_threadpool(_settle_released, store, request.state.tx, claim)
+                    await run_in_threadpool(_settle_released, store, state.tx, claim)
                     if isinstance(exc, _RETRY_ON):
                         raise _busy() from exc
                     raise
-                claim = getattr(request.state, "idempotency", None)
-                tx = request.state.tx
+                claim = state.idempotency
+                tx = state.tx
                 wrote = request.method in WRITE_METHODS
                 try:
                     if tx is not None and tx.begun:
                         await run_in_threadpool(_commit, tx, claim, response, wrote)
                 except StoreError as exc:
-                    if self._may_retry(request, exc, attempt):
+                    if self._may_retry(state, exc, attempt):
                         await asyncio.sleep(retry.delay(attempt))
                         continue
                     await run_in_threadpool(_settle_released, store, None, claim)
@@ -164,14 +166,13 @@ class MurmurRoute(APIRoute):
         return handler
 
     @staticmethod
-    def _may_retry(request: Request, exc: BaseException, attempt: int) -> bool:
+    def _may_retry(state: RequestState, exc: BaseException, attempt: int) -> bool:
         # An upload's body was streamed once and cannot be read again.
-        return retry.may_retry(exc, attempt, _RETRY_ON) and not getattr(
-            request.state, "manual_idempotency", False
-        )
+        manual = state.idempotency_mode is IdempotencyMode.MANUAL
+        return retry.may_retry(exc, attempt, _RETRY_ON) and not manual
 
 
-async def _parse_json_body(request: Request) -> None:
+async def _parse_json_body(request: Request, state: RequestState) -> None:
     """Parse a JSON body before FastAPI does; a malformed one is refused in the order of checks.
 
     FastAPI refuses malformed JSON before any dependency runs, so that a request without a
@@ -188,7 +189,7 @@ async def _parse_json_body(request: Request) -> None:
     try:
         await request.json()
     except (ValueError, RecursionError) as exc:
-        request.state.malformed_json = (
+        state.malformed_json = (
             f"{exc.msg} at position {exc.pos}."
             if isinstance(exc, json.JSONDecodeError)
             else "it cannot be decoded."

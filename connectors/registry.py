@@ -12,36 +12,16 @@ from connectors.http import PlatformHttp
 from connectors.instagram import InstagramConnector
 from connectors.linkedin import LinkedInConnector
 from connectors.pinterest import PinterestConnector
+from connectors.platforms import PLATFORMS, SPECS
 from connectors.threads import ThreadsConnector
 from connectors.tiktok import TikTokConnector
 from connectors.x import XConnector
 from connectors.youtube import YouTubeConnector
 
-SUPPORTED = (  # readers
-    "youtube",
-    "x",
-    "instagram",
-    "linkedin",
-    "tiktok",
-    "bluesky",
-    "facebook",
-    "threads",
-    "pinterest",
-)
-# Readers that can discover other accounts (creators); Pinterest reads only its own.
-CREATOR_SEARCH = tuple(p for p in SUPPORTED if p != "pinterest")
-# Every platform Murmur publishes to (the test workspace's nine), and so the simulator serves.
-PUBLISHING = (
-    "x",
-    "instagram",
-    "facebook",
-    "linkedin",
-    "tiktok",
-    "youtube",
-    "threads",
-    "bluesky",
-    "pinterest",
-)
+# Every platform has a reader and a publisher (so the simulator serves all of them).
+SUPPORTED = PLATFORMS  # readers
+PUBLISHING = PLATFORMS
+CREATOR_SEARCH = tuple(name for name, spec in SPECS.items() if spec.creator_search)
 
 CONNECTORS: dict[str, Callable[..., Connector]] = {
     "youtube": YouTubeConnector,

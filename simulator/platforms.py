@@ -101,9 +101,8 @@ def _in_feed(sim: Sim, post: Post, now: datetime) -> bool:
 def _meta(sim: Sim, platform: str, post: Post) -> dict[str, Any]:
     """What a client attached to a post it published (none for the generated ones)."""
     from simulator.world import PUBLISHED_BASE
-    from simulator.writes import meta_of
 
-    return meta_of(sim, platform, post.external_id) if post.number >= PUBLISHED_BASE else {}
+    return sim.meta(platform, post.external_id) if post.number >= PUBLISHED_BASE else {}
 
 
 def _iso_ms(moment: datetime) -> str:
@@ -492,11 +491,7 @@ def _ig_page(request: Request, items: list[Any], after: str | None) -> dict[str,
 
 
 async def ig_node(request: Request, sim: Sim, now: datetime) -> Response:
-    from simulator.writes import graph_read
-
-    answer = graph_read(sim, "instagram", request, now)  # containers, DM conversations
-    if answer is not None:
-        return answer
+    """GET /{node}: a hashtag search or an account (the write side answers its own first)."""
     node = request.path_params["node"]
     q = request.query_params
     if node == "ig_hashtag_search":
@@ -521,11 +516,7 @@ async def ig_node(request: Request, sim: Sim, now: datetime) -> Response:
 
 
 async def ig_edge(request: Request, sim: Sim, now: datetime) -> Response:
-    from simulator.writes import graph_read
-
-    answer = graph_read(sim, "instagram", request, now)  # comments, replies, conversations
-    if answer is not None:
-        return answer
+    """GET /{node}/{edge}: media and insights (the write side answers its own first)."""
     node, edge = request.path_params["node"], request.path_params["edge"]
     q = request.query_params
     if edge == "media":
@@ -1206,8 +1197,12 @@ async def threads_keyword_search(request: Request, sim: Sim, now: datetime) -> R
 
 
 def _pin_account(sim: Sim, request: Request) -> Account | None:
+    """The account a Pinterest token (``pina_<account id>``) belongs to."""
     token = _bearer(request) or ""
-    return sim.world.account("pinterest", token[5:]) if token.startswith("pina_") else None
+    if not token.startswith("pina_"):
+        return None
+    account = sim.world.account("pinterest", token[5:])
+    return account if account is not None and account.external_id == token[5:] else None
 
 
 async def pin_user_account(request: Request, sim: Sim, now: datetime) -> Response:
@@ -1280,7 +1275,8 @@ def _graph_auth(request: Request) -> bool:
 
 
 def routes() -> list[BaseRoute]:
-    """Every platform's endpoints under its prefix (/youtube, /x, /instagram, …)."""
+    """Every platform's read endpoints under its prefix (/youtube, /x, …); Instagram's Graph
+    reads are composed with the write side's in simulator/writes.py."""
     table: list[tuple[str, str, Handler, Callable[[Request], bool], list[str]]] = [
         ("youtube", "/youtube/v3/channels", yt_channels, _yt_auth, ["GET"]),
         ("youtube", "/youtube/v3/playlistItems", yt_playlist_items, _yt_auth, ["GET"]),
@@ -1291,8 +1287,6 @@ def routes() -> list[BaseRoute]:
         ("x", "/2/users/{id}/tweets", x_user_tweets, _x_auth, ["GET"]),
         ("x", "/2/users/{id}", x_user, _x_auth, ["GET"]),
         ("x", "/2/tweets", x_tweets, _x_auth, ["GET"]),
-        ("instagram", "/{node}/{edge}", ig_edge, _ig_auth, ["GET"]),
-        ("instagram", "/{node}", ig_node, _ig_auth, ["GET"]),
         ("linkedin", "/rest/organizations/{id}", _li_checked(li_organization), _li_auth, ["GET"]),
         ("linkedin", "/rest/organizations", _li_checked(li_organizations), _li_auth, ["GET"]),
         ("linkedin", "/rest/networkSizes/{urn}", _li_checked(li_network_size), _li_auth, ["GET"]),

@@ -196,6 +196,11 @@ class Sim:
             self.published.append(entry)
             self.post_meta[(entry["platform"], entry["external_id"])] = entry.get("meta") or {}
 
+    def meta(self, platform: str, external_id: str) -> dict[str, Any]:
+        """What the client attached to a published post beyond its text (tags, note, fields)."""
+        with self.lock:
+            return dict(self.post_meta.get((platform, external_id), {}))
+
     def add_reply(self, platform: str, thread: str, entry: dict[str, Any]) -> None:
         with self.lock:
             self.replies.setdefault((platform, thread), []).append(entry)

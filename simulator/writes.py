@@ -21,14 +21,18 @@ from simulator.platforms import (
     _clamp,
     _cursor,
     _feed,
+    _ig_auth,
     _iso_ms,
     _json,
     _li_checked,
     _older,
+    _pin_account,
     _sim,
     _tt_ok,
     _tt_owner,
     endpoint,
+    ig_edge,
+    ig_node,
 )
 from simulator.state import Sim
 from simulator.world import Account, Post
@@ -92,12 +96,6 @@ async def _params(request: Request) -> dict[str, Any]:
 def _account(sim: Sim, platform: str, key: str) -> Account | None:
     account = sim.world.account(platform, key)
     return account if account is not None and account.external_id == key else None
-
-
-def meta_of(sim: Sim, platform: str, external_id: str) -> dict[str, Any]:
-    """What the client attached to a published post beyond its text (tags, note, fields)."""
-    with sim.lock:
-        return dict(sim.post_meta.get((platform, external_id), {}))
 
 
 def _reply(sim: Sim, platform: str, thread: str, text: str, now: datetime, **extra: Any) -> str:
@@ -601,6 +599,16 @@ def _graph_conversations_one(sim: Sim, platform: str, event: inbox.Event) -> Res
             },
         }
     )
+
+
+def graph_first(platform: str, reads: Handler) -> Handler:
+    """The write side's Graph reads first (containers, comments, conversations), then ``reads``."""
+
+    async def run(request: Request, sim: Sim, now: datetime) -> Response:
+        answer = graph_read(sim, platform, request, now)
+        return answer if answer is not None else await reads(request, sim, now)
+
+    return run
 
 
 def graph_get(platform: str) -> Handler:
@@ -1118,19 +1126,12 @@ async def bsky_get_record(request: Request, sim: Sim, now: datetime) -> Response
 # ---- Pinterest API v5 -----------------------------------------------------------------------
 
 
-def _pin_owner(sim: Sim, request: Request) -> Account | None:
-    token = _bearer(request) or ""
-    if token.startswith("pina_"):
-        return _account(sim, "pinterest", token[5:])
-    return None
-
-
 def _board_id(account: Account) -> str:
     return f"{900_000_000_000_000 + account.index}"
 
 
 def _pin(sim: Sim, post: Post) -> dict[str, Any]:
-    meta = meta_of(sim, "pinterest", post.external_id)
+    meta = sim.meta("pinterest", post.external_id)
     return {
         "id": post.external_id,
         "created_at": post.published_at.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -1144,7 +1145,7 @@ def _pin(sim: Sim, post: Post) -> dict[str, Any]:
 
 
 async def pin_boards(request: Request, sim: Sim, now: datetime) -> Response:
-    account = _pin_owner(sim, request)
+    account = _pin_account(sim, request)
     if account is None:
         return errors.pinterest(401, 2, "Authentication failed.")
     return JSONResponse(
@@ -1163,7 +1164,7 @@ async def pin_boards(request: Request, sim: Sim, now: datetime) -> Response:
 
 
 async def pin_create(request: Request, sim: Sim, now: datetime) -> Response:
-    account = _pin_owner(sim, request)
+    account = _pin_account(sim, request)
     if account is None:
         return errors.pinterest(401, 2, "Authentication failed.")
     body = await _params(request)
@@ -1187,7 +1188,7 @@ async def pin_create(request: Request, sim: Sim, now: datetime) -> Response:
 
 
 async def pin_list(request: Request, sim: Sim, now: datetime) -> Response:
-    account = _pin_owner(sim, request)
+    account = _pin_account(sim, request)
     if account is None:
         return errors.pinterest(401, 2, "Authentication failed.")
     q = request.query_params
@@ -1354,6 +1355,9 @@ def routes() -> list[BaseRoute]:
     for platform in GRAPH:
         handler = w(platform, graph_post(platform), commit=_graph_commits)
         table.append((platform, "/{node}/{edge}", handler, ["POST"]))
+    for path, reads in (("/{node}/{edge}", ig_edge), ("/{node}", ig_node)):
+        handler = endpoint("instagram", graph_first("instagram", reads), auth=_ig_auth)
+        table.append(("instagram", path, handler, ["GET"]))
     for platform in ("facebook", "threads"):
         table.append(
             (

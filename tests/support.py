@@ -19,6 +19,7 @@ import uvicorn
 from api.app import BASE_PATH, create_app
 from api.auth import ALL_SCOPES, mint_key
 from api.workspaces.service import bootstrap_test_workspace
+from connectors.platforms import PLATFORMS
 from murmur.settings import Settings
 from warehouse import workspaces as ws_repo
 from warehouse.store import Store
@@ -217,7 +218,7 @@ def new_tenant(server: LiveServer, *, approval_required: bool = False) -> Tenant
             cur, org_id, "Tenant workspace", approval_required=approval_required
         )
         accounts = {}
-        for platform in ws_repo.PLATFORMS:
+        for platform in PLATFORMS:
             accounts[platform] = ws_repo.insert_account(
                 cur, ws_id, platform, f"{platform}_handle", f"{platform} account", f"ext-{platform}"
             )

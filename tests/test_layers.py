@@ -78,3 +78,19 @@ def test_the_api_features_import_each_other_without_cycles() -> None:
         if b in reach[a] and a in reach[b]
     }
     assert cycles == set()
+
+
+def test_the_simulators_modules_import_each_other_without_cycles() -> None:
+    edges: dict[str, set[str]] = defaultdict(set)
+    graph = _imports()
+    modules = {m for m in graph if m.startswith("simulator.")}
+    for module in modules:
+        edges[module] = {n for n in graph[module] if n in modules and n != module}
+    assert "simulator.platforms" in edges["simulator.writes"]  # the graph is read at all
+    reach = {module: _reach(edges, module) for module in list(edges)}
+    cycles = {
+        (a, b)
+        for a, b in itertools.combinations(sorted(reach), 2)
+        if b in reach[a] and a in reach[b]
+    }
+    assert cycles == set()

@@ -9,18 +9,6 @@ from typing import Any, Self
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
 
-PLATFORMS = (
-    "x",
-    "instagram",
-    "facebook",
-    "linkedin",
-    "tiktok",
-    "youtube",
-    "threads",
-    "bluesky",
-    "pinterest",
-)
-
 
 @dataclass(frozen=True, slots=True)
 class OrganizationRow(TableRow):

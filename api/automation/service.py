@@ -39,10 +39,10 @@ from api.automation.schemas import (
 )
 from api.errors import InvalidState, NotFound, ValidationFailed
 from api.pagination import PageRequest
-from api.posts.service import TEXT_LIMITS as POST_TEXT_LIMITS
 from api.schemas import ErrorDetail, Page
 from api.workspaces.service import resolve_destination
 from connectors import outbound
+from connectors.platforms import SPECS
 from warehouse import automation as repo
 from warehouse import posts as posts_repo
 from warehouse import workspaces as ws_repo
@@ -162,7 +162,7 @@ def _check_rendered(
     else:
         accounts = ws_repo.accounts_by_ids(cur, workspace_id, list(target.get("platforms") or []))
         platforms = [a.platform for a in accounts.values()]
-    limits = {p: POST_TEXT_LIMITS[p] for p in platforms if p in POST_TEXT_LIMITS}
+    limits = {p: SPECS[p].text_limit for p in platforms if p in SPECS}
     if not limits:
         return
     platform, limit = min(limits.items(), key=lambda item: item[1])
@@ -646,7 +646,7 @@ def get_item(cur: Cursor, workspace_id: str, queue_id: str, item_id: str) -> Que
 def _check_text(text: str, platforms: Sequence[str]) -> None:
     details = []
     for platform in dict.fromkeys(platforms):
-        limit = POST_TEXT_LIMITS.get(platform)
+        limit = SPECS[platform].text_limit if platform in SPECS else None
         if limit is not None and len(text) > limit:
             details.append(
                 ErrorDetail(

@@ -16,6 +16,7 @@ from api.pagination import PageParams
 from api.posts import reads, service
 from api.posts.media import OPENAPI_BODY, StreamedUpload, boundary_of, check_quota
 from api.posts.schemas import Media, MediaKind, Post, PostCreate, PostUpdate
+from api.request_state import IdempotencyMode, RequestState, claims_key
 from api.routing import MurmurRoute
 from api.schemas import Envelope, Page, UtcDatetime, ok
 from api.workspaces.schemas import Platform
@@ -33,11 +34,6 @@ Since = Annotated[UtcDatetime | None, Query(description="Inclusive lower bound, 
 Until = Annotated[UtcDatetime | None, Query(description="Exclusive upper bound, with offset.")]
 
 
-async def _claims_in_batch(request: Request) -> None:
-    """Tell the context dependency that this endpoint's group commit takes its key."""
-    request.state.claims_in_batch = True
-
-
 async def get_post_writes(request: Request) -> PostWrites:
     writes: PostWrites = request.app.state.post_writes
     return writes
@@ -51,7 +47,7 @@ PostWritesDep = Annotated[PostWrites, Depends(get_post_writes)]
     "/posts",
     status_code=201,
     response_model=Envelope[Post],
-    dependencies=[Depends(_claims_in_batch)],
+    dependencies=[claims_key(IdempotencyMode.BATCH)],
 )
 async def create_post(
     request: Request,
@@ -70,7 +66,8 @@ async def create_post(
         idempotency.validate_key(request.headers.get(idempotency.HEADER)),
     )
     digest = idempotency.fingerprint(await request.body())
-    if getattr(request.state, "idempotency", None) is None:
+    state = RequestState.of(request.scope)
+    if state.idempotency is None:
         # A fresh key: the post, its key and its response commit with concurrent ones.
         pending = writes.submit(
             service.PostRequest(
@@ -89,7 +86,7 @@ async def create_post(
             pass  # the key has a record (or got one meanwhile): the careful way below
         else:
             return Response(created, status_code=201, media_type=JSON)
-        request.state.idempotency = await run_in_threadpool(
+        state.idempotency = await run_in_threadpool(
             idempotency.take,
             store,
             record,
@@ -161,16 +158,11 @@ def cancel_post(ctx: PostsWrite, post_id: Id) -> Envelope[Post]:
 # -- media -------------------------------------------------------------------------------------
 
 
-async def _manual_idempotency(request: Request) -> None:
-    """Tell the context dependency that this endpoint claims its Idempotency-Key itself."""
-    request.state.manual_idempotency = True
-
-
 @router.post(
     "/media/upload",
     status_code=201,
     response_model=Envelope[Media],
-    dependencies=[Depends(_manual_idempotency)],
+    dependencies=[claims_key(IdempotencyMode.MANUAL)],
     openapi_extra=OPENAPI_BODY,
 )
 async def upload_media(
@@ -187,7 +179,7 @@ async def upload_media(
         kind, alt_text = upload.finish()
         record = idem_repo.RecordKey(ctx.actor, ctx.workspace_id, "POST", request.url.path, raw_key)
         # ctx.tx has run no statement yet, so its snapshot (taken lazily) will see this claim.
-        request.state.idempotency = await run_in_threadpool(
+        RequestState.of(request.scope).idempotency = await run_in_threadpool(
             idempotency.take,
             store,
             record,

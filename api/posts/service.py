@@ -20,6 +20,7 @@ from api.posts.schemas import (
 )
 from api.schemas import Envelope, ErrorDetail
 from api.workspaces.service import choose_destination
+from connectors.platforms import SPECS
 from warehouse import approvals as approvals_repo
 from warehouse import automation as automation_repo
 from warehouse import idempotency as idem_repo
@@ -29,31 +30,6 @@ from warehouse import workspaces as ws_repo
 from warehouse.ids import to_db, utcnow
 from warehouse.posts import EDITABLE, PostStatus
 from warehouse.rows import Cursor
-
-# Characters (Unicode code points) each platform accepts in a post's text.
-TEXT_LIMITS = {
-    "x": 280,
-    "bluesky": 300,
-    "threads": 500,
-    "instagram": 2200,
-    "tiktok": 2200,
-    "linkedin": 3000,
-    "facebook": 63206,
-    "youtube": 5000,
-    "pinterest": 500,
-}
-PLATFORM_NAMES = {
-    "x": "X",
-    "bluesky": "Bluesky",
-    "threads": "Threads",
-    "instagram": "Instagram",
-    "tiktok": "TikTok",
-    "linkedin": "LinkedIn",
-    "facebook": "Facebook",
-    "youtube": "YouTube",
-    "pinterest": "Pinterest",
-}
-
 
 # -- validation --------------------------------------------------------------------------------
 
@@ -127,13 +103,13 @@ def _resolve(
     seen: dict[str, int] = {}
     by_id = {a.id: a for a in accounts}
     for index, ref, field in _expand(cur, workspace_id, platforms, details, preset_options, by_id):
-        if not ref.startswith("acc_") and ref not in TEXT_LIMITS:
+        if not ref.startswith("acc_") and ref not in SPECS:
             details.append(
                 _detail(
                     field,
                     "unknown_platform",
                     f"{ref!r} is neither an account id nor a platform "
-                    f"({', '.join(sorted(TEXT_LIMITS))}).",
+                    f"({', '.join(sorted(SPECS))}).",
                 )
             )
             continue
@@ -163,40 +139,6 @@ def _resolve(
         seen[account.id] = index
         resolved.append((index, account.id, account.platform))
     return resolved
-
-
-def _media_rule(platform: str, kinds: list[str]) -> tuple[str, str] | None:
-    """The (issue, message) a platform has with these media kinds, or None."""
-    name = PLATFORM_NAMES[platform]
-    images = kinds.count("image")
-    videos = kinds.count("video")
-    documents = kinds.count("document")
-    if documents and (platform != "linkedin" or len(kinds) > 1):
-        return "media_kind", f"{name} takes no documents" + (
-            "" if platform != "linkedin" else " except one on its own"
-        ) + "."
-    if platform in {"x", "bluesky"}:
-        if videos and len(kinds) > 1:
-            return "media_count", f"{name} takes up to 4 images or exactly 1 video, not both."
-        if images > 4:
-            return "media_count", f"{name} takes at most 4 images."
-    elif platform == "youtube":
-        if videos != 1 or len(kinds) != 1:
-            return "media_count", "YouTube needs exactly 1 video."
-    elif platform == "tiktok":
-        if videos != 1 or len(kinds) != 1:
-            return "media_count", "TikTok needs exactly 1 video."
-    elif platform == "pinterest":
-        if videos:
-            return "media_kind", "Pinterest takes images only."
-        if not 1 <= images <= 5:
-            return "media_count", "Pinterest needs 1 to 5 images."
-    elif platform == "instagram":
-        if not 1 <= len(kinds) <= 10:
-            return "media_count", "Instagram needs 1 to 10 images or videos (a carousel)."
-    elif platform == "threads" and len(kinds) > 10:
-        return "media_count", "Threads takes at most 10 images or videos."
-    return None
 
 
 def validate(
@@ -236,17 +178,17 @@ def validate(
         details.append(_detail("text", "required", "A post needs text or media."))
     length = len(text)  # Python strings count Unicode code points
     for index, _, platform in resolved:
-        limit = TEXT_LIMITS[platform]
-        if length > limit:
+        spec = SPECS[platform]
+        if length > spec.text_limit:
             details.append(
                 _detail(
                     f"platforms.{index}",
                     "max_length",
-                    f"{PLATFORM_NAMES[platform]} takes at most {limit} characters;"
+                    f"{spec.display_name} takes at most {spec.text_limit} characters;"
                     f" the text has {length}.",
                 )
             )
-        problem = _media_rule(platform, kinds) if media_ok else None
+        problem = spec.media_problem(kinds) if media_ok else None
         if problem is not None:
             details.append(_detail(f"platforms.{index}", *problem))
     if details:

@@ -1,0 +1,72 @@
+"""One registry of platforms: every list of them agrees with it, and its media rules hold."""
+
+from __future__ import annotations
+
+import typing
+from pathlib import Path
+
+import pytest
+
+from api.workspaces.schemas import PlatformName
+from api.workspaces.service import TEST_ACCOUNTS
+from connectors import registry
+from connectors.platforms import PLATFORMS, SPECS
+from simulator import world
+
+
+def test_every_list_of_platforms_is_the_registry() -> None:
+    assert len(PLATFORMS) == 9
+    assert set(typing.get_args(PlatformName)) == set(PLATFORMS)  # the API's enum
+    assert set(registry.CONNECTORS) == set(PLATFORMS)
+    assert set(registry.SUPPORTED) == set(registry.PUBLISHING) == set(PLATFORMS)
+    assert set(TEST_ACCOUNTS) == set(PLATFORMS)
+    # The simulator keeps its own list (it stands for the platforms), but serves them all.
+    assert set(world.PLATFORMS) == set(PLATFORMS)
+    assert "pinterest" not in registry.CREATOR_SEARCH
+
+
+def _kinds(images: int = 0, videos: int = 0, documents: int = 0) -> list[str]:
+    return ["image"] * images + ["video"] * videos + ["document"] * documents
+
+
+@pytest.mark.parametrize(
+    ("platform", "kinds", "issue"),
+    [
+        ("x", _kinds(images=4), None),
+        ("x", _kinds(images=5), "media_count"),
+        ("x", _kinds(images=1, videos=1), "media_count"),
+        ("bluesky", _kinds(videos=1), None),
+        ("linkedin", _kinds(documents=1), None),
+        ("linkedin", _kinds(images=1, documents=1), "media_kind"),
+        ("facebook", _kinds(documents=1), "media_kind"),
+        ("facebook", _kinds(images=30, videos=2), None),
+        ("youtube", _kinds(), "media_count"),
+        ("youtube", _kinds(videos=1), None),
+        ("tiktok", _kinds(videos=2), "media_count"),
+        ("pinterest", _kinds(videos=1), "media_kind"),
+        ("pinterest", _kinds(), "media_count"),
+        ("pinterest", _kinds(images=5), None),
+        ("pinterest", _kinds(images=6), "media_count"),
+        ("instagram", _kinds(), "media_count"),
+        ("instagram", _kinds(images=6, videos=4), None),
+        ("instagram", _kinds(images=11), "media_count"),
+        ("threads", _kinds(), None),
+        ("threads", _kinds(images=10), None),
+        ("threads", _kinds(images=11), "media_count"),
+    ],
+)
+def test_media_rules(platform: str, kinds: list[str], issue: str | None) -> None:
+    problem = SPECS[platform].media_problem(kinds)
+    assert (problem[0] if problem else None) == issue
+    if problem:
+        assert problem[1].startswith(SPECS[platform].display_name)
+
+
+def test_the_documented_text_limits_are_the_registrys() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "api" / "posts.md").read_text()
+    table = doc.split("| Platform | Text limit | Media |", 1)[1].split("\n\n", 1)[0]
+    documented = {}
+    for line in table.strip().splitlines()[1:]:
+        name, limit, _ = (cell.strip() for cell in line.strip().strip("|").split("|"))
+        documented[name] = int(limit.split()[0].replace(",", ""))
+    assert documented == {spec.display_name: spec.text_limit for spec in SPECS.values()}
