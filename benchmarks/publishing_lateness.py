@@ -96,7 +96,7 @@ def run(posts: int, workers: int, spread: float, lead: float, concurrency: int) 
                     [
                         sys.executable,
                         "-m",
-                        "pipelines.publishing.worker",
+                        "workers.publishing.worker",
                         "--data-dir",
                         str(data_dir),
                         "--worker-id",

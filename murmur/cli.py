@@ -754,8 +754,8 @@ def worker(
     ] = True,
 ) -> None:
     """Run the workers: publishing on time, inbox and automations, webhook deliveries."""
-    from pipelines.engagement.runner import run_engagement
-    from pipelines.publishing.worker import run_worker
+    from workers.engagement.runner import run_engagement
+    from workers.publishing.worker import run_worker
 
     settings = _settings(data_dir)
     with StopSignals() as signals:

@@ -225,7 +225,7 @@ def automation_out(row: repo.AutomationRow) -> ContentAutomation:
     )
 
 
-def _plan_run(
+def plan_run(
     cur: Cursor, workspace_id: str, automation_id: str, name: str, next_run_at: datetime | None
 ) -> None:
     """Keep one scheduled ``automation_run`` event at the automation's next run."""
@@ -281,7 +281,7 @@ def create_automation(
         target=target,
         next_run_at=_db(next_run_at),
     )
-    _plan_run(cur, workspace_id, automation_id, body.name, next_run_at)
+    plan_run(cur, workspace_id, automation_id, body.name, next_run_at)
     return get_automation(cur, workspace_id, automation_id)
 
 
@@ -320,7 +320,7 @@ def update_automation(
         target=target,
         next_run_at=_db(next_run_at),
     )
-    _plan_run(cur, workspace_id, automation_id, name, next_run_at)
+    plan_run(cur, workspace_id, automation_id, name, next_run_at)
     return get_automation(cur, workspace_id, automation_id)
 
 
@@ -452,7 +452,7 @@ def queue_out(cur: Cursor, row: repo.QueueRow) -> Queue:
     )
 
 
-def _get_queue_row(cur: Cursor, workspace_id: str, queue_id: str) -> repo.QueueRow:
+def require_queue(cur: Cursor, workspace_id: str, queue_id: str) -> repo.QueueRow:
     row = repo.get_queue(cur, workspace_id, queue_id)
     if row is None:
         raise NotFound.resource("queue", queue_id)
@@ -465,7 +465,7 @@ def list_queues(cur: Cursor, workspace_id: str, page: PageRequest) -> Page[Queue
 
 
 def get_queue(cur: Cursor, workspace_id: str, queue_id: str) -> Queue:
-    return queue_out(cur, _get_queue_row(cur, workspace_id, queue_id))
+    return queue_out(cur, require_queue(cur, workspace_id, queue_id))
 
 
 def _queue_destinations(
@@ -491,7 +491,7 @@ def create_queue(cur: Cursor, workspace_id: str, body: QueueCreate) -> Queue:
 
 
 def update_queue(cur: Cursor, workspace_id: str, queue_id: str, body: QueueUpdate) -> Queue:
-    row = _get_queue_row(cur, workspace_id, queue_id)
+    row = require_queue(cur, workspace_id, queue_id)
     for field in body.model_fields_set:
         if getattr(body, field) is None:
             raise ValidationFailed.on(field, "null", f"{field} cannot be null.")
@@ -514,7 +514,7 @@ def update_queue(cur: Cursor, workspace_id: str, queue_id: str, body: QueueUpdat
         destinations=destinations,
     )
     if body.timezone is not None or body.slots is not None:
-        reflow(cur, _get_queue_row(cur, workspace_id, queue_id))
+        reflow(cur, require_queue(cur, workspace_id, queue_id))
     return get_queue(cur, workspace_id, queue_id)
 
 
@@ -523,7 +523,7 @@ def replace_slots(cur: Cursor, workspace_id: str, queue_id: str, slots: Sequence
 
 
 def delete_queue(cur: Cursor, workspace_id: str, queue_id: str) -> None:
-    _get_queue_row(cur, workspace_id, queue_id)
+    require_queue(cur, workspace_id, queue_id)
     if repo.automations_targeting_queue(cur, workspace_id, queue_id):
         raise InvalidState("A content automation targets this queue; retarget or delete it first.")
     for item in repo.active_items(cur, queue_id):
@@ -540,7 +540,7 @@ def queue_slots(
     page: PageRequest,
 ) -> Page[SlotOccurrence]:
     """Concrete slot occurrences in [start, end), ascending, with the item holding each."""
-    row = _get_queue_row(cur, workspace_id, queue_id)
+    row = require_queue(cur, workspace_id, queue_id)
     start, end = _range(start, end, DEFAULT_SLOT_WINDOW)
     tz = ZoneInfo(row.timezone)
     taken = {
@@ -625,7 +625,7 @@ ITEM_STATUSES = ["queued", "scheduled", "published", "failed", "removed"]
 def list_items(
     cur: Cursor, workspace_id: str, queue_id: str, status: str | None, page: PageRequest
 ) -> Page[QueueItem]:
-    _get_queue_row(cur, workspace_id, queue_id)
+    require_queue(cur, workspace_id, queue_id)
     statuses = [status] if status else [s for s in ITEM_STATUSES if s != "removed"]
     after = (page.after_value(0), page.after_value(1)) if page.after is not None else None
     rows = repo.list_items(cur, workspace_id, queue_id, statuses, after, page.fetch)
@@ -661,7 +661,7 @@ def _check_text(text: str, platforms: Sequence[str]) -> None:
 def add_item(
     cur: Cursor, workspace_id: str, actor: str, queue_id: str, body: QueueItemCreate
 ) -> QueueItem:
-    queue = _get_queue_row(cur, workspace_id, queue_id)
+    queue = require_queue(cur, workspace_id, queue_id)
     if body.post_id is not None:
         post = posts_repo.get_post(cur, workspace_id, body.post_id)
         if post is None:
@@ -697,7 +697,7 @@ def add_item(
 def reorder_items(
     cur: Cursor, workspace_id: str, queue_id: str, item_ids: Sequence[str]
 ) -> list[QueueItem]:
-    queue = _get_queue_row(cur, workspace_id, queue_id)
+    queue = require_queue(cur, workspace_id, queue_id)
     items = repo.active_items(cur, queue_id)
     if len(set(item_ids)) != len(item_ids) or set(item_ids) != {i.id for i in items}:
         raise ValidationFailed.on(
@@ -722,7 +722,7 @@ def _remove(cur: Cursor, item: repo.QueueItemRow) -> None:
 
 
 def remove_item(cur: Cursor, workspace_id: str, queue_id: str, item_id: str) -> QueueItem:
-    queue = _get_queue_row(cur, workspace_id, queue_id)
+    queue = require_queue(cur, workspace_id, queue_id)
     item = _get_item_row(cur, workspace_id, queue_id, item_id).item
     if item.status not in repo.ACTIVE_ITEM_STATUSES:
         raise InvalidState(f"The item is {item.status}; only queued or scheduled items go.")

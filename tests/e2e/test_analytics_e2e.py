@@ -8,10 +8,10 @@ from datetime import timedelta
 from typing import Any
 
 from connectors.registry import SUPPORTED
-from pipelines.publishing.worker import run_worker
 from pipelines.run import history_moments, run_all
 from tests.e2e.conftest import Product
 from warehouse.rows import Cursor, fetch_one, fetch_value
+from workers.publishing.worker import run_worker
 
 METRICS = ("impressions", "reach", "views", "likes", "comments", "shares", "saves", "clicks")
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from murmur.settings import Settings
-from pipelines.engagement.runner import run_engagement
 from tests.support import LiveServer
+from workers.engagement.runner import run_engagement
 
 
 @dataclass

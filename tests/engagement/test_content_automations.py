@@ -8,10 +8,10 @@ from datetime import datetime
 import pytest
 
 from connectors.outbound import STRICT, OutboundClient
-from pipelines.engagement import content_automations
-from pipelines.engagement.content_automations import parse_feed, render_row
 from tests.support import LiveServer, Tenant
 from warehouse.store import Secrets, Store
+from workers.engagement import content_automations
+from workers.engagement.content_automations import parse_feed, render_row
 
 
 @pytest.fixture

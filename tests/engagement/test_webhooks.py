@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from pipelines.engagement.webhooks import SIGNATURE_HEADER, sign, verify
 from tests.engagement.conftest import Receiver, StartRunner, wait_for
 from tests.support import LiveServer, Tenant, assert_error
+from workers.engagement.webhooks import SIGNATURE_HEADER, sign, verify
 
 
 def _endpoint(tenant: Tenant, url: str, events: list[str]) -> dict[str, object]:

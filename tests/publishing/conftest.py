@@ -14,12 +14,12 @@ import httpx
 import pytest
 
 from murmur.settings import Settings
-from pipelines.publishing.policy import RetryPolicy
-from pipelines.publishing.worker import Worker
 from tests.support import LiveServer, Tenant, new_tenant, start_server, start_simulator
 from warehouse import publishing as repo
 from warehouse.posts import DestinationRow
 from warehouse.store import Store
+from workers.publishing.policy import RetryPolicy
+from workers.publishing.worker import Worker
 
 # Platforms the tests publish to: text-only posts are accepted by all three.
 TEXT_PLATFORMS = ("x", "linkedin", "bluesky")

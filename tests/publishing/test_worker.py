@@ -217,7 +217,7 @@ def test_killing_the_worker_mid_publish_then_another_publishes_exactly_once(
         [
             sys.executable,
             "-m",
-            "pipelines.publishing.worker",
+            "workers.publishing.worker",
             "--data-dir",
             str(pub_server.settings.data_dir),
             "--worker-id",

@@ -28,11 +28,11 @@ from api.inbox import drafts
 from connectors.base import AccountRef, Conversation, Publisher
 from murmur.logs import configure_logging
 from murmur.settings import Settings
-from pipelines.engagement import inbox_sync
-from pipelines.engagement.content_automations import render_row
 from tests.support import Api, LiveServer, Tenant, assert_error, new_tenant, start_server
 from warehouse import workspaces as ws_repo
 from warehouse.store import Secrets, Store
+from workers.engagement import inbox_sync
+from workers.engagement.content_automations import render_row
 
 EDGE_TIMESTAMPS = ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-12:00"]
 HYPOTHESIS = settings(

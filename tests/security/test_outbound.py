@@ -21,11 +21,11 @@ import httpx
 import pytest
 
 from murmur.settings import Settings
-from pipelines.engagement import content_automations
-from pipelines.engagement.runner import engagement_for, run_engagement
 from tests.engagement.conftest import wait_for
 from tests.support import LiveServer, Tenant, assert_error, free_port
 from warehouse.store import Secrets, Store
+from workers.engagement import content_automations
+from workers.engagement.runner import engagement_for, run_engagement
 
 # (URL, the issue validation must answer); the old check let every one of these through.
 REFUSED: list[tuple[str, str]] = [

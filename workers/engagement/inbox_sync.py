@@ -32,7 +32,6 @@ from connectors.base import (
     Publisher,
     RateLimitedError,
 )
-from pipelines.engagement import inbox_automations
 from warehouse import engagement as repo
 from warehouse import inbox as inbox_repo
 from warehouse import workspaces as ws_repo
@@ -40,6 +39,7 @@ from warehouse.engagement import unit
 from warehouse.ids import utcnow
 from warehouse.store import Store
 from warehouse.workspaces import AccountRow
+from workers.engagement import inbox_automations
 
 log = structlog.get_logger(__name__)
 

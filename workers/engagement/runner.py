@@ -19,9 +19,9 @@ from api.inbox import drafts
 from connectors import outbound
 from connectors.base import Publisher
 from murmur.settings import Settings
-from pipelines.engagement import content_automations, inbox_sync, webhooks
 from warehouse.ids import new_id
 from warehouse.store import Store
+from workers.engagement import content_automations, inbox_sync, webhooks
 
 log = structlog.get_logger(__name__)
 

@@ -27,13 +27,13 @@ import structlog
 
 from connectors.base import AccountRef, MediaFile, Published, Publisher, PublishRequest
 from murmur.settings import Settings
-from pipelines.publishing.policy import RetryPolicy, Verdict, classify
 from warehouse import publishing as repo
 from warehouse import workspaces as ws_repo
 from warehouse.ids import new_id, to_db, utcnow
 from warehouse.publishing import Settlement
 from warehouse.rows import Cursor
 from warehouse.store import Store
+from workers.publishing.policy import RetryPolicy, Verdict, classify
 
 log = structlog.get_logger(__name__)
 
@@ -509,7 +509,7 @@ def run_worker(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m pipelines.publishing.worker``: a worker from MURMUR_* settings."""
+    """``python -m workers.publishing.worker``: a worker from MURMUR_* settings."""
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--worker-id")
     parser.add_argument("--concurrency", type=int, default=16)

@@ -177,7 +177,7 @@ def run_one(
                 repo.set_seen_post(cur, rule.id, entry.key, post_id)
             made.append(post_id)
         repo.finish_run_events(cur, workspace_id, rule.id, now)
-        automation._plan_run(
+        automation.plan_run(
             cur,
             workspace_id,
             rule.id,
@@ -225,7 +225,7 @@ def _create(
         )
         return item.post_id
     if queue_id is not None:
-        queue = automation._get_queue_row(cur, workspace_id, queue_id)
+        queue = automation.require_queue(cur, workspace_id, queue_id)
         platforms = [d["account_id"] for d in queue.destinations]
     else:
         platforms = list(target["platforms"])
