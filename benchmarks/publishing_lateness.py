@@ -89,22 +89,26 @@ def run(posts: int, workers: int, spread: float, lead: float, concurrency: int) 
             json={"platform": PLATFORM, "external_id": "bench-x", "handle": "bench"},
         ).raise_for_status()
 
-        env = dict(os.environ, MURMUR_PLATFORMS_URL=sim_root, MURMUR_QUACK_PORT="0")
+        env = dict(
+            os.environ,
+            MURMUR_PLATFORMS_URL=sim_root,
+            MURMUR_QUACK_PORT="0",
+            MURMUR_PUBLISHING_CONCURRENCY=str(concurrency),
+            MURMUR_PUBLISHING_POLL_INTERVAL_SECONDS="0.2",
+        )
         for i in range(workers):
             procs.append(
                 subprocess.Popen(
                     [
                         sys.executable,
                         "-m",
-                        "workers.publishing.worker",
+                        "murmur",
+                        "worker",
+                        "--no-engagement",
                         "--data-dir",
                         str(data_dir),
                         "--worker-id",
                         f"bench-{i}",
-                        "--concurrency",
-                        str(concurrency),
-                        "--poll-interval",
-                        "0.2",
                     ],
                     env=env,
                     stdout=subprocess.DEVNULL,

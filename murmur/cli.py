@@ -752,8 +752,15 @@ def worker(
     engagement: Annotated[
         bool, typer.Option(help="Sync the inbox, send replies, run automations and webhooks.")
     ] = True,
+    worker_id: Annotated[
+        str | None, typer.Option(help="The publishing worker's id (default: host and pid).")
+    ] = None,
 ) -> None:
-    """Run the workers: publishing on time, inbox and automations, webhook deliveries."""
+    """Run the workers: publishing on time, inbox and automations, webhook deliveries.
+
+    Their knobs are settings (MURMUR_PUBLISHING_CONCURRENCY, …_POLL_INTERVAL_SECONDS,
+    …_LEASE_SECONDS, …_HTTP_TIMEOUT_SECONDS, …_MAX_ATTEMPTS); run as many as you like.
+    """
     from workers.engagement.runner import run_engagement
     from workers.publishing.worker import run_worker
 
@@ -764,7 +771,11 @@ def worker(
         threads = []
         if publishing:
             threads.append(
-                threading.Thread(target=run_worker, args=(settings,), kwargs={"stop": stop})
+                threading.Thread(
+                    target=run_worker,
+                    args=(settings,),
+                    kwargs={"stop": stop, "worker_id": worker_id},
+                )
             )
         if engagement:
             threads.append(

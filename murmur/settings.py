@@ -93,6 +93,23 @@ class Settings(BaseSettings):
             AllowEntry.parse(entry)
         return entries
 
+    publishing_concurrency: int = Field(
+        default=16, ge=1, description="Platform calls one publishing worker makes at once."
+    )
+    publishing_poll_interval_seconds: float = Field(
+        default=0.5, gt=0, description="How often an idle publishing worker looks for due posts."
+    )
+    publishing_lease_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="How long a claim holds a destination (well above the HTTP timeout).",
+    )
+    publishing_http_timeout_seconds: float = Field(
+        default=15.0, gt=0, description="How long a publishing call to a platform may take."
+    )
+    publishing_max_attempts: int = Field(
+        default=5, ge=1, description="Attempts per destination before it fails for good."
+    )
     inbox_sync_interval_seconds: float = Field(
         default=30.0, description="How often the engagement runner reads each account's inbox."
     )

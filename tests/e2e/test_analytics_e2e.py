@@ -98,8 +98,10 @@ def _publish_through_the_api(product: Product, count: int) -> list[dict[str, Any
     stop = threading.Event()
     worker = threading.Thread(
         target=run_worker,
-        args=(product.server.settings,),
-        kwargs={"stop": stop, "poll_interval": 0.1},
+        args=(
+            product.server.settings.model_copy(update={"publishing_poll_interval_seconds": 0.1}),
+        ),
+        kwargs={"stop": stop},
     )
     worker.start()
     try:

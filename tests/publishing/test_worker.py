@@ -212,22 +212,25 @@ def test_killing_the_worker_mid_publish_then_another_publishes_exactly_once(
     post = create_post(pub_tenant, text, ["x"], in_seconds=1)
     # The platform creates the post, then holds its answer back: the worker is mid-call.
     sim.fault("x", "timeout_after_commit", delay=30)
-    env = dict(os.environ, MURMUR_PLATFORMS_URL=sim.root, MURMUR_QUACK_PORT="0")
+    env = dict(
+        os.environ,
+        MURMUR_PLATFORMS_URL=sim.root,
+        MURMUR_QUACK_PORT="0",
+        MURMUR_PUBLISHING_POLL_INTERVAL_SECONDS="0.05",
+        MURMUR_PUBLISHING_LEASE_SECONDS="6",
+        MURMUR_PUBLISHING_HTTP_TIMEOUT_SECONDS="5",
+    )
     victim = subprocess.Popen(
         [
             sys.executable,
             "-m",
-            "workers.publishing.worker",
+            "murmur",
+            "worker",
+            "--no-engagement",
             "--data-dir",
             str(pub_server.settings.data_dir),
             "--worker-id",
             f"victim-{uuid.uuid4().hex[:6]}",
-            "--poll-interval",
-            "0.05",
-            "--lease-seconds",
-            "6",
-            "--http-timeout",
-            "5",
         ],
         env=env,
         stdout=subprocess.DEVNULL,

@@ -8,19 +8,16 @@ and records the outcome under its claim. See docs/publishing.md.
 
 from __future__ import annotations
 
-import argparse
 import os
 import queue
 import random
-import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Literal, TypeVar
 
 import structlog
@@ -488,11 +485,13 @@ def run_worker(
     *,
     worker_id: str | None = None,
     stop: threading.Event | None = None,
-    poll_interval: float = 0.5,
-    concurrency: int = 16,
-    policy: RetryPolicy | None = None,
 ) -> None:
-    """Run one publishing worker until ``stop`` is set (forever when None)."""
+    """Run one publishing worker as ``settings`` say until ``stop`` is set (forever when None)."""
+    policy = RetryPolicy(
+        max_attempts=settings.publishing_max_attempts,
+        lease_seconds=settings.publishing_lease_seconds,
+        http_timeout=settings.publishing_http_timeout_seconds,
+    )
     store = settings.open_store()
     try:
         worker = Worker(
@@ -500,43 +499,9 @@ def run_worker(
             store,
             worker_id=worker_id,
             policy=policy,
-            concurrency=concurrency,
-            poll_interval=poll_interval,
+            concurrency=settings.publishing_concurrency,
+            poll_interval=settings.publishing_poll_interval_seconds,
         )
         worker.run(stop or threading.Event())
     finally:
         store.close()
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m workers.publishing.worker``: a worker from MURMUR_* settings."""
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--worker-id")
-    parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--poll-interval", type=float, default=0.5)
-    parser.add_argument("--lease-seconds", type=float, default=60.0)
-    parser.add_argument("--http-timeout", type=float, default=15.0)
-    parser.add_argument("--max-attempts", type=int, default=5)
-    parser.add_argument("--data-dir", type=Path)
-    args = parser.parse_args(argv)
-    settings = Settings(data_dir=args.data_dir) if args.data_dir else Settings()
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    policy = RetryPolicy(
-        max_attempts=args.max_attempts,
-        lease_seconds=args.lease_seconds,
-        http_timeout=args.http_timeout,
-    )
-    run_worker(
-        settings,
-        worker_id=args.worker_id,
-        stop=stop,
-        poll_interval=args.poll_interval,
-        concurrency=args.concurrency,
-        policy=policy,
-    )
-
-
-if __name__ == "__main__":
-    main()
