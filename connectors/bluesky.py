@@ -16,7 +16,6 @@ from connectors.base import (
     EngagementSnapshot,
     NotFoundError,
     PostRecord,
-    RateLimitedError,
 )
 from connectors.http import (
     HttpConnector,
@@ -24,7 +23,6 @@ from connectors.http import (
     chunks,
     error_for_status,
     hashtags_in,
-    json_body,
     parse_time,
 )
 
@@ -43,23 +41,17 @@ class BlueskyConnector(HttpConnector):
 
     platform = "bluesky"
 
-    def classify(self, response: httpx.Response) -> ConnectorError | None:
+    def classify_failure(
+        self, response: httpx.Response, body: dict[str, Any]
+    ) -> ConnectorError | None:
         """Map XRPC's {error, message}: ExpiredToken and friends, rate limits, not found."""
         status = response.status_code
-        if status < 400:
-            return None
-        body = json_body(response)
-        body = body if isinstance(body, dict) else {}
         name = str(body.get("error") or "") or None
         message = str(body.get("message") or name or f"HTTP {status}")
         if name in AUTH_ERRORS or status == 401:
             return AuthExpiredError(message, status=status, code=name)
         if status == 429:
-            retry = self.http.retry_after(response)
-            reset = response.headers.get("ratelimit-reset")
-            if retry is None and reset and reset.isdigit():
-                retry = max(0.0, int(reset) - self.http.clock().timestamp())
-            return RateLimitedError(message, retry_after=retry, status=status, code=name)
+            return self.rate_limited(response, message, name, reset_header="ratelimit-reset")
         if name in NOT_FOUND_ERRORS or "not found" in message.lower():
             return NotFoundError(message, status=status, code=name)
         return error_for_status(response, message, name)

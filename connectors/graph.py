@@ -17,7 +17,7 @@ from connectors.base import (
     RateLimitedError,
     TransientError,
 )
-from connectors.http import HttpConnector, as_int, error_for_status, json_body
+from connectors.http import HttpConnector, as_int, error_for_status
 
 RATE_LIMIT_CODES = (4, 17, 32, 613)
 TOKEN_EXPIRED = 190
@@ -48,13 +48,12 @@ def _regain_seconds(response: httpx.Response) -> float | None:
 class GraphConnector(HttpConnector):
     """A reader of one of Meta's Graph APIs: access_token in the query, Graph's error object."""
 
-    def classify(self, response: httpx.Response) -> ConnectorError | None:
+    def classify_failure(
+        self, response: httpx.Response, body: dict[str, Any]
+    ) -> ConnectorError | None:
         """Map Graph's error object by code: 190 token, 4/17/32/613 rate, 100/33 missing."""
         status = response.status_code
-        if status < 400:
-            return None
-        body = json_body(response)
-        error = body.get("error") if isinstance(body, dict) else None
+        error = body.get("error")
         if not isinstance(error, dict):
             return error_for_status(response)
         message = str(error.get("message") or f"HTTP {status}")

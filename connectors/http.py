@@ -285,6 +285,36 @@ class HttpConnector:
         """Public creator accounts matching ``query`` (for creator rankings)."""
         raise NotImplementedError
 
+    # Errors: every call's response goes through ``classify``.
+
+    def classify(self, response: httpx.Response) -> ConnectorError | None:
+        """None for a success; else the error the platform's answer stands for."""
+        if response.status_code < 400:
+            return None
+        body = json_body(response)
+        return self.classify_failure(response, body if isinstance(body, dict) else {})
+
+    def classify_failure(
+        self, response: httpx.Response, body: dict[str, Any]
+    ) -> ConnectorError | None:
+        """The error of a failed response, from its JSON object body ({} when it has none)."""
+        return error_for_status(response)
+
+    def rate_limited(
+        self,
+        response: httpx.Response,
+        message: str,
+        code: str | None,
+        *,
+        reset_header: str | None = None,
+    ) -> RateLimitedError:
+        """A 429: wait for Retry-After, else until the epoch second in ``reset_header``."""
+        retry = self.http.retry_after(response)
+        reset = response.headers.get(reset_header) if reset_header else None
+        if retry is None and reset and reset.isdigit():
+            retry = max(0.0, int(reset) - self.http.clock().timestamp())
+        return RateLimitedError(message, retry_after=retry, status=response.status_code, code=code)
+
     def close(self) -> None:
         """Close the HTTP client's connections."""
         self.http.close()

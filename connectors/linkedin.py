@@ -17,7 +17,6 @@ from connectors.base import (
     EngagementSnapshot,
     NotFoundError,
     PostRecord,
-    RateLimitedError,
 )
 from connectors.http import (
     HttpConnector,
@@ -25,7 +24,6 @@ from connectors.http import (
     chunks,
     error_for_status,
     hashtags_in,
-    json_body,
     parse_time,
 )
 
@@ -50,23 +48,18 @@ class LinkedInConnector(HttpConnector):
 
     platform = "linkedin"
 
-    def classify(self, response: httpx.Response) -> ConnectorError | None:
+    def classify_failure(
+        self, response: httpx.Response, body: dict[str, Any]
+    ) -> ConnectorError | None:
         """Map {status, serviceErrorCode, message}: token codes, throttles, not found."""
         status = response.status_code
-        if status < 400:
-            return None
-        body = json_body(response)
-        body = body if isinstance(body, dict) else {}
         message = body.get("message")
         service = as_int(body.get("serviceErrorCode"))
         code = str(body.get("code") or service or "") or None
         if status == 401 or service in TOKEN_CODES:
             return AuthExpiredError(message or "Unauthorized", status=status, code=code)
         if status == 429:
-            retry = self.http.retry_after(response)
-            return RateLimitedError(
-                message or "Throttled", retry_after=retry, status=status, code=code
-            )
+            return self.rate_limited(response, message or "Throttled", code)
         if status == 404:
             return NotFoundError(message or "Not Found", status=status, code=code)
         return error_for_status(response, message, code)

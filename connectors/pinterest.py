@@ -16,14 +16,12 @@ from connectors.base import (
     EngagementSnapshot,
     NotFoundError,
     PostRecord,
-    RateLimitedError,
 )
 from connectors.http import (
     HttpConnector,
     as_int,
     error_for_status,
     hashtags_in,
-    json_body,
     parse_time,
 )
 
@@ -35,21 +33,18 @@ class PinterestConnector(HttpConnector):
 
     platform = "pinterest"
 
-    def classify(self, response: httpx.Response) -> ConnectorError | None:
+    def classify_failure(
+        self, response: httpx.Response, body: dict[str, Any]
+    ) -> ConnectorError | None:
         """Map v5's {code, message}: 401 token, 429 rate (Retry-After), 404 gone, 5xx transient,
         other 4xx permanent."""
         status = response.status_code
-        if status < 400:
-            return None
-        body = json_body(response)
-        body = body if isinstance(body, dict) else {}
         message = str(body.get("message") or f"HTTP {status}")
         code = str(body["code"]) if body.get("code") is not None else None
         if status == 401:
             return AuthExpiredError(message, status=status, code=code)
         if status == 429:
-            retry = self.http.retry_after(response)
-            return RateLimitedError(message, retry_after=retry, status=status, code=code)
+            return self.rate_limited(response, message, code)
         if status == 404:
             return NotFoundError(message, status=status, code=code)
         return error_for_status(response, message, code)

@@ -15,7 +15,6 @@ from connectors.base import (
     EngagementSnapshot,
     NotFoundError,
     PostRecord,
-    RateLimitedError,
 )
 from connectors.http import (
     HttpConnector,
@@ -23,7 +22,6 @@ from connectors.http import (
     chunks,
     error_for_status,
     hashtags_in,
-    json_body,
     parse_time,
 )
 
@@ -50,21 +48,15 @@ class XConnector(HttpConnector):
 
     platform = "x"
 
-    def classify(self, response: httpx.Response) -> ConnectorError | None:
+    def classify_failure(
+        self, response: httpx.Response, body: dict[str, Any]
+    ) -> ConnectorError | None:
         """Map X's problem bodies; 429 waits for Retry-After or x-rate-limit-reset."""
-        status = response.status_code
-        if status < 400:
-            return None
-        body = json_body(response)
         message = _message(body)
-        code = body.get("type") if isinstance(body, dict) else None
-        if status == 429:
-            retry = self.http.retry_after(response)
-            reset = response.headers.get("x-rate-limit-reset")
-            if retry is None and reset and reset.isdigit():
-                retry = max(0.0, int(reset) - self.http.clock().timestamp())
-            return RateLimitedError(
-                message or "Too Many Requests", retry_after=retry, status=status, code=code
+        code = body.get("type")
+        if response.status_code == 429:
+            return self.rate_limited(
+                response, message or "Too Many Requests", code, reset_header="x-rate-limit-reset"
             )
         return error_for_status(response, message, code)
 

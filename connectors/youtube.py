@@ -26,7 +26,6 @@ from connectors.http import (
     chunks,
     error_for_status,
     hashtags_in,
-    json_body,
     parse_time,
 )
 
@@ -49,12 +48,11 @@ class YouTubeConnector(HttpConnector):
             return {"key": token}, {}
         return {}, {"Authorization": f"Bearer {token}"}
 
-    def classify(self, response: httpx.Response) -> ConnectorError | None:
+    def classify_failure(
+        self, response: httpx.Response, body: dict[str, Any]
+    ) -> ConnectorError | None:
         """Map Google's error body: quota and rate reasons, auth, not found, backend errors."""
-        if response.status_code < 400:
-            return None
-        body = json_body(response)
-        error = body.get("error") if isinstance(body, dict) else None
+        error = body.get("error")
         message, reason = None, None
         if isinstance(error, dict):
             message = error.get("message")
@@ -69,8 +67,7 @@ class YouTubeConnector(HttpConnector):
             wait = (midnight - now).total_seconds()
             return RateLimitedError(text, retry_after=wait, status=status, code=reason)
         if status == 429 or reason in RATE_REASONS:
-            retry = self.http.retry_after(response)
-            return RateLimitedError(text, retry_after=retry, status=status, code=reason)
+            return self.rate_limited(response, text, reason)
         if status == 401 or reason == "authError":
             return AuthExpiredError(text, status=status, code=reason)
         if status == 404 or (reason or "").endswith("NotFound"):
