@@ -10,6 +10,7 @@ import pytest
 from murmur.logs import configure_logging
 from murmur.settings import Settings
 from tests.support import LiveServer, Tenant, new_tenant, start_server
+from warehouse.store import Secrets, Store
 
 
 @pytest.fixture(scope="session")
@@ -28,6 +29,18 @@ def tenant(server: LiveServer) -> Iterator[Tenant]:
     made = new_tenant(server)
     yield made
     made.api.close()
+
+
+@pytest.fixture
+def fresh_store(tmp_path: Path) -> Iterator[Store]:
+    """A store of the test's own in a temporary directory, opened directly (no host)."""
+    data = tmp_path / "data"
+    with Store.connect(
+        data / "murmur.duckdb",
+        host_file=data / "store.host.json",
+        quack_token=Secrets.load(data).quack_token,
+    ) as opened:
+        yield opened
 
 
 @pytest.fixture

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from warehouse import posts, publishing
 from warehouse import workspaces as ws_repo
 from warehouse.ids import utcnow
 from warehouse.posts import EDITABLE, LIVE, MOVES, SETTLED, PostStatus
-from warehouse.store import Secrets, Store
+from warehouse.store import Store
 
 S = PostStatus
 
@@ -67,18 +64,7 @@ def test_the_documented_table_is_the_table() -> None:
     assert documented == MOVES
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    data = tmp_path / "data"
-    with Store.connect(
-        data / "murmur.duckdb",
-        host_file=data / "store.host.json",
-        quack_token=Secrets.load(data).quack_token,
-    ) as opened:
-        yield opened
-
-
-def test_the_store_makes_exactly_the_moves_of_the_table(store: Store) -> None:
+def test_the_store_makes_exactly_the_moves_of_the_table(fresh_store: Store) -> None:
     pairs = list(itertools.product(PostStatus, PostStatus))
 
     def work(cur: Any) -> list[tuple[PostStatus, PostStatus, bool, PostStatus]]:
@@ -97,13 +83,13 @@ def test_the_store_makes_exactly_the_moves_of_the_table(store: Store) -> None:
             outcomes.append((row.status, to, moved, PostStatus(state.status)))
         return outcomes
 
-    for start, to, moved, now in store.run(work):
+    for start, to, moved, now in fresh_store.run(work):
         allowed = to in MOVES[start] or to == start
         assert moved is allowed, (start, to)
         assert now == (to if allowed else start), (start, to)
 
 
-def test_an_edit_is_refused_once_the_post_left_the_editable_states(store: Store) -> None:
+def test_an_edit_is_refused_once_the_post_left_the_editable_states(fresh_store: Store) -> None:
     def work(cur: Any) -> tuple[bool, bool]:
         org = ws_repo.create_organization(cur, "Edits")
         ws = ws_repo.create_workspace(cur, org, "Edits")
@@ -122,4 +108,4 @@ def test_an_edit_is_refused_once_the_post_left_the_editable_states(store: Store)
         after = posts.update_post(cur, post_id, status=S.SCHEDULED, **edit)
         return before, after
 
-    assert store.run(work) == (True, False)
+    assert fresh_store.run(work) == (True, False)

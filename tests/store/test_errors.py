@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -23,17 +23,11 @@ from warehouse.store import Secrets, Store, StoreCursor
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    data = tmp_path / "data"
-    with Store.connect(
-        data / "murmur.duckdb",
-        host_file=data / "store.host.json",
-        quack_token=Secrets.load(data).quack_token,
-    ) as opened:
-        with opened.cursor() as cur:
-            cur.execute("CREATE TABLE seam (id INTEGER PRIMARY KEY, v INTEGER)")
-            cur.execute("INSERT INTO seam VALUES (1, 0)")
-        yield opened
+def store(fresh_store: Store) -> Store:
+    with fresh_store.cursor() as cur:
+        cur.execute("CREATE TABLE seam (id INTEGER PRIMARY KEY, v INTEGER)")
+        cur.execute("INSERT INTO seam VALUES (1, 0)")
+    return fresh_store
 
 
 def test_two_transactions_updating_one_row_give_a_conflict(store: Store) -> None:

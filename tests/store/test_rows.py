@@ -8,9 +8,7 @@ import pkgutil
 import sys
 import types
 import typing
-from collections.abc import Iterator
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +18,7 @@ from warehouse import posts, publishing
 from warehouse import workspaces as ws_repo
 from warehouse.ids import utcnow
 from warehouse.rows import TableRow
-from warehouse.store import Secrets, Store
+from warehouse.store import Store
 
 # The Python types a column of each DuckDB type may be handed out as.
 PYTHON_TYPES: dict[str, tuple[type, ...]] = {
@@ -58,17 +56,6 @@ def _unwrap(hint: Any) -> tuple[Any, bool]:
     return hint, False
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    data = tmp_path / "data"
-    with Store.connect(
-        data / "murmur.duckdb",
-        host_file=data / "store.host.json",
-        quack_token=Secrets.load(data).quack_token,
-    ) as opened:
-        yield opened
-
-
 def test_the_repositories_hand_out_typed_rows() -> None:
     names = {cls.__name__ for cls in _row_types()}
     assert {"PostRow", "DestinationRow", "AccountRow", "QueueRow", "EndpointRow"} <= names
@@ -77,8 +64,8 @@ def test_the_repositories_hand_out_typed_rows() -> None:
 @pytest.mark.parametrize(
     "row_type", _row_types(), ids=lambda cls: f"{cls.__module__}.{cls.__qualname__}"
 )
-def test_a_row_type_matches_its_table(store: Store, row_type: type[TableRow]) -> None:
-    with store.cursor() as cur:
+def test_a_row_type_matches_its_table(fresh_store: Store, row_type: type[TableRow]) -> None:
+    with fresh_store.cursor() as cur:
         cur.execute(
             "SELECT column_name, data_type, is_nullable = 'YES' FROM information_schema.columns"
             " WHERE table_name = ?",
@@ -99,7 +86,7 @@ def test_a_row_type_matches_its_table(store: Store, row_type: type[TableRow]) ->
             assert optional, f"{row_type.__name__}.{field.name} can be NULL"
 
 
-def test_rows_read_back_as_written(store: Store) -> None:
+def test_rows_read_back_as_written(fresh_store: Store) -> None:
     def work(cur: Any) -> tuple[Any, ...]:
         org = ws_repo.create_organization(cur, "Rows")
         ws = ws_repo.create_workspace(cur, org, "Rows", approval_required=True)
@@ -123,7 +110,7 @@ def test_rows_read_back_as_written(store: Store) -> None:
         state = publishing.post_status(cur, inserted.id)
         return inserted, read, destinations, choices, state
 
-    inserted, read, destinations, (approval, accounts), state = store.run(work)
+    inserted, read, destinations, (approval, accounts), state = fresh_store.run(work)
     assert read == inserted
     assert read.tags == ["a", "b"]
     assert read.platform_options == {"x": {"reply_settings": "following"}}
