@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import structlog
 from fastapi import FastAPI, Request
@@ -16,6 +16,8 @@ from starlette.routing import compile_path
 
 from api.context import request_id_var
 from api.schemas import ErrorBody, ErrorDetail, ErrorEnvelope
+
+T = TypeVar("T")
 
 log = structlog.get_logger(__name__)
 
@@ -83,6 +85,13 @@ class NotFound(MurmurError):
     @classmethod
     def resource(cls, kind: str, ident: str) -> NotFound:
         return cls(f"No {kind} {ident!r} in this workspace.")
+
+
+def found(row: T | None, kind: str, ident: str) -> T:
+    """``row``, or NOT_FOUND naming the ``kind`` with id ``ident`` when there is none."""
+    if row is None:
+        raise NotFound.resource(kind, ident)
+    return row
 
 
 class MethodNotAllowed(MurmurError):

@@ -34,7 +34,7 @@ from api.analytics.schemas import (
     ViralTrend,
     ViralTrends,
 )
-from api.errors import InvalidState, NotFound, ValidationFailed
+from api.errors import InvalidState, NotFound, ValidationFailed, found
 from api.pagination import PageRequest
 from api.schemas import Deleted, iso_z
 from warehouse import analytics as repo
@@ -321,10 +321,7 @@ def viral_trends(
 
 
 def _account_keys(cur: Cursor, workspace_id: str, account_id: str) -> Row:
-    found = repo.account_external_ids(cur, workspace_id, account_id)
-    if found is None:
-        raise NotFound.resource("account", account_id)
-    return found
+    return found(repo.account_external_ids(cur, workspace_id, account_id), "account", account_id)
 
 
 def insights(

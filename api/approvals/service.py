@@ -11,7 +11,7 @@ from api.approvals.schemas import (
     ApprovalItem,
     PostSummary,
 )
-from api.errors import InvalidState, NotFound, ValidationFailed
+from api.errors import InvalidState, NotFound, ValidationFailed, found
 from api.pagination import PageRequest
 from api.posts import reads as posts
 from api.schemas import Page
@@ -92,10 +92,9 @@ def list_batches(
 
 
 def get_batch(cur: Cursor, workspace_id: str, batch_id: str) -> ApprovalBatch:
-    row = repo.get_batch(cur, workspace_id, batch_id)
-    if row is None:
-        raise NotFound.resource("approval batch", batch_id)
-    return _batches_out(cur, [row])[0]
+    return _batches_out(
+        cur, [found(repo.get_batch(cur, workspace_id, batch_id), "approval batch", batch_id)]
+    )[0]
 
 
 def get_item(cur: Cursor, workspace_id: str, item_id: str) -> ApprovalItem:

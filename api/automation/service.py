@@ -37,7 +37,7 @@ from api.automation.schemas import (
     Source,
     Target,
 )
-from api.errors import InvalidState, NotFound, ValidationFailed
+from api.errors import InvalidState, NotFound, ValidationFailed, found
 from api.pagination import PageRequest
 from api.schemas import ErrorDetail, Page
 from api.workspaces.service import resolve_destination
@@ -250,10 +250,9 @@ def list_automations(
 
 
 def _get_automation_row(cur: Cursor, workspace_id: str, automation_id: str) -> repo.AutomationRow:
-    row = repo.get_automation(cur, workspace_id, automation_id)
-    if row is None:
-        raise NotFound.resource("content automation", automation_id)
-    return row
+    return found(
+        repo.get_automation(cur, workspace_id, automation_id), "content automation", automation_id
+    )
 
 
 def get_automation(cur: Cursor, workspace_id: str, automation_id: str) -> ContentAutomation:
@@ -369,10 +368,7 @@ def _unique_preset_name(cur: Cursor, workspace_id: str, name: str, exclude: str 
 
 
 def _get_preset_row(cur: Cursor, workspace_id: str, preset_id: str) -> repo.PresetRow:
-    row = repo.get_preset(cur, workspace_id, preset_id)
-    if row is None:
-        raise NotFound.resource("destination preset", preset_id)
-    return row
+    return found(repo.get_preset(cur, workspace_id, preset_id), "destination preset", preset_id)
 
 
 def list_presets(cur: Cursor, workspace_id: str, page: PageRequest) -> Page[DestinationPreset]:
@@ -453,10 +449,7 @@ def queue_out(cur: Cursor, row: repo.QueueRow) -> Queue:
 
 
 def require_queue(cur: Cursor, workspace_id: str, queue_id: str) -> repo.QueueRow:
-    row = repo.get_queue(cur, workspace_id, queue_id)
-    if row is None:
-        raise NotFound.resource("queue", queue_id)
-    return row
+    return found(repo.get_queue(cur, workspace_id, queue_id), "queue", queue_id)
 
 
 def list_queues(cur: Cursor, workspace_id: str, page: PageRequest) -> Page[Queue]:
@@ -633,10 +626,7 @@ def list_items(
 
 
 def _get_item_row(cur: Cursor, workspace_id: str, queue_id: str, item_id: str) -> repo.QueuedPost:
-    row = repo.get_item(cur, workspace_id, queue_id, item_id)
-    if row is None:
-        raise NotFound.resource("queue item", item_id)
-    return row
+    return found(repo.get_item(cur, workspace_id, queue_id, item_id), "queue item", item_id)
 
 
 def get_item(cur: Cursor, workspace_id: str, queue_id: str, item_id: str) -> QueueItem:

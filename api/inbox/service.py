@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from api.errors import InvalidState, NotFound, ValidationFailed
+from api.errors import InvalidState, ValidationFailed, found
 from api.inbox import drafts
 from api.inbox.schemas import (
     Action,
@@ -105,10 +105,7 @@ def automation_out(row: repo.AutomationRow) -> Automation:
 
 
 def _item(cur: Cursor, workspace_id: str, item_id: str) -> repo.ItemRow:
-    row = repo.get_item(cur, workspace_id, item_id)
-    if row is None:
-        raise NotFound.resource("inbox item", item_id)
-    return row
+    return found(repo.get_item(cur, workspace_id, item_id), "inbox item", item_id)
 
 
 def _item_position(row: repo.ItemRow) -> list[Any]:
@@ -320,10 +317,9 @@ def _params(action: Action) -> dict[str, Any]:
 
 
 def _automation(cur: Cursor, workspace_id: str, automation_id: str) -> repo.AutomationRow:
-    row = repo.get_automation(cur, workspace_id, automation_id)
-    if row is None:
-        raise NotFound.resource("inbox automation", automation_id)
-    return row
+    return found(
+        repo.get_automation(cur, workspace_id, automation_id), "inbox automation", automation_id
+    )
 
 
 def list_automations(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from api.errors import NotFound
+from api.errors import found
 from api.pagination import PageRequest
 from api.posts.schemas import DestinationError, Media, Post, PostApproval, PostDestination
 from api.schemas import Page
@@ -93,10 +93,7 @@ def emit(
 
 
 def get_post(cur: Cursor, workspace_id: str, post_id: str) -> Post:
-    row = repo.get_post(cur, workspace_id, post_id)
-    if row is None:
-        raise NotFound.resource("post", post_id)
-    return posts_out(cur, [row])[0]
+    return posts_out(cur, [found(repo.get_post(cur, workspace_id, post_id), "post", post_id)])[0]
 
 
 def list_posts(
@@ -117,7 +114,4 @@ def list_media(cur: Cursor, workspace_id: str, kind: str | None, page: PageReque
 
 
 def get_media(cur: Cursor, workspace_id: str, media_id: str) -> Media:
-    row = repo.get_media(cur, workspace_id, media_id)
-    if row is None:
-        raise NotFound.resource("media", media_id)
-    return media_out(row)
+    return media_out(found(repo.get_media(cur, workspace_id, media_id), "media", media_id))

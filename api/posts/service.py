@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from api.errors import InvalidState, NotFound, ValidationFailed
+from api.errors import InvalidState, ValidationFailed, found
 from api.posts import reads
 from api.posts.schemas import (
     Destination,
@@ -353,10 +353,7 @@ def create_posts(cur: Cursor, requests: Sequence[PostRequest]) -> list[bytes | E
 
 
 def _require(cur: Cursor, workspace_id: str, post_id: str) -> repo.PostRow:
-    row = repo.get_post(cur, workspace_id, post_id)
-    if row is None:
-        raise NotFound.resource("post", post_id)
-    return row
+    return found(repo.get_post(cur, workspace_id, post_id), "post", post_id)
 
 
 def _moved_meanwhile(cur: Cursor, workspace_id: str, post_id: str) -> InvalidState:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from datetime import datetime
 
-from api.errors import NotFound, ValidationFailed
+from api.errors import ValidationFailed, found
 from api.pagination import PageRequest
 from api.schemas import Deleted, Page
 from api.webhooks.schemas import Delivery, Endpoint, EndpointCreate, EndpointCreated, EndpointUpdate
@@ -63,10 +63,7 @@ def _check_url(url: str, policy: outbound.Policy) -> str:
 
 
 def _endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> repo.EndpointRow:
-    row = repo.get_endpoint(cur, workspace_id, endpoint_id)
-    if row is None:
-        raise NotFound.resource("webhook endpoint", endpoint_id)
-    return row
+    return found(repo.get_endpoint(cur, workspace_id, endpoint_id), "webhook endpoint", endpoint_id)
 
 
 def create_endpoint(

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, StringConstraints, field_validator
 from pydantic_core import PydanticCustomError
 
-from api.errors import InvalidState, NotFound, ValidationFailed
+from api.errors import InvalidState, NotFound, ValidationFailed, found
 from api.pagination import PageRequest
 from api.schemas import Deleted, Model, Page, UtcDatetime
 from warehouse import workspaces as repo
@@ -75,10 +75,7 @@ def _workspace(key_workspaces: tuple[str, ...], workspace_id: str) -> str:
 
 
 def _member(cur: Cursor, workspace_id: str, member_id: str) -> repo.MemberRow:
-    row = repo.get_member(cur, workspace_id, member_id)
-    if row is None:
-        raise NotFound.resource("member", member_id)
-    return row
+    return found(repo.get_member(cur, workspace_id, member_id), "member", member_id)
 
 
 def list_members(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from api.errors import NotFound, ValidationFailed
+from api.errors import ValidationFailed, found
 from api.pagination import PageRequest
 from api.schemas import Page
 from api.workspaces.schemas import Account, Workspace
@@ -60,10 +60,7 @@ def list_workspaces(cur: Cursor, ids: list[str], page: PageRequest) -> Page[Work
 
 
 def get_workspace(cur: Cursor, workspace_id: str) -> Workspace:
-    row = repo.get_workspace(cur, workspace_id)
-    if row is None:
-        raise NotFound.resource("workspace", workspace_id)
-    return workspace_out(row)
+    return workspace_out(found(repo.get_workspace(cur, workspace_id), "workspace", workspace_id))
 
 
 def list_accounts(
@@ -76,10 +73,9 @@ def list_accounts(
 
 
 def get_account(cur: Cursor, workspace_id: str, account_id: str) -> Account:
-    row = repo.get_account(cur, workspace_id, account_id)
-    if row is None:
-        raise NotFound.resource("account", account_id)
-    return account_out(row)
+    return account_out(
+        found(repo.get_account(cur, workspace_id, account_id), "account", account_id)
+    )
 
 
 def resolve_destination(cur: Cursor, workspace_id: str, ref: str, field: str) -> repo.AccountRow:
