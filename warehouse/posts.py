@@ -1,4 +1,4 @@
-"""Posts, their destinations and uploaded media."""
+"""Posts: their lifecycle (statuses and allowed moves), their destinations and uploaded media."""
 
 from __future__ import annotations
 
