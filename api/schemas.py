@@ -169,6 +169,26 @@ class Deleted(BaseModel):
     deleted: Literal[True] = True
 
 
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def from_row(model: type[ModelT], row: object, **computed: Any) -> ModelT:
+    """The response ``model`` of a repository row: each field the row's attribute of that name.
+
+    Rows keep timestamps naive UTC (warehouse/rows.py); here they become aware, as the API's
+    ``UtcDatetime`` requires. ``computed`` gives the fields a row does not hold as such; any
+    other field the row lacks is an ``AttributeError``, so a renamed column fails loudly.
+    """
+    values = dict(computed)
+    for name in model.model_fields:
+        if name not in values:
+            value = getattr(row, name)
+            if isinstance(value, datetime) and value.tzinfo is None:
+                value = value.replace(tzinfo=UTC)
+            values[name] = value
+    return model.model_validate(values)
+
+
 def ok(data: T) -> Envelope[T]:
     """Wrap a result in the success envelope of the current request."""
     from api.context import request_id_var

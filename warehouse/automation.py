@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Self
 
-from warehouse import posts
+from warehouse import posts, resources
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows, fetch_value
 
@@ -144,9 +144,7 @@ class CalendarEntry:
         return cls(*values)
 
 
-_PRESET = columns(PresetRow)
 _AUTOMATION = columns(AutomationRow)
-_QUEUE = columns(QueueRow)
 _QUEUE_ITEM = columns(QueueItemRow)
 _QUEUE_ITEM_WIDTH = len(dataclasses.fields(QueueItemRow))
 
@@ -155,24 +153,13 @@ _QUEUE_ITEM_WIDTH = len(dataclasses.fields(QueueItemRow))
 
 
 def insert_preset(cur: Cursor, workspace_id: str, name: str, destinations: list[Any]) -> str:
-    preset_id = new_id("dp")
-    now = utcnow()
-    cur.execute(
-        "INSERT INTO destination_presets (id, workspace_id, name, destinations, created_at,"
-        " updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-        [preset_id, workspace_id, name, _json(destinations), now, now],
+    return resources.insert(
+        cur, PresetRow, "dp", workspace_id, {"name": name, "destinations": _json(destinations)}
     )
-    return preset_id
 
 
 def get_preset(cur: Cursor, workspace_id: str, preset_id: str) -> PresetRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_PRESET} FROM destination_presets"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
-        [workspace_id, preset_id],
-        PresetRow.make,
-    )
+    return resources.get(cur, PresetRow, workspace_id, preset_id)
 
 
 def preset_name_taken(cur: Cursor, workspace_id: str, name: str, exclude_id: str | None) -> bool:
@@ -186,32 +173,44 @@ def preset_name_taken(cur: Cursor, workspace_id: str, name: str, exclude_id: str
 
 
 def list_presets(cur: Cursor, workspace_id: str, after: str | None, limit: int) -> list[PresetRow]:
-    return fetch_rows(
+    return resources.page(cur, PresetRow, workspace_id, after=after, limit=limit)
+
+
+def update_preset(
+    cur: Cursor, workspace_id: str, preset_id: str, name: str, destinations: list[Any]
+) -> None:
+    resources.update(
         cur,
-        f"SELECT {_PRESET} FROM destination_presets"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND deleted_at IS NULL"
-        " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
-        [workspace_id, after, after, limit],
-        PresetRow.make,
+        PresetRow,
+        workspace_id,
+        preset_id,
+        {"name": name, "destinations": _json(destinations)},
     )
 
 
-def update_preset(cur: Cursor, preset_id: str, name: str, destinations: list[Any]) -> None:
-    cur.execute(
-        "UPDATE destination_presets SET name = ?, destinations = ?, updated_at = ? WHERE id = ?",
-        [name, _json(destinations), utcnow(), preset_id],
-    )
-
-
-def delete_preset(cur: Cursor, preset_id: str) -> None:
-    now = utcnow()
-    cur.execute(
-        "UPDATE destination_presets SET deleted_at = ?, updated_at = ? WHERE id = ?",
-        [now, now, preset_id],
-    )
+def delete_preset(cur: Cursor, workspace_id: str, preset_id: str) -> None:
+    resources.delete(cur, PresetRow, workspace_id, preset_id)
 
 
 # -- content automations -----------------------------------------------------------------------
+
+
+def _automation_values(
+    name: str,
+    enabled: bool,
+    source: dict[str, Any],
+    schedule: dict[str, Any],
+    target: dict[str, Any],
+    next_run_at: datetime | None,
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "enabled": enabled,
+        "source": _json(source),
+        "schedule": _json(schedule),
+        "target": _json(target),
+        "next_run_at": next_run_at,
+    }
 
 
 def insert_automation(
@@ -225,47 +224,19 @@ def insert_automation(
     target: dict[str, Any],
     next_run_at: datetime | None,
 ) -> str:
-    automation_id = new_id("ca")
-    now = utcnow()
-    cur.execute(
-        "INSERT INTO content_automations (id, workspace_id, name, enabled, source, schedule,"
-        " target, next_run_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            automation_id,
-            workspace_id,
-            name,
-            enabled,
-            _json(source),
-            _json(schedule),
-            _json(target),
-            next_run_at,
-            now,
-            now,
-        ],
-    )
-    return automation_id
+    values = _automation_values(name, enabled, source, schedule, target, next_run_at)
+    return resources.insert(cur, AutomationRow, "ca", workspace_id, values)
 
 
 def get_automation(cur: Cursor, workspace_id: str, automation_id: str) -> AutomationRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_AUTOMATION} FROM content_automations"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
-        [workspace_id, automation_id],
-        AutomationRow.make,
-    )
+    return resources.get(cur, AutomationRow, workspace_id, automation_id)
 
 
 def list_automations(
     cur: Cursor, workspace_id: str, enabled: bool | None, after: str | None, limit: int
 ) -> list[AutomationRow]:
-    return fetch_rows(
-        cur,
-        f"SELECT {_AUTOMATION} FROM content_automations"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND deleted_at IS NULL"
-        " AND (? IS NULL OR enabled = ?) AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
-        [workspace_id, enabled, enabled, after, after, limit],
-        AutomationRow.make,
+    return resources.page(
+        cur, AutomationRow, workspace_id, after=after, limit=limit, equal={"enabled": enabled}
     )
 
 
@@ -285,6 +256,7 @@ def due_automations(
 
 def update_automation(
     cur: Cursor,
+    workspace_id: str,
     automation_id: str,
     *,
     name: str,
@@ -294,29 +266,12 @@ def update_automation(
     target: dict[str, Any],
     next_run_at: datetime | None,
 ) -> None:
-    cur.execute(
-        "UPDATE content_automations SET name = ?, enabled = ?, source = ?, schedule = ?,"
-        " target = ?, next_run_at = ?, updated_at = ? WHERE id = ?",
-        [
-            name,
-            enabled,
-            _json(source),
-            _json(schedule),
-            _json(target),
-            next_run_at,
-            utcnow(),
-            automation_id,
-        ],
-    )
+    values = _automation_values(name, enabled, source, schedule, target, next_run_at)
+    resources.update(cur, AutomationRow, workspace_id, automation_id, values)
 
 
-def delete_automation(cur: Cursor, automation_id: str) -> None:
-    now = utcnow()
-    cur.execute(
-        "UPDATE content_automations SET deleted_at = ?, updated_at = ?, next_run_at = NULL"
-        " WHERE id = ?",
-        [now, now, automation_id],
-    )
+def delete_automation(cur: Cursor, workspace_id: str, automation_id: str) -> None:
+    resources.delete(cur, AutomationRow, workspace_id, automation_id, {"next_run_at": None})
 
 
 def automations_targeting_queue(cur: Cursor, workspace_id: str, queue_id: str) -> int:
@@ -341,38 +296,32 @@ def insert_queue(
     slots: list[dict[str, Any]],
     destinations: list[dict[str, Any]],
 ) -> str:
-    queue_id = new_id("q")
-    now = utcnow()
-    cur.execute(
-        "INSERT INTO queues (id, workspace_id, name, timezone, slots, destinations, created_at,"
-        " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [queue_id, workspace_id, name, timezone, _json(slots), _json(destinations), now, now],
-    )
-    return queue_id
+    values = _queue_values(name, timezone, slots, destinations)
+    return resources.insert(cur, QueueRow, "q", workspace_id, values)
+
+
+def _queue_values(
+    name: str, timezone: str, slots: list[dict[str, Any]], destinations: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "timezone": timezone,
+        "slots": _json(slots),
+        "destinations": _json(destinations),
+    }
 
 
 def get_queue(cur: Cursor, workspace_id: str, queue_id: str) -> QueueRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_QUEUE} FROM queues"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
-        [workspace_id, queue_id],
-        QueueRow.make,
-    )
+    return resources.get(cur, QueueRow, workspace_id, queue_id)
 
 
 def list_queues(cur: Cursor, workspace_id: str, after: str | None, limit: int) -> list[QueueRow]:
-    return fetch_rows(
-        cur,
-        f"SELECT {_QUEUE} FROM queues WHERE workspace_id = ? AND deleted_at IS NULL"  # noqa: S608 - constants
-        " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
-        [workspace_id, after, after, limit],
-        QueueRow.make,
-    )
+    return resources.page(cur, QueueRow, workspace_id, after=after, limit=limit)
 
 
 def update_queue(
     cur: Cursor,
+    workspace_id: str,
     queue_id: str,
     *,
     name: str,
@@ -380,18 +329,12 @@ def update_queue(
     slots: list[dict[str, Any]],
     destinations: list[dict[str, Any]],
 ) -> None:
-    cur.execute(
-        "UPDATE queues SET name = ?, timezone = ?, slots = ?, destinations = ?, updated_at = ?"
-        " WHERE id = ?",
-        [name, timezone, _json(slots), _json(destinations), utcnow(), queue_id],
-    )
+    values = _queue_values(name, timezone, slots, destinations)
+    resources.update(cur, QueueRow, workspace_id, queue_id, values)
 
 
-def delete_queue(cur: Cursor, queue_id: str) -> None:
-    now = utcnow()
-    cur.execute(
-        "UPDATE queues SET deleted_at = ?, updated_at = ? WHERE id = ?", [now, now, queue_id]
-    )
+def delete_queue(cur: Cursor, workspace_id: str, queue_id: str) -> None:
+    resources.delete(cur, QueueRow, workspace_id, queue_id)
 
 
 # -- queue items -------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Self
 
+from warehouse import resources
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_one, fetch_row, fetch_rows
 
@@ -126,7 +127,6 @@ class Exchange:
 
 _MESSAGE = columns(MessageRow)
 _DRAFT = columns(DraftRow)
-_AUTOMATION = columns(AutomationRow)
 
 
 def _naive_utc(value: datetime) -> datetime:
@@ -417,6 +417,26 @@ def list_drafts(
 # -- automations -------------------------------------------------------------------------------
 
 
+def _automation_values(
+    name: str,
+    enabled: bool,
+    trigger_type: str,
+    phrases: list[str],
+    intent: str | None,
+    action: str,
+    action_params: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "enabled": enabled,
+        "trigger_type": trigger_type,
+        "phrases": phrases,
+        "intent": intent,
+        "action": action,
+        "action_params": json.dumps(action_params),
+    }
+
+
 def insert_automation(
     cur: Cursor,
     workspace_id: str,
@@ -429,37 +449,12 @@ def insert_automation(
     action: str,
     action_params: dict[str, Any],
 ) -> str:
-    automation_id = new_id("iau")
-    now = utcnow()
-    cur.execute(
-        "INSERT INTO inbox_automations (id, workspace_id, name, enabled, trigger_type, phrases,"
-        " intent, action, action_params, created_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            automation_id,
-            workspace_id,
-            name,
-            enabled,
-            trigger_type,
-            phrases,
-            intent,
-            action,
-            json.dumps(action_params),
-            now,
-            now,
-        ],
-    )
-    return automation_id
+    values = _automation_values(name, enabled, trigger_type, phrases, intent, action, action_params)
+    return resources.insert(cur, AutomationRow, "iau", workspace_id, values)
 
 
 def get_automation(cur: Cursor, workspace_id: str, automation_id: str) -> AutomationRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_AUTOMATION} FROM inbox_automations"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
-        [workspace_id, automation_id],
-        AutomationRow.make,
-    )
+    return resources.get(cur, AutomationRow, workspace_id, automation_id)
 
 
 def list_automations(
@@ -470,13 +465,8 @@ def list_automations(
     after: str | None = None,
     limit: int = 100,
 ) -> list[AutomationRow]:
-    return fetch_rows(
-        cur,
-        f"SELECT {_AUTOMATION} FROM inbox_automations"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND deleted_at IS NULL"
-        " AND (? IS NULL OR enabled = ?) AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
-        [workspace_id, enabled, enabled, after, after, limit],
-        AutomationRow.make,
+    return resources.page(
+        cur, AutomationRow, workspace_id, after=after, limit=limit, equal={"enabled": enabled}
     )
 
 
@@ -493,30 +483,9 @@ def update_automation(
     action: str,
     action_params: dict[str, Any],
 ) -> None:
-    cur.execute(
-        "UPDATE inbox_automations SET name = ?, enabled = ?, trigger_type = ?, phrases = ?,"
-        " intent = ?, action = ?, action_params = ?, updated_at = ?"
-        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
-        [
-            name,
-            enabled,
-            trigger_type,
-            phrases,
-            intent,
-            action,
-            json.dumps(action_params),
-            utcnow(),
-            workspace_id,
-            automation_id,
-        ],
-    )
+    values = _automation_values(name, enabled, trigger_type, phrases, intent, action, action_params)
+    resources.update(cur, AutomationRow, workspace_id, automation_id, values)
 
 
 def delete_automation(cur: Cursor, workspace_id: str, automation_id: str) -> bool:
-    now = utcnow()
-    cur.execute(
-        "UPDATE inbox_automations SET deleted_at = ?, updated_at = ?"
-        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL RETURNING id",
-        [now, now, workspace_id, automation_id],
-    )
-    return cur.fetchone() is not None
+    return resources.delete(cur, AutomationRow, workspace_id, automation_id)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Self
 
+from warehouse import resources
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
 from warehouse.sql import literal
@@ -218,41 +219,29 @@ def insert_endpoint(
     event_types: list[str],
     enabled: bool,
 ) -> str:
-    endpoint_id = new_id("whk")
-    now = utcnow()
-    cur.execute(
-        "INSERT INTO webhook_endpoints (id, workspace_id, url, secret, description, event_types,"
-        " enabled, created_at, updated_at, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-        [endpoint_id, workspace_id, url, secret, description, event_types, enabled, now, now],
-    )
-    return endpoint_id
+    values = {
+        "url": url,
+        "secret": secret,
+        "description": description,
+        "event_types": event_types,
+        "enabled": enabled,
+    }
+    return resources.insert(cur, EndpointRow, "whk", workspace_id, values)
 
 
 def get_endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> EndpointRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_ENDPOINT} FROM webhook_endpoints"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
-        [workspace_id, endpoint_id],
-        EndpointRow.make,
-    )
+    return resources.get(cur, EndpointRow, workspace_id, endpoint_id)
 
 
 def list_endpoints(
     cur: Cursor, workspace_id: str, after: str | None, limit: int
 ) -> list[EndpointRow]:
-    return fetch_rows(
-        cur,
-        f"SELECT {_ENDPOINT} FROM webhook_endpoints"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND deleted_at IS NULL"
-        " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
-        [workspace_id, after, after, limit],
-        EndpointRow.make,
-    )
+    return resources.page(cur, EndpointRow, workspace_id, after=after, limit=limit)
 
 
 def update_endpoint(
     cur: Cursor,
+    workspace_id: str,
     endpoint_id: str,
     *,
     url: str,
@@ -260,20 +249,13 @@ def update_endpoint(
     event_types: list[str],
     enabled: bool,
 ) -> None:
-    cur.execute(
-        "UPDATE webhook_endpoints SET url = ?, description = ?, event_types = ?, enabled = ?,"
-        " updated_at = ? WHERE id = ? AND deleted_at IS NULL",
-        [url, description, event_types, enabled, utcnow(), endpoint_id],
-    )
+    values = {"url": url, "description": description, "event_types": event_types}
+    resources.update(cur, EndpointRow, workspace_id, endpoint_id, {**values, "enabled": enabled})
 
 
-def delete_endpoint(cur: Cursor, endpoint_id: str) -> None:
-    now = utcnow()
-    cur.execute(
-        "UPDATE webhook_endpoints SET deleted_at = ?, enabled = false, updated_at = ?"
-        " WHERE id = ? AND deleted_at IS NULL",
-        [now, now, endpoint_id],
-    )
+def delete_endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> None:
+    # A deleted endpoint is also disabled, so no fan-out that read it earlier delivers to it.
+    resources.delete(cur, EndpointRow, workspace_id, endpoint_id, {"enabled": False})
 
 
 # -- deliveries --------------------------------------------------------------------------------

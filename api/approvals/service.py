@@ -14,7 +14,7 @@ from api.approvals.schemas import (
 from api.errors import InvalidState, NotFound, ValidationFailed, found
 from api.pagination import PageRequest
 from api.posts import reads as posts
-from api.schemas import Page
+from api.schemas import Page, from_row
 from warehouse import approvals as repo
 from warehouse import posts as posts_repo
 from warehouse import webhooks as webhooks_repo
@@ -32,13 +32,7 @@ OUTCOMES = {
 
 
 def _event_out(row: repo.EventRow) -> ApprovalEvent:
-    return ApprovalEvent(
-        id=row.id,
-        action=row.action,
-        actor=row.actor,
-        comment=row.comment,
-        created_at=from_db(row.created_at),
-    )
+    return from_row(ApprovalEvent, row)
 
 
 def _item_out(row: repo.ReviewRow, events: list[repo.EventRow]) -> ApprovalItem:

@@ -22,16 +22,13 @@ from api.automation.schemas import (
     DestinationPreset,
     EventCreate,
     PresetCreate,
-    PresetDestination,
     PresetUpdate,
     Queue,
     QueueCreate,
-    QueueDestination,
     QueueItem,
     QueueItemCreate,
     QueueUpdate,
     ScheduledEvent,
-    Slot,
     SlotIn,
     SlotOccurrence,
     Source,
@@ -39,7 +36,7 @@ from api.automation.schemas import (
 )
 from api.errors import InvalidState, NotFound, ValidationFailed, found
 from api.pagination import PageRequest
-from api.schemas import ErrorDetail, Page
+from api.schemas import ErrorDetail, Page, from_row
 from api.workspaces.service import resolve_destination
 from connectors import outbound
 from connectors.platforms import SPECS
@@ -61,10 +58,6 @@ def _now() -> datetime:
 
 def _db(value: datetime | None) -> datetime | None:
     return to_db(value)
-
-
-def _aware(value: datetime | None) -> datetime | None:
-    return from_db(value)
 
 
 def _required(value: datetime | None) -> datetime:
@@ -210,19 +203,10 @@ def _target(cur: Cursor, workspace_id: str, target: Target) -> dict[str, Any]:
 
 
 def automation_out(row: repo.AutomationRow) -> ContentAutomation:
-    target = row.target
-    return ContentAutomation(
-        id=row.id,
-        name=row.name,
-        enabled=row.enabled,
-        source=row.source,
-        schedule=row.schedule,
-        target=AutomationTarget(queue_id=target.get("queue_id"), platforms=target.get("platforms")),
-        next_run_at=_aware(row.next_run_at),
-        last_run_at=_aware(row.last_run_at),
-        created_at=_required(row.created_at),
-        updated_at=_required(row.updated_at),
+    target = AutomationTarget(
+        queue_id=row.target.get("queue_id"), platforms=row.target.get("platforms")
     )
+    return from_row(ContentAutomation, row, target=target)
 
 
 def plan_run(
@@ -311,6 +295,7 @@ def update_automation(
     next_run_at = next_run if enabled else None
     repo.update_automation(
         cur,
+        workspace_id,
         automation_id,
         name=name,
         enabled=enabled,
@@ -325,7 +310,7 @@ def update_automation(
 
 def delete_automation(cur: Cursor, workspace_id: str, automation_id: str) -> None:
     _get_automation_row(cur, workspace_id, automation_id)
-    repo.delete_automation(cur, automation_id)
+    repo.delete_automation(cur, workspace_id, automation_id)
     repo.cancel_ref_events(cur, workspace_id, "automation_run", automation_id)
 
 
@@ -333,13 +318,7 @@ def delete_automation(cur: Cursor, workspace_id: str, automation_id: str) -> Non
 
 
 def preset_out(row: repo.PresetRow) -> DestinationPreset:
-    return DestinationPreset(
-        id=row.id,
-        name=row.name,
-        destinations=[PresetDestination(**d) for d in row.destinations],
-        created_at=_required(row.created_at),
-        updated_at=_required(row.updated_at),
-    )
+    return from_row(DestinationPreset, row)
 
 
 def _preset_destinations(
@@ -401,13 +380,13 @@ def update_preset(
     )
     name = body.name if body.name is not None else row.name
     _unique_preset_name(cur, workspace_id, name, preset_id)
-    repo.update_preset(cur, preset_id, name, destinations)
+    repo.update_preset(cur, workspace_id, preset_id, name, destinations)
     return get_preset(cur, workspace_id, preset_id)
 
 
 def delete_preset(cur: Cursor, workspace_id: str, preset_id: str) -> None:
     _get_preset_row(cur, workspace_id, preset_id)
-    repo.delete_preset(cur, preset_id)
+    repo.delete_preset(cur, workspace_id, preset_id)
 
 
 # -- queues ------------------------------------------------------------------------------------
@@ -436,16 +415,7 @@ def _stored_slots(row: repo.QueueRow) -> list[slotlib.WeeklySlot]:
 
 
 def queue_out(cur: Cursor, row: repo.QueueRow) -> Queue:
-    return Queue(
-        id=row.id,
-        name=row.name,
-        timezone=row.timezone,
-        slots=[Slot(**s) for s in row.slots],
-        destinations=[QueueDestination(**d) for d in row.destinations],
-        active_items=repo.count_active_items(cur, row.id),
-        created_at=_required(row.created_at),
-        updated_at=_required(row.updated_at),
-    )
+    return from_row(Queue, row, active_items=repo.count_active_items(cur, row.id))
 
 
 def require_queue(cur: Cursor, workspace_id: str, queue_id: str) -> repo.QueueRow:
@@ -500,6 +470,7 @@ def update_queue(cur: Cursor, workspace_id: str, queue_id: str, body: QueueUpdat
     )
     repo.update_queue(
         cur,
+        workspace_id,
         queue_id,
         name=body.name if body.name is not None else row.name,
         timezone=timezone,
@@ -521,7 +492,7 @@ def delete_queue(cur: Cursor, workspace_id: str, queue_id: str) -> None:
         raise InvalidState("A content automation targets this queue; retarget or delete it first.")
     for item in repo.active_items(cur, queue_id):
         _remove(cur, item)
-    repo.delete_queue(cur, queue_id)
+    repo.delete_queue(cur, workspace_id, queue_id)
 
 
 def queue_slots(
@@ -597,19 +568,7 @@ def reflow(cur: Cursor, queue: repo.QueueRow) -> None:
 
 
 def item_out(row: repo.QueuedPost) -> QueueItem:
-    item = row.item
-    return QueueItem(
-        id=item.id,
-        queue_id=item.queue_id,
-        post_id=item.post_id,
-        position=item.position,
-        status=item.status,
-        slot_at=_aware(item.slot_at),
-        text=row.post_text,
-        post_status=row.post_status,
-        created_at=_required(item.created_at),
-        updated_at=_required(item.updated_at),
-    )
+    return from_row(QueueItem, row.item, text=row.post_text, post_status=row.post_status)
 
 
 ITEM_STATUSES = ["queued", "scheduled", "published", "failed", "removed"]
@@ -737,16 +696,7 @@ def _range(
 
 
 def event_out(row: repo.CalendarEntry) -> ScheduledEvent:
-    return ScheduledEvent(
-        id=row.id,
-        kind=row.kind,
-        title=row.title,
-        starts_at=_required(row.starts_at),
-        status=row.status,
-        ref_type=row.ref_type,
-        ref_id=row.ref_id,
-        stored=row.stored,
-    )
+    return from_row(ScheduledEvent, row)
 
 
 def list_events(

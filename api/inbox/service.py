@@ -22,7 +22,7 @@ from api.inbox.schemas import (
     Trigger,
 )
 from api.pagination import PageRequest
-from api.schemas import Deleted, ErrorDetail, Page
+from api.schemas import Deleted, ErrorDetail, Page, from_row
 from warehouse import inbox as repo
 from warehouse import workspaces as ws_repo
 from warehouse.ids import from_db, to_db
@@ -34,70 +34,26 @@ DETAIL_DRAFTS = 20
 # -- conversions -------------------------------------------------------------------------------
 
 
-def _aware(value: datetime) -> datetime:
-    aware = from_db(value)
-    assert aware is not None
-    return aware
-
-
 def item_out(row: repo.ItemRow) -> InboxItem:
-    return InboxItem(
-        id=row.id,
-        workspace_id=row.workspace_id,
-        account_id=row.account_id,
-        platform=row.platform,
-        kind=row.kind,
-        external_id=row.external_id,
-        post_id=row.post_id,
-        author_handle=row.author_handle,
-        author_name=row.author_name,
-        status=row.status,
-        snoozed_until=from_db(row.snoozed_until) if row.status == "snoozed" else None,
-        tags=row.tags,
-        assignee=row.assignee,
-        preview=row.preview,
-        last_message_at=_aware(row.last_message_at),
-        created_at=_aware(row.created_at),
-        updated_at=_aware(row.updated_at),
-    )
+    # A snooze that has run out reads as open, with no snoozed_until.
+    snoozed = row.snoozed_until if row.status == "snoozed" else None
+    return from_row(InboxItem, row, snoozed_until=from_db(snoozed))
 
 
 def message_out(row: repo.MessageRow) -> InboxMessage:
-    return InboxMessage(
-        id=row.id,
-        item_id=row.item_id,
-        direction=row.direction,
-        author_handle=row.author_handle,
-        text=row.text,
-        external_id=row.external_id,
-        delivery=row.delivery,
-        sent_by=row.sent_by,
-        created_at=_aware(row.created_at),
-    )
+    return from_row(InboxMessage, row)
 
 
 def draft_out(row: repo.DraftRow) -> InboxDraft:
-    return InboxDraft(
-        id=row.id,
-        item_id=row.item_id,
-        text=row.text,
-        source=row.source,
-        confidence=row.confidence,
-        created_at=_aware(row.created_at),
-    )
+    return from_row(InboxDraft, row)
 
 
 def automation_out(row: repo.AutomationRow) -> Automation:
-    params = row.action_params
-    return Automation(
-        id=row.id,
-        workspace_id=row.workspace_id,
-        name=row.name,
-        enabled=row.enabled,
+    return from_row(
+        Automation,
+        row,
         trigger=Trigger(type=row.trigger_type, phrases=list(row.phrases), intent=row.intent),
-        action=Action(type=row.action, **params),
-        created_at=_aware(row.created_at),
-        updated_at=_aware(row.updated_at),
+        action=Action(type=row.action, **row.action_params),
     )
 
 

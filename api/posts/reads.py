@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from api.errors import found
 from api.pagination import PageRequest
 from api.posts.schemas import DestinationError, Media, Post, PostApproval, PostDestination
-from api.schemas import Page
+from api.schemas import Page, from_row
 from warehouse import approvals as approvals_repo
 from warehouse import posts as repo
 from warehouse import webhooks as webhooks_repo
@@ -21,16 +21,7 @@ def _destination_out(row: repo.DestinationRow) -> PostDestination:
     error = None
     if row.error_code is not None or row.error_message is not None:
         error = DestinationError(code=row.error_code, message=row.error_message)
-    return PostDestination(
-        id=row.id,
-        account_id=row.account_id,
-        platform=row.platform,
-        status=row.status,
-        platform_post_id=row.platform_post_id,
-        platform_url=row.platform_url,
-        error=error,
-        published_at=from_db(row.published_at),
-    )
+    return from_row(PostDestination, row, error=error)
 
 
 def post_out(
@@ -67,17 +58,7 @@ def posts_out(cur: Cursor, rows: Sequence[repo.PostRow]) -> list[Post]:
 
 
 def media_out(row: repo.MediaRow) -> Media:
-    return Media(
-        id=row.id,
-        workspace_id=row.workspace_id,
-        kind=row.kind,
-        content_type=row.content_type,
-        size_bytes=row.size_bytes,
-        sha256=row.sha256,
-        filename=row.filename,
-        alt_text=row.alt_text,
-        created_at=from_db(row.created_at),
-    )
+    return from_row(Media, row)
 
 
 # -- reads ---------------------------------------------------------------------------------------

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
 
 from api.errors import ValidationFailed, found
 from api.pagination import PageRequest
-from api.schemas import Deleted, Page
+from api.schemas import Deleted, Page, from_row
 from api.webhooks.schemas import Delivery, Endpoint, EndpointCreate, EndpointCreated, EndpointUpdate
 from connectors import outbound
 from warehouse import webhooks as repo
@@ -15,42 +14,14 @@ from warehouse.ids import from_db
 from warehouse.rows import Cursor
 
 
-def _aware(value: datetime) -> datetime:
-    aware = from_db(value)
-    assert aware is not None
-    return aware
-
-
 def endpoint_out(row: repo.EndpointRow) -> Endpoint:
-    return Endpoint(
-        id=row.id,
-        workspace_id=row.workspace_id,
-        url=row.url,
-        event_types=row.event_types,
-        description=row.description,
-        enabled=row.enabled,
-        secret_hint=row.secret[:10] + "…",
-        created_at=_aware(row.created_at),
-        updated_at=_aware(row.updated_at),
-    )
+    return from_row(Endpoint, row, secret_hint=row.secret[:10] + "…")
 
 
 def delivery_out(row: repo.DeliveryRow) -> Delivery:
-    return Delivery(
-        id=row.id,
-        endpoint_id=row.endpoint_id,
-        event_id=row.event_id,
-        event_type=row.event_type,
-        status=row.status,
-        attempts=row.attempts,
-        next_attempt_at=from_db(row.next_attempt_at) if row.status == "pending" else None,
-        response_status=row.response_status,
-        response_ms=row.response_ms,
-        last_error=row.last_error,
-        delivered_at=from_db(row.delivered_at),
-        created_at=_aware(row.created_at),
-        updated_at=_aware(row.updated_at),
-    )
+    # Only a pending delivery has a next attempt; a settled one keeps its last, unused.
+    pending = row.next_attempt_at if row.status == "pending" else None
+    return from_row(Delivery, row, next_attempt_at=from_db(pending))
 
 
 def _check_url(url: str, policy: outbound.Policy) -> str:
@@ -113,6 +84,7 @@ def update_endpoint(
     row = _endpoint(cur, workspace_id, endpoint_id)
     repo.update_endpoint(
         cur,
+        workspace_id,
         endpoint_id,
         url=_check_url(body.url, policy) if body.url is not None else row.url,
         description=body.description if "description" in given else row.description,
@@ -128,7 +100,7 @@ def update_endpoint(
 
 def delete_endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> Deleted:
     _endpoint(cur, workspace_id, endpoint_id)
-    repo.delete_endpoint(cur, endpoint_id)
+    repo.delete_endpoint(cur, workspace_id, endpoint_id)
     return Deleted(id=endpoint_id)
 
 

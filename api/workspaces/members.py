@@ -10,9 +10,8 @@ from pydantic_core import PydanticCustomError
 
 from api.errors import InvalidState, NotFound, ValidationFailed, found
 from api.pagination import PageRequest
-from api.schemas import Deleted, Model, Page, UtcDatetime
+from api.schemas import Deleted, Model, Page, UtcDatetime, from_row
 from warehouse import workspaces as repo
-from warehouse.ids import from_db
 from warehouse.rows import Cursor
 
 Role = Literal["owner", "admin", "editor", "reviewer", "viewer"]
@@ -56,15 +55,7 @@ class MemberUpdate(Model):
 
 
 def member_out(row: repo.MemberRow) -> Member:
-    return Member(
-        id=row.id,
-        workspace_id=row.workspace_id,
-        email=row.email,
-        name=row.name,
-        role=row.role,
-        created_at=from_db(row.created_at),
-        updated_at=from_db(row.updated_at),
-    )
+    return from_row(Member, row)
 
 
 def _workspace(key_workspaces: tuple[str, ...], workspace_id: str) -> str:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from api.errors import ValidationFailed, found
 from api.pagination import PageRequest
-from api.schemas import Page
+from api.schemas import Page, from_row
 from api.workspaces.schemas import Account, Workspace
 from warehouse import analytics as analytics_repo
 from warehouse import workspaces as repo
-from warehouse.ids import from_db
 from warehouse.rows import Cursor
 
 TEST_ACCOUNTS = {
@@ -29,29 +28,11 @@ TEST_COMPETITORS = (("x", "chirply"), ("youtube", "buzzhive"), ("bluesky", "post
 
 
 def workspace_out(row: repo.WorkspaceRow) -> Workspace:
-    return Workspace(
-        id=row.id,
-        name=row.name,
-        timezone=row.timezone,
-        approval_required=row.approval_required,
-        is_test=row.is_test,
-        created_at=from_db(row.created_at),
-        updated_at=from_db(row.updated_at),
-    )
+    return from_row(Workspace, row)
 
 
 def account_out(row: repo.AccountRow) -> Account:
-    return Account(
-        id=row.id,
-        workspace_id=row.workspace_id,
-        platform=row.platform,
-        handle=row.handle,
-        display_name=row.display_name,
-        status=row.status,
-        is_test=row.is_test,
-        follower_count=row.follower_count,
-        connected_at=from_db(row.connected_at),
-    )
+    return from_row(Account, row)
 
 
 def list_workspaces(cur: Cursor, ids: list[str], page: PageRequest) -> Page[Workspace]:
