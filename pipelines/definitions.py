@@ -1,17 +1,18 @@
-"""The Dagster definitions: ``dagster dev -m pipelines.definitions`` loads ``defs``."""
+"""The Dagster definitions: ``dagster dev -m pipelines.definitions`` loads ``defs``.
+
+Each domain (``ingest``, ``analytics``) defines its own assets, checks, jobs, schedules and
+sensors in ``pipelines/<domain>/definitions.py``; here they are merged with the resources.
+"""
 
 from __future__ import annotations
 
 from dagster import Definitions, in_process_executor
 
 from murmur.settings import Settings
-from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
-from pipelines.ingest.assets import INGEST_ASSETS
+from pipelines.analytics import definitions as analytics
+from pipelines.ingest import definitions as ingest
 from pipelines.resources import DEFAULT_SIMULATOR_URL, PlatformsResource, StoreResource
-from pipelines.schedules import JOBS, SCHEDULES
-from pipelines.sensors import SENSORS
 
-ASSETS = [*INGEST_ASSETS, *DAILY_ASSETS, *INSIGHT_ASSETS]
 _settings = Settings()  # MURMUR_DATA_DIR, MURMUR_PLATFORMS_URL…: what `murmur up` passes
 
 
@@ -27,11 +28,11 @@ def resources(
 
 # In-process executor: steps share the process, so a run holds at most one store handle at
 # a time; without the API host (direct mode) parallel step processes would queue on the file.
-defs = Definitions(
-    assets=ASSETS,
-    jobs=JOBS,
-    schedules=SCHEDULES,
-    sensors=SENSORS,
-    resources=resources(str(_settings.data_dir), _settings.platforms_url),
-    executor=in_process_executor,
+defs = Definitions.merge(
+    ingest.defs,
+    analytics.defs,
+    Definitions(
+        resources=resources(str(_settings.data_dir), _settings.platforms_url),
+        executor=in_process_executor,
+    ),
 )

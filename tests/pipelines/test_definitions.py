@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from dagster import Definitions
 
-from pipelines.definitions import defs
+from pipelines.analytics import definitions as analytics
+from pipelines.definitions import defs, resources
+from pipelines.ingest import definitions as ingest
 from pipelines.partitions import DAILY, HOURLY
 
 
@@ -48,3 +52,23 @@ def test_definitions_load_and_resolve() -> None:
     assert defs.resolve_sensor_def("import_batches").name == "import_batches"
     for name in jobs:
         assert defs.resolve_job_def(name).name == name
+
+
+def test_each_domain_holds_its_own_assets_and_loads_alone(tmp_path: Path) -> None:
+    domains = {"ingest": ingest.defs, "analytics": analytics.defs}
+    seen: set[str] = set()
+    for name, domain in domains.items():
+        # With the resources only: no other domain's definitions are needed to load one.
+        alone = Definitions.merge(domain, Definitions(resources=resources(str(tmp_path))))
+        Definitions.validate_loadable(alone)
+        keys = {"/".join(k.path) for k in alone.resolve_all_asset_keys() if k.path[0] == name}
+        assert keys, f"pipelines/{name} defines no {name}/ asset"
+        assert not keys & seen
+        seen |= keys
+        # A domain's jobs select its own assets only.
+        for job in alone.resolve_all_job_defs():
+            if job.name.startswith("__"):
+                continue  # Dagster's implicit asset job
+            selected = {"/".join(k.path) for k in job.asset_layer.selected_asset_keys}
+            assert selected <= keys, (job.name, selected - keys)
+    assert seen == {"/".join(k.path) for k in defs.resolve_all_asset_keys()}

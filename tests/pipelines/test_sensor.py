@@ -7,8 +7,8 @@ from pathlib import Path
 
 from dagster import RunRequest, SkipReason, build_sensor_context
 
+from pipelines.analytics.sensors import import_batches
 from pipelines.definitions import resources
-from pipelines.sensors import import_batches
 from warehouse.store import Secrets, Store
 
 NOW = datetime(2026, 1, 1)

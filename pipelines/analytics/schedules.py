@@ -1,4 +1,4 @@
-"""Jobs and schedules: ingest every hour, then today's marts and the insights."""
+"""The analytics jobs and their schedules: today's marts at :20, the insights at :40."""
 
 from datetime import timedelta
 
@@ -11,11 +11,6 @@ from dagster import (
     schedule,
 )
 
-ingest_job = define_asset_job(
-    "ingest_hourly",
-    selection=AssetSelection.groups("ingest"),
-    description="Capture every platform's accounts, posts and engagement for one hour.",
-)
 marts_job = define_asset_job(
     "marts_daily",
     selection=AssetSelection.groups("staging", "marts"),
@@ -26,18 +21,6 @@ insights_job = define_asset_job(
     selection=AssetSelection.groups("insights"),
     description="Recompute best times, anomalies, trends, rankings and insights.",
 )
-
-
-@schedule(
-    job=ingest_job,
-    cron_schedule="5 * * * *",
-    execution_timezone="UTC",
-    default_status=DefaultScheduleStatus.RUNNING,
-)
-def hourly_ingest(context: ScheduleEvaluationContext) -> RunRequest:
-    """At :05 each hour, ingest the hour that just started."""
-    key = context.scheduled_execution_time.strftime("%Y-%m-%d-%H:00")
-    return RunRequest(run_key=key, partition_key=key)
 
 
 @schedule(
@@ -65,7 +48,3 @@ def hourly_marts(context: ScheduleEvaluationContext) -> list[RunRequest]:
 def hourly_insights(context: ScheduleEvaluationContext) -> RunRequest:
     """At :40 each hour, recompute the insights from the refreshed marts."""
     return RunRequest(run_key=context.scheduled_execution_time.strftime("%Y-%m-%dT%H"))
-
-
-SCHEDULES = [hourly_ingest, hourly_marts, hourly_insights]
-JOBS = [ingest_job, marts_job, insights_job]

@@ -8,9 +8,9 @@ from dagster import (
     sensor,
 )
 
+from pipelines.analytics.schedules import insights_job, marts_job
 from pipelines.partitions import day_ranges, range_tags
 from pipelines.resources import StoreResource
-from pipelines.schedules import insights_job, marts_job
 from warehouse import marts
 
 
@@ -53,6 +53,3 @@ def import_batches(
     ]
     requests.append(RunRequest(run_key=f"insights@{cursor}", job_name=insights_job.name))
     return requests
-
-
-SENSORS = [import_batches]

@@ -1,0 +1,28 @@
+"""The ingest job and its schedule: every hour, capture the hour that just started."""
+
+from dagster import (
+    AssetSelection,
+    DefaultScheduleStatus,
+    RunRequest,
+    ScheduleEvaluationContext,
+    define_asset_job,
+    schedule,
+)
+
+ingest_job = define_asset_job(
+    "ingest_hourly",
+    selection=AssetSelection.groups("ingest"),
+    description="Capture every platform's accounts, posts and engagement for one hour.",
+)
+
+
+@schedule(
+    job=ingest_job,
+    cron_schedule="5 * * * *",
+    execution_timezone="UTC",
+    default_status=DefaultScheduleStatus.RUNNING,
+)
+def hourly_ingest(context: ScheduleEvaluationContext) -> RunRequest:
+    """At :05 each hour, ingest the hour that just started."""
+    key = context.scheduled_execution_time.strftime("%Y-%m-%d-%H:00")
+    return RunRequest(run_key=key, partition_key=key)
