@@ -356,7 +356,7 @@ class HttpConnector:
         """GET ``path`` under the base URL and return its JSON body."""
         url, query = self._at(path, params)
         response = self.http.request("GET", url, classify=classify, params=query, headers=headers)
-        self._stamp(response)
+        self.stamp(response)
         return json_body(response)
 
     def post(
@@ -377,7 +377,7 @@ class HttpConnector:
             json=body,
             headers=headers,
         )
-        self._stamp(response)
+        self.stamp(response)
         return json_body(response)
 
     def _at(self, path: str, params: Any) -> tuple[str, Any]:
@@ -395,7 +395,7 @@ class HttpConnector:
             return url, {**params, "at": at}
         return url, [*params, ("at", at)]
 
-    def _stamp(self, response: httpx.Response) -> None:
+    def stamp(self, response: httpx.Response) -> None:
         self.server_time = self.http.clock()
         date = response.headers.get("date")
         if date:

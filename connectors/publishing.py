@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import httpx
 
@@ -27,6 +27,16 @@ SPACE = re.compile(r"\s+")
 # ``since`` as well.
 SKEW = timedelta(minutes=5)
 MARKER_PREFIX = "murmur:"
+POLLS = 30  # status polls of a processing video before giving up (as TransientError)
+POLL_SECONDS = 2.0
+RECENT = timedelta(days=7)  # how far back comment listings look at our own posts
+
+R = TypeVar("R", bound=HttpConnector)
+
+
+def recent_since(since: datetime | None, now: datetime) -> datetime:
+    """Where a conversation listing starts: ``since``, but no further back than ``RECENT``."""
+    return max(since, now - RECENT) if since is not None else now - RECENT
 
 
 def normalise(text: str | None) -> str:
@@ -76,10 +86,17 @@ def first_match(
     return min(found, key=lambda p: p.published_at) if found else None
 
 
-class Publishing(HttpConnector):
-    """The write side's plumbing on top of a platform's HTTP connector."""
+class Publishing(Generic[R]):
+    """A platform's write side, over its reader: the same HTTP session, token and clock.
 
-    platform = ""
+    Composed, not inherited: a publisher reaches what it reads (its posts, to find an
+    earlier attempt; its error mapping; its auth headers) through ``self.reader``.
+    """
+
+    def __init__(self, reader: R) -> None:
+        self.reader = reader
+        self.platform = reader.platform
+        self.http = reader.http
 
     def send(
         self,
@@ -97,7 +114,7 @@ class Publishing(HttpConnector):
     ) -> httpx.Response:
         """One request; a write that creates something is ``idempotent=False`` (not retried
         after it may have reached the platform)."""
-        url = path_or_url if "://" in path_or_url else self.base_url + path_or_url
+        url = path_or_url if "://" in path_or_url else self.reader.base_url + path_or_url
         response = self.http.request(
             method,
             url,
@@ -110,7 +127,7 @@ class Publishing(HttpConnector):
             files=files,
             idempotent=idempotent,
         )
-        self._stamp(response)
+        self.reader.stamp(response)
         return response
 
     def send_json(self, *args: Any, **kwargs: Any) -> Any:
@@ -118,9 +135,13 @@ class Publishing(HttpConnector):
         body = json_body(self.send(*args, **kwargs))
         return body if body is not None else {}
 
+    def close(self) -> None:
+        """Close the HTTP client's connections."""
+        self.reader.close()
+
     def now(self) -> datetime:
         """The platform's clock as of the last response (its Date header)."""
-        return self.server_time.astimezone(UTC)
+        return self.reader.server_time.astimezone(UTC)
 
     def published(self, external_id: str, url: str | None, at: datetime | None = None) -> Published:
         return Published(external_id=external_id, url=url, published_at=at or self.now())
@@ -130,8 +151,18 @@ class Publishing(HttpConnector):
         raise NotImplementedError
 
     def find_published(self, request: PublishRequest, since: datetime) -> Published | None:
-        """An earlier attempt of this request that reached the platform, if any."""
-        raise NotImplementedError
+        """An earlier attempt of this request that reached the platform, if any.
+
+        By default: the account's posts since then (the reader's ``list_posts``) with the same
+        normalised text. A platform that keeps a hidden marker, or lists posts elsewhere,
+        overrides this.
+        """
+        posts = self.reader.list_posts(request.account, since - SKEW)
+        return first_match(
+            request,
+            since,
+            ((self.published(p.external_id, p.url, p.published_at), p.text, None) for p in posts),
+        )
 
     def list_conversations(
         self, account: AccountRef, since: datetime | None

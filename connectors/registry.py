@@ -4,26 +4,38 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from connectors.base import Connector, Publisher
-from connectors.bluesky import BlueskyConnector
-from connectors.facebook import FacebookConnector
-from connectors.http import PlatformHttp
-from connectors.instagram import InstagramConnector
-from connectors.linkedin import LinkedInConnector
-from connectors.pinterest import PinterestConnector
+from connectors.bluesky.publisher import BlueskyPublisher
+from connectors.bluesky.reader import BlueskyConnector
+from connectors.facebook.publisher import FacebookPublisher
+from connectors.facebook.reader import FacebookConnector
+from connectors.http import HttpConnector, PlatformHttp
+from connectors.instagram.publisher import InstagramPublisher
+from connectors.instagram.reader import InstagramConnector
+from connectors.linkedin.publisher import LinkedInPublisher
+from connectors.linkedin.reader import LinkedInConnector
+from connectors.pinterest.publisher import PinterestPublisher
+from connectors.pinterest.reader import PinterestConnector
 from connectors.platforms import PLATFORMS, SPECS
-from connectors.threads import ThreadsConnector
-from connectors.tiktok import TikTokConnector
-from connectors.x import XConnector
-from connectors.youtube import YouTubeConnector
+from connectors.publishing import Publishing
+from connectors.threads.publisher import ThreadsPublisher
+from connectors.threads.reader import ThreadsConnector
+from connectors.tiktok.publisher import TikTokPublisher
+from connectors.tiktok.reader import TikTokConnector
+from connectors.x.publisher import XPublisher
+from connectors.x.reader import XConnector
+from connectors.youtube.publisher import YouTubePublisher
+from connectors.youtube.reader import YouTubeConnector
 
 # Every platform has a reader and a publisher (so the simulator serves all of them).
 SUPPORTED = PLATFORMS  # readers
 PUBLISHING = PLATFORMS
 CREATOR_SEARCH = tuple(name for name, spec in SPECS.items() if spec.creator_search)
 
-CONNECTORS: dict[str, Callable[..., Connector]] = {
+# Each platform's package: its reader, and its publisher, which is built over a reader.
+CONNECTORS: dict[str, type[HttpConnector]] = {
     "youtube": YouTubeConnector,
     "x": XConnector,
     "instagram": InstagramConnector,
@@ -33,6 +45,17 @@ CONNECTORS: dict[str, Callable[..., Connector]] = {
     "facebook": FacebookConnector,
     "threads": ThreadsConnector,
     "pinterest": PinterestConnector,
+}
+PUBLISHERS: dict[str, Callable[[Any], Publishing[Any]]] = {
+    "youtube": YouTubePublisher,
+    "x": XPublisher,
+    "instagram": InstagramPublisher,
+    "linkedin": LinkedInPublisher,
+    "tiktok": TikTokPublisher,
+    "bluesky": BlueskyPublisher,
+    "facebook": FacebookPublisher,
+    "threads": ThreadsPublisher,
+    "pinterest": PinterestPublisher,
 }
 
 # The real APIs' base URLs, for when an account is connected to the real platform.
@@ -74,15 +97,13 @@ def build_publisher(
     platform: str, *, base_url: str, token: str | None = None, http: PlatformHttp | None = None
 ) -> Publisher:
     """A publisher for ``platform`` talking to ``base_url`` (a real API or the simulator)."""
-    from connectors.publishers import PUBLISHERS
-
     try:
-        cls = PUBLISHERS[platform]
+        make = PUBLISHERS[platform]
     except KeyError:
         raise ValueError(
             f"no publisher for platform {platform!r}; supported: {', '.join(PUBLISHING)}"
         ) from None
-    publisher: Publisher = cls(base_url=base_url, http=http, token=token)
+    publisher: Publisher = make(CONNECTORS[platform](base_url=base_url, http=http, token=token))
     return publisher
 
 

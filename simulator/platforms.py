@@ -28,6 +28,24 @@ def _bearer(request: Request) -> str | None:
     return value[7:].strip() or None if value.lower().startswith("bearer ") else None
 
 
+def token_owner(
+    sim: Sim, request: Request, platform: str, prefix: str, *, own_by_default: bool = False
+) -> Account | None:
+    """The account the request's bearer token names (``<prefix><external id>``).
+
+    Where the platform's tokens are user-context (X, YouTube), any other token stands for the
+    world's own account; elsewhere it names no one.
+    """
+    token = _bearer(request) or ""
+    if token.startswith(prefix):
+        key = token[len(prefix) :]
+        account = sim.world.account(platform, key)
+        return account if account is not None and account.external_id == key else None
+    if own_by_default:
+        return next((a for a in sim.world.accounts(platform) if a.kind == "own"), None)
+    return None
+
+
 def endpoint(
     platform: str, handler: Handler, *, auth: Callable[[Request], bool]
 ) -> Callable[[Request], Awaitable[Response]]:
@@ -774,14 +792,6 @@ def _tt_ok(data: Any) -> JSONResponse:
     )
 
 
-def _tt_owner(request: Request, sim: Sim) -> Account | None:
-    token = _bearer(request) or ""
-    if not token.startswith("act."):
-        return None
-    account = sim.world.account("tiktok", token[4:])
-    return account if account is not None and account.external_id == token[4:] else None
-
-
 def _fields(request: Request) -> set[str]:
     return set(request.query_params.get("fields", "").split(","))
 
@@ -814,7 +824,7 @@ async def _json(request: Request) -> dict[str, Any]:
 
 
 async def tt_user_info(request: Request, sim: Sim, now: datetime) -> Response:
-    account = _tt_owner(request, sim)
+    account = token_owner(sim, request, "tiktok", "act.")
     if account is None:
         return errors.expired("tiktok")
     full = {
@@ -832,7 +842,7 @@ async def tt_user_info(request: Request, sim: Sim, now: datetime) -> Response:
 
 
 async def tt_video_list(request: Request, sim: Sim, now: datetime) -> Response:
-    account = _tt_owner(request, sim)
+    account = token_owner(sim, request, "tiktok", "act.")
     if account is None:
         return errors.expired("tiktok")
     body = await _json(request)
@@ -854,7 +864,7 @@ async def tt_video_list(request: Request, sim: Sim, now: datetime) -> Response:
 
 
 async def tt_video_query(request: Request, sim: Sim, now: datetime) -> Response:
-    account = _tt_owner(request, sim)
+    account = token_owner(sim, request, "tiktok", "act.")
     if account is None:
         return errors.expired("tiktok")
     body = await _json(request)
@@ -1196,18 +1206,9 @@ async def threads_keyword_search(request: Request, sim: Sim, now: datetime) -> R
     return JSONResponse({"data": data})
 
 
-def _pin_account(sim: Sim, request: Request) -> Account | None:
-    """The account a Pinterest token (``pina_<account id>``) belongs to."""
-    token = _bearer(request) or ""
-    if not token.startswith("pina_"):
-        return None
-    account = sim.world.account("pinterest", token[5:])
-    return account if account is not None and account.external_id == token[5:] else None
-
-
 async def pin_user_account(request: Request, sim: Sim, now: datetime) -> Response:
     """GET /v5/user_account: the token's own account, with its follower count."""
-    account = _pin_account(sim, request)
+    account = token_owner(sim, request, "pinterest", "pina_")
     if account is None:
         return errors.pinterest(401, 2, "Authentication failed.")
     return JSONResponse(
@@ -1225,7 +1226,7 @@ async def pin_user_account(request: Request, sim: Sim, now: datetime) -> Respons
 
 async def pin_get(request: Request, sim: Sim, now: datetime) -> Response:
     """GET /v5/pins/{pin_id}?pin_metrics=true: one pin, with its lifetime metrics."""
-    account = _pin_account(sim, request)
+    account = token_owner(sim, request, "pinterest", "pina_")
     if account is None:
         return errors.pinterest(401, 2, "Authentication failed.")
     pin_id = request.path_params["pin_id"]

@@ -26,13 +26,12 @@ from simulator.platforms import (
     _json,
     _li_checked,
     _older,
-    _pin_account,
     _sim,
     _tt_ok,
-    _tt_owner,
     endpoint,
     ig_edge,
     ig_node,
+    token_owner,
 )
 from simulator.state import Sim
 from simulator.world import Account, Post
@@ -145,15 +144,6 @@ async def x_media_upload(request: Request, sim: Sim, now: datetime) -> Response:
     )
 
 
-def _x_owner(sim: Sim, request: Request) -> Account | None:
-    # User-context tokens name the user in the simulator: any token maps to the own account
-    # unless it is "sim-user-<id>".
-    token = _bearer(request) or ""
-    if token.startswith("sim-user-"):
-        return _account(sim, "x", token[9:])
-    return next((a for a in sim.world.accounts("x") if a.kind == "own"), None)
-
-
 async def x_create_tweet(request: Request, sim: Sim, now: datetime) -> Response:
     body = await _params(request)
     text = str(body.get("text") or "")
@@ -163,7 +153,7 @@ async def x_create_tweet(request: Request, sim: Sim, now: datetime) -> Response:
             return errors.x(400, f"Your media IDs are invalid: {media_id}")
     if not text and not media_ids:
         return errors.x(400, "text or media is required")
-    account = _x_owner(sim, request)
+    account = token_owner(sim, request, "x", "sim-user-", own_by_default=True)
     if account is None:
         return errors.x(401, "Unauthorized")
     reply_to = (body.get("reply") or {}).get("in_reply_to_tweet_id")
@@ -225,7 +215,7 @@ async def x_mentions(request: Request, sim: Sim, now: datetime) -> Response:
 
 
 async def x_dm_events(request: Request, sim: Sim, now: datetime) -> Response:
-    account = _x_owner(sim, request)
+    account = token_owner(sim, request, "x", "sim-user-", own_by_default=True)
     if account is None:
         return errors.x(401, "Unauthorized")
     q = request.query_params
@@ -768,7 +758,7 @@ async def li_comments(request: Request, sim: Sim, now: datetime) -> Response:
 
 
 async def tt_publish_init(request: Request, sim: Sim, now: datetime) -> Response:
-    account = _tt_owner(request, sim)
+    account = token_owner(sim, request, "tiktok", "act.")
     if account is None:
         return errors.expired("tiktok")
     body = await _json(request)
@@ -813,13 +803,6 @@ async def tt_upload(request: Request) -> Response:
 # ---- YouTube --------------------------------------------------------------------------------
 
 
-def _yt_owner(sim: Sim, request: Request) -> Account | None:
-    token = _bearer(request) or ""
-    if token.startswith("sim-user-"):
-        return _account(sim, "youtube", token[9:])
-    return next((a for a in sim.world.accounts("youtube") if a.kind == "own"), None)
-
-
 async def yt_upload_init(request: Request, sim: Sim, now: datetime) -> Response:
     q = request.query_params
     if q.get("uploadType") != "resumable":
@@ -831,7 +814,11 @@ async def yt_upload_init(request: Request, sim: Sim, now: datetime) -> Response:
             400, "invalidTitle", "The request metadata specifies an invalid or empty video title."
         )
     channel = q.get("onBehalfOfContentOwnerChannel") or ""
-    account = _account(sim, "youtube", channel) if channel else _yt_owner(sim, request)
+    account = (
+        _account(sim, "youtube", channel)
+        if channel
+        else token_owner(sim, request, "youtube", "sim-user-", own_by_default=True)
+    )
     if account is None:
         return errors.youtube(403, "forbidden", "The channel is not accessible.")
     upload_id = hashlib.sha1(f"{sim.next_id()}".encode()).hexdigest()
@@ -1145,7 +1132,7 @@ def _pin(sim: Sim, post: Post) -> dict[str, Any]:
 
 
 async def pin_boards(request: Request, sim: Sim, now: datetime) -> Response:
-    account = _pin_account(sim, request)
+    account = token_owner(sim, request, "pinterest", "pina_")
     if account is None:
         return errors.pinterest(401, 2, "Authentication failed.")
     return JSONResponse(
@@ -1164,7 +1151,7 @@ async def pin_boards(request: Request, sim: Sim, now: datetime) -> Response:
 
 
 async def pin_create(request: Request, sim: Sim, now: datetime) -> Response:
-    account = _pin_account(sim, request)
+    account = token_owner(sim, request, "pinterest", "pina_")
     if account is None:
         return errors.pinterest(401, 2, "Authentication failed.")
     body = await _params(request)
@@ -1188,7 +1175,7 @@ async def pin_create(request: Request, sim: Sim, now: datetime) -> Response:
 
 
 async def pin_list(request: Request, sim: Sim, now: datetime) -> Response:
-    account = _pin_account(sim, request)
+    account = token_owner(sim, request, "pinterest", "pina_")
     if account is None:
         return errors.pinterest(401, 2, "Authentication failed.")
     q = request.query_params

@@ -9,7 +9,7 @@ import pytest
 
 from connectors.base import AuthExpiredError, EngagementSnapshot, RateLimitedError
 from connectors.http import HttpConnector
-from connectors.instagram import InstagramConnector
+from connectors.instagram.reader import InstagramConnector
 from connectors.registry import CREATOR_SEARCH, SUPPORTED, build_connector
 from simulator.world import World
 from tests.connectors.conftest import SEED, T0, ConnectorFactory, SimServer, Sleeps, own_account

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import typing
 from pathlib import Path
 
@@ -10,7 +11,9 @@ import pytest
 from api.workspaces.schemas import PlatformName
 from api.workspaces.service import TEST_ACCOUNTS
 from connectors import registry
+from connectors.http import HttpConnector
 from connectors.platforms import PLATFORMS, SPECS
+from connectors.publishing import Publishing
 from simulator import world
 
 
@@ -23,6 +26,27 @@ def test_every_list_of_platforms_is_the_registry() -> None:
     # The simulator keeps its own list (it stands for the platforms), but serves them all.
     assert set(world.PLATFORMS) == set(PLATFORMS)
     assert "pinterest" not in registry.CREATOR_SEARCH
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_platform_is_one_package_whose_publisher_is_built_over_its_own_reader(
+    platform: str,
+) -> None:
+    package = importlib.import_module(f"connectors.{platform}")
+    reader = importlib.import_module(f"{package.__name__}.reader")
+    writer = importlib.import_module(f"{package.__name__}.publisher")
+    publisher = registry.build_publisher(platform, base_url="http://127.0.0.1:9")  # no call made
+    assert isinstance(publisher, Publishing)
+    try:
+        # Composed, not inherited: the publisher is no reader, it has one, and it is its own
+        # platform's (Facebook's and Threads' publishers once inherited Instagram's reader).
+        assert not isinstance(publisher, HttpConnector)
+        assert type(publisher.reader) is registry.CONNECTORS[platform]
+        assert type(publisher.reader).__module__ == reader.__name__
+        assert type(publisher).__module__ == writer.__name__
+        assert publisher.platform == publisher.reader.platform == platform
+    finally:
+        publisher.close()
 
 
 def _kinds(images: int = 0, videos: int = 0, documents: int = 0) -> list[str]:

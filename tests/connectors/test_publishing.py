@@ -36,14 +36,14 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 MP4 = b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64
 NEEDS = {"instagram": "image", "pinterest": "image", "tiktok": "video", "youtube": "video"}
 
-PublisherFactory = Callable[..., Publishing]
+PublisherFactory = Callable[..., Publishing[Any]]
 
 
 @pytest.fixture
 def publisher(sim: SimServer, sleeps: Sleeps) -> PublisherFactory:
     """A publisher for a platform over the simulator, sleeping into ``sleeps``."""
 
-    def make(platform: str, **http_options: Any) -> Publishing:
+    def make(platform: str, **http_options: Any) -> Publishing[Any]:
         options: dict[str, Any] = {"sleep": sleeps, "jitter": lambda ceiling: ceiling}
         options.update(http_options)
         built = build_publisher(

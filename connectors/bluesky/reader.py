@@ -56,20 +56,20 @@ class BlueskyConnector(HttpConnector):
             return NotFoundError(message, status=status, code=name)
         return error_for_status(response, message, name)
 
-    def _headers(self, account: AccountRef | None) -> dict[str, str]:
+    def headers_for(self, account: AccountRef | None) -> dict[str, str]:
         token = self.token_for(account)
         return {"Authorization": f"Bearer {token}"} if token else {}
 
-    def _get(self, method: str, account: AccountRef | None, params: Any) -> Any:
-        return self.get(f"/xrpc/{method}", self.classify, params, self._headers(account))
+    def read(self, method: str, account: AccountRef | None, params: Any) -> Any:
+        return self.get(f"/xrpc/{method}", self.classify, params, self.headers_for(account))
 
     @staticmethod
-    def _actor(account: AccountRef) -> str:
+    def actor(account: AccountRef) -> str:
         return account.external_id if account.external_id.startswith("did:") else account.handle
 
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """app.bsky.actor.getProfile?actor=…"""
-        body = self._get("app.bsky.actor.getProfile", account, {"actor": self._actor(account)})
+        body = self.read("app.bsky.actor.getProfile", account, {"actor": self.actor(account)})
         return AccountSnapshot(
             platform=self.platform,
             external_id=body["did"],
@@ -83,13 +83,13 @@ class BlueskyConnector(HttpConnector):
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """app.bsky.feed.getAuthorFeed (limit 100, cursor), skipping reposts of others' posts."""
-        actor = self._actor(account)
+        actor = self.actor(account)
         cursor: str | None = None
         while True:
             params: dict[str, Any] = {"actor": actor, "limit": 100, "filter": "posts_no_replies"}
             if cursor:
                 params["cursor"] = cursor
-            body = self._get("app.bsky.feed.getAuthorFeed", account, params)
+            body = self.read("app.bsky.feed.getAuthorFeed", account, params)
             for item in body.get("feed") or []:
                 post = item.get("post") or {}
                 author = post.get("author") or {}
@@ -129,7 +129,7 @@ class BlueskyConnector(HttpConnector):
     ) -> Iterator[EngagementSnapshot]:
         """app.bsky.feed.getPosts?uris=…&uris=… (25 a call); absent posts were deleted."""
         for batch in chunks(external_ids, BATCH):
-            body = self._get("app.bsky.feed.getPosts", account, [("uris", u) for u in batch])
+            body = self.read("app.bsky.feed.getPosts", account, [("uris", u) for u in batch])
             seen = set()
             for post in body.get("posts") or []:
                 seen.add(post["uri"])
@@ -157,7 +157,7 @@ class BlueskyConnector(HttpConnector):
             params: dict[str, Any] = {"q": query, "limit": min(100, limit - found)}
             if cursor:
                 params["cursor"] = cursor
-            body = self._get("app.bsky.actor.searchActors", None, params)
+            body = self.read("app.bsky.actor.searchActors", None, params)
             for actor in body.get("actors") or []:
                 yield AccountRef(self.platform, actor["did"], actor["handle"], kind="creator")
                 found += 1

@@ -12,7 +12,7 @@ from connectors.base import (
     NotFoundError,
     PostRecord,
 )
-from connectors.graph import GraphConnector
+from connectors.graph.reader import GraphConnector
 from connectors.http import as_int, hashtags_in, parse_time
 
 METRICS = ("views", "likes", "replies", "reposts", "quotes", "shares")
@@ -31,7 +31,7 @@ class ThreadsConnector(GraphConnector):
 
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """GET /{threads-user-id}?fields=id,username,name,followers_count."""
-        body = self._get(
+        body = self.read(
             f"/{account.external_id}", account, {"fields": "id,username,name,followers_count"}
         )
         return AccountSnapshot(
@@ -48,7 +48,7 @@ class ThreadsConnector(GraphConnector):
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """GET /{threads-user-id}/threads, newest first, following paging.cursors.after."""
         params = {"fields": "id,text,timestamp,media_type,permalink", "limit": 100}
-        for item in self._edge(f"/{account.external_id}/threads", account, params):
+        for item in self.edge(f"/{account.external_id}/threads", account, params):
             published = parse_time(item["timestamp"])
             if since is not None and published < since:
                 return
@@ -87,7 +87,7 @@ class ThreadsConnector(GraphConnector):
 
     def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
         """GET /keyword_search?q=…&search_type=TOP, then the owners of the threads found."""
-        body = self._get(
+        body = self.read(
             "/keyword_search",
             None,
             {"q": query, "search_type": "TOP", "fields": "id,username,owner", "limit": 25},

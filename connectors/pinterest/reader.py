@@ -49,16 +49,16 @@ class PinterestConnector(HttpConnector):
             return NotFoundError(message, status=status, code=code)
         return error_for_status(response, message, code)
 
-    def _headers(self, account: AccountRef | None) -> dict[str, str]:
+    def headers_for(self, account: AccountRef | None) -> dict[str, str]:
         token = self.token_for(account)
         return {"Authorization": f"Bearer {token}"} if token else {}
 
-    def _get(self, path: str, account: AccountRef | None, params: dict[str, Any] | None) -> Any:
-        return self.get(path, self.classify, params, self._headers(account))
+    def read(self, path: str, account: AccountRef | None, params: dict[str, Any] | None) -> Any:
+        return self.get(path, self.classify, params, self.headers_for(account))
 
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """GET /v5/user_account: the account the token belongs to."""
-        body = self._get("/v5/user_account", account, None)
+        body = self.read("/v5/user_account", account, None)
         return AccountSnapshot(
             platform=self.platform,
             external_id=str(body.get("id") or account.external_id),
@@ -77,7 +77,7 @@ class PinterestConnector(HttpConnector):
             params: dict[str, Any] = {"page_size": 100}
             if bookmark:
                 params["bookmark"] = bookmark
-            body = self._get("/v5/pins", account, params)
+            body = self.read("/v5/pins", account, params)
             for pin in body.get("items") or []:
                 published = parse_time(pin["created_at"])
                 if since is not None and published < since:
@@ -104,7 +104,7 @@ class PinterestConnector(HttpConnector):
         """GET /v5/pins/{pin_id}?pin_metrics=true per pin: its lifetime metrics."""
         for pin_id in external_ids:
             try:
-                body = self._get(f"/v5/pins/{pin_id}", account, {"pin_metrics": "true"})
+                body = self.read(f"/v5/pins/{pin_id}", account, {"pin_metrics": "true"})
             except NotFoundError as exc:
                 self.note(pin_id, exc, "not_found")
                 continue

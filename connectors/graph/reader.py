@@ -72,7 +72,7 @@ class GraphConnector(HttpConnector):
             return AuthExpiredError(message, status=status, code=tag)
         return PermanentError(message, status=status, code=tag)
 
-    def _get(self, path: str, account: AccountRef | None, params: dict[str, Any]) -> Any:
+    def read(self, path: str, account: AccountRef | None, params: dict[str, Any]) -> Any:
         token = self.token_for(account)
         query = {**params, "access_token": token} if token else params
         return self.get(path, self.classify, query)
@@ -81,7 +81,7 @@ class GraphConnector(HttpConnector):
         self, account: AccountRef, media_id: str, metrics: Sequence[str]
     ) -> dict[str, int]:
         """GET /{media-id}/insights: each metric's latest value (or its total), by name."""
-        body = self._get(f"/{media_id}/insights", account, {"metric": ",".join(metrics)})
+        body = self.read(f"/{media_id}/insights", account, {"metric": ",".join(metrics)})
         values: dict[str, int] = {}
         for entry in body.get("data") or []:
             points = entry.get("values") or []
@@ -93,13 +93,13 @@ class GraphConnector(HttpConnector):
                 values[entry["name"]] = number
         return values
 
-    def _edge(
+    def edge(
         self, path: str, account: AccountRef | None, params: dict[str, Any]
     ) -> Iterator[dict[str, Any]]:
         """The items of a Graph edge, newest first, following paging.cursors.after."""
         after: str | None = None
         while True:
-            body = self._get(path, account, {**params, "after": after} if after else params)
+            body = self.read(path, account, {**params, "after": after} if after else params)
             yield from body.get("data") or []
             paging = body.get("paging") or {}
             after = (paging.get("cursors") or {}).get("after")

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from connectors.base import AccountRef, AccountSnapshot, EngagementSnapshot, PostRecord
-from connectors.graph import GraphConnector
+from connectors.graph.reader import GraphConnector
 from connectors.http import as_int, chunks, hashtags_in, parse_time
 
 BATCH = 50  # Graph's GET /?ids= takes at most 50 ids
@@ -37,7 +37,7 @@ class FacebookConnector(GraphConnector):
 
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """GET /{page-id}?fields=id,name,username,followers_count,fan_count."""
-        body = self._get(
+        body = self.read(
             f"/{account.external_id}",
             account,
             {"fields": "id,name,username,followers_count,fan_count"},
@@ -56,7 +56,7 @@ class FacebookConnector(GraphConnector):
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """GET /{page-id}/posts, newest first, following paging.cursors.after."""
         params = {"fields": "id,message,created_time,permalink_url,media_type", "limit": 100}
-        for item in self._edge(f"/{account.external_id}/posts", account, params):
+        for item in self.edge(f"/{account.external_id}/posts", account, params):
             published = parse_time(item["created_time"])
             if since is not None and published < since:
                 return
@@ -77,7 +77,7 @@ class FacebookConnector(GraphConnector):
     ) -> Iterator[EngagementSnapshot]:
         """GET /?ids=…&fields=… (50 a call); a post the answer leaves out was deleted."""
         for batch in chunks(external_ids, BATCH):
-            body = self._get("/", account, {"ids": ",".join(batch), "fields": POST_FIELDS})
+            body = self.read("/", account, {"ids": ",".join(batch), "fields": POST_FIELDS})
             for post_id in batch:
                 post = body.get(post_id)
                 if not isinstance(post, dict):
@@ -97,7 +97,7 @@ class FacebookConnector(GraphConnector):
 
     def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
         """GET /pages/search?q=…: public Pages (Page Public Metadata Access)."""
-        body = self._get("/pages/search", None, {"q": query, "limit": limit, "fields": "id,name"})
+        body = self.read("/pages/search", None, {"q": query, "limit": limit, "fields": "id,name"})
         for page in (body.get("data") or [])[:limit]:
             yield AccountRef(
                 self.platform, str(page["id"]), str(page.get("name") or page["id"]), kind="creator"

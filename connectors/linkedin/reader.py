@@ -64,15 +64,15 @@ class LinkedInConnector(HttpConnector):
             return NotFoundError(message or "Not Found", status=status, code=code)
         return error_for_status(response, message, code)
 
-    def _headers(self, account: AccountRef | None) -> dict[str, str]:
+    def headers_for(self, account: AccountRef | None) -> dict[str, str]:
         headers = {"LinkedIn-Version": VERSION, "X-Restli-Protocol-Version": "2.0.0"}
         token = self.token_for(account)
         if token:
             headers["Authorization"] = f"Bearer {token}"
         return headers
 
-    def _get(self, path: str, account: AccountRef | None, params: dict[str, Any] | None) -> Any:
-        return self.get(path, self.classify, params, self._headers(account))
+    def read(self, path: str, account: AccountRef | None, params: dict[str, Any] | None) -> Any:
+        return self.get(path, self.classify, params, self.headers_for(account))
 
     @staticmethod
     def _org_id(account: AccountRef) -> str:
@@ -81,8 +81,8 @@ class LinkedInConnector(HttpConnector):
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """GET /rest/organizations/{id} and /rest/networkSizes/{urn} (followers)."""
         org_id = self._org_id(account)
-        org = self._get(f"/rest/organizations/{org_id}", account, None)
-        size = self._get(
+        org = self.read(f"/rest/organizations/{org_id}", account, None)
+        size = self.read(
             f"/rest/networkSizes/{_restli(org_urn(org_id))}",
             account,
             {"edgeType": "COMPANY_FOLLOWED_BY_MEMBER"},
@@ -103,7 +103,7 @@ class LinkedInConnector(HttpConnector):
         org_id = self._org_id(account)
         start = 0
         while True:
-            body = self._get(
+            body = self.read(
                 "/rest/posts",
                 account,
                 {
@@ -161,7 +161,7 @@ class LinkedInConnector(HttpConnector):
                 query += f"&shares=List({','.join(_restli(u) for u in shares)})"
             if ugc:
                 query += f"&ugcPosts=List({','.join(_restli(u) for u in ugc)})"
-            body = self._get(f"/rest/organizationalEntityShareStatistics?{query}", account, None)
+            body = self.read(f"/rest/organizationalEntityShareStatistics?{query}", account, None)
             seen = set()
             for element in body.get("elements") or []:
                 urn = element.get("share") or element.get("ugcPost")
@@ -188,7 +188,7 @@ class LinkedInConnector(HttpConnector):
         found = 0
         while found < limit:
             count = min(PAGE, limit - found)
-            body = self._get(
+            body = self.read(
                 "/rest/organizations",
                 None,
                 {"q": "vanityName", "vanityName": query, "start": start, "count": count},

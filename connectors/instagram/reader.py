@@ -15,7 +15,7 @@ from connectors.base import (
     PermanentError,
     PostRecord,
 )
-from connectors.graph import GraphConnector
+from connectors.graph.reader import GraphConnector
 from connectors.http import (
     as_int,
     hashtags_in,
@@ -41,7 +41,7 @@ class InstagramConnector(GraphConnector):
 
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """GET /{ig-user-id}?fields=username,name,followers_count,follows_count,media_count."""
-        body = self._get(
+        body = self.read(
             f"/{account.external_id}",
             account,
             {"fields": "username,name,followers_count,follows_count,media_count"},
@@ -65,7 +65,7 @@ class InstagramConnector(GraphConnector):
             "fields": "id,caption,media_type,media_product_type,permalink,timestamp",
             "limit": 50,
         }
-        for media in self._edge(f"/{account.external_id}/media", account, params):
+        for media in self.edge(f"/{account.external_id}/media", account, params):
             published = parse_time(media["timestamp"])
             if since is not None and published < since:
                 return  # the edge is newest first
@@ -136,10 +136,10 @@ class InstagramConnector(GraphConnector):
         """ig_hashtag_search for the query as a hashtag, then the owners of its top media."""
         tag = query.lower().lstrip("#").replace(" ", "")
         params = {"user_id": self.user_id or "", "q": tag}
-        found = self._get("/ig_hashtag_search", None, params).get("data") or []
+        found = self.read("/ig_hashtag_search", None, params).get("data") or []
         if not found:
             return
-        body = self._get(
+        body = self.read(
             f"/{found[0]['id']}/top_media",
             None,
             {"user_id": self.user_id or "", "fields": "id,username,owner,timestamp", "limit": 50},

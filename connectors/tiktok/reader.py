@@ -71,12 +71,12 @@ class TikTokConnector(HttpConnector):
             return NotFoundError(message, status=status, code=code)
         return PermanentError(message, status=status, code=code)
 
-    def _headers(self, account: AccountRef | None) -> dict[str, str]:
+    def headers_for(self, account: AccountRef | None) -> dict[str, str]:
         token = self.token_for(account)
         return {"Authorization": f"Bearer {token}"} if token else {}
 
     def _post(self, path: str, account: AccountRef | None, fields: str, body: Any) -> Any:
-        data = self.post(path, self.classify, body, {"fields": fields}, self._headers(account))
+        data = self.post(path, self.classify, body, {"fields": fields}, self.headers_for(account))
         return data.get("data") or {}
 
     def _window(self, since: datetime | None) -> dict[str, str]:
@@ -90,7 +90,7 @@ class TikTokConnector(HttpConnector):
         """GET /v2/user/info/ for a connected account; POST /v2/research/user/info/ otherwise."""
         if account.kind == "own":
             body = self.get(
-                "/v2/user/info/", self.classify, {"fields": USER_FIELDS}, self._headers(account)
+                "/v2/user/info/", self.classify, {"fields": USER_FIELDS}, self.headers_for(account)
             )
             user = (body.get("data") or {}).get("user") or {}
             external_id = str(user.get("open_id") or account.external_id)

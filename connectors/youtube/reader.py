@@ -40,7 +40,7 @@ class YouTubeConnector(HttpConnector):
 
     platform = "youtube"
 
-    def _auth(self, account: AccountRef | None) -> tuple[dict[str, str], dict[str, str]]:
+    def credentials(self, account: AccountRef | None) -> tuple[dict[str, str], dict[str, str]]:
         token = self.token_for(account)
         if not token:
             return {}, {}
@@ -76,13 +76,13 @@ class YouTubeConnector(HttpConnector):
             return TransientError(text, status=status, code=reason)
         return error_for_status(response, text, reason)
 
-    def _get(self, path: str, account: AccountRef | None, params: dict[str, Any]) -> Any:
-        query, headers = self._auth(account)
+    def read(self, path: str, account: AccountRef | None, params: dict[str, Any]) -> Any:
+        query, headers = self.credentials(account)
         return self.get(path, self.classify, {**params, **query}, headers)
 
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """channels.list(part=snippet,statistics,topicDetails) for the channel id."""
-        body = self._get(
+        body = self.read(
             "/youtube/v3/channels",
             account,
             {"part": "snippet,statistics,topicDetails", "id": account.external_id},
@@ -109,7 +109,7 @@ class YouTubeConnector(HttpConnector):
         )
 
     def _uploads(self, account: AccountRef) -> str:
-        body = self._get(
+        body = self.read(
             "/youtube/v3/channels", account, {"part": "contentDetails", "id": account.external_id}
         )
         items = body.get("items") or []
@@ -126,7 +126,7 @@ class YouTubeConnector(HttpConnector):
             params = {"part": "snippet,contentDetails", "playlistId": playlist, "maxResults": 50}
             if token:
                 params["pageToken"] = token
-            body = self._get("/youtube/v3/playlistItems", account, params)
+            body = self.read("/youtube/v3/playlistItems", account, params)
             for item in body.get("items") or []:
                 details, snippet = item.get("contentDetails") or {}, item.get("snippet") or {}
                 video_id = details.get("videoId") or snippet["resourceId"]["videoId"]
@@ -153,7 +153,7 @@ class YouTubeConnector(HttpConnector):
     ) -> Iterator[EngagementSnapshot]:
         """videos.list(part=statistics) in batches of 50; absent videos are recorded as gone."""
         for batch in chunks(external_ids, BATCH):
-            body = self._get(
+            body = self.read(
                 "/youtube/v3/videos", account, {"part": "statistics", "id": ",".join(batch)}
             )
             seen = set()
@@ -185,7 +185,7 @@ class YouTubeConnector(HttpConnector):
             }
             if token:
                 params["pageToken"] = token
-            body = self._get("/youtube/v3/search", None, params)
+            body = self.read("/youtube/v3/search", None, params)
             for item in body.get("items") or []:
                 snippet = item.get("snippet") or {}
                 yield AccountRef(

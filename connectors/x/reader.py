@@ -60,12 +60,12 @@ class XConnector(HttpConnector):
             )
         return error_for_status(response, message, code)
 
-    def _headers(self, account: AccountRef | None) -> dict[str, str]:
+    def headers_for(self, account: AccountRef | None) -> dict[str, str]:
         token = self.token_for(account)
         return {"Authorization": f"Bearer {token}"} if token else {}
 
-    def _get(self, path: str, account: AccountRef | None, params: dict[str, Any]) -> Any:
-        return self.get(path, self.classify, params, self._headers(account))
+    def read(self, path: str, account: AccountRef | None, params: dict[str, Any]) -> Any:
+        return self.get(path, self.classify, params, self.headers_for(account))
 
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """GET /2/users/by/username/:username (by id when there is no handle)."""
@@ -73,7 +73,7 @@ class XConnector(HttpConnector):
             path = f"/2/users/by/username/{account.handle.lstrip('@')}"
         else:
             path = f"/2/users/{account.external_id}"
-        body = self._get(path, account, {"user.fields": USER_FIELDS})
+        body = self.read(path, account, {"user.fields": USER_FIELDS})
         user = body.get("data")
         if not user:
             # X answers a missing user with HTTP 200 and only an errors list.
@@ -99,7 +99,7 @@ class XConnector(HttpConnector):
                 params["start_time"] = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             if token:
                 params["pagination_token"] = token
-            body = self._get(f"/2/users/{account.external_id}/tweets", account, params)
+            body = self.read(f"/2/users/{account.external_id}/tweets", account, params)
             if "data" not in body and body.get("errors"):
                 raise NotFoundError(_message(body) or "user not found", status=200)
             for tweet in body.get("data") or []:
@@ -129,7 +129,7 @@ class XConnector(HttpConnector):
     ) -> Iterator[EngagementSnapshot]:
         """GET /2/tweets?ids=… (100 a call); ids X reports as not found are recorded."""
         for batch in chunks(external_ids, BATCH):
-            body = self._get(
+            body = self.read(
                 "/2/tweets", account, {"ids": ",".join(batch), "tweet.fields": "public_metrics"}
             )
             for tweet in body.get("data") or []:
@@ -167,7 +167,7 @@ class XConnector(HttpConnector):
             }
             if token:
                 params["next_token"] = token
-            body = self._get("/2/users/search", None, params)
+            body = self.read("/2/users/search", None, params)
             for user in body.get("data") or []:
                 yield AccountRef(self.platform, user["id"], user["username"], kind="creator")
                 found += 1

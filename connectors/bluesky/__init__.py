@@ -1,0 +1,1 @@
+"""Bluesky: ``reader`` (accounts, posts, engagement) and ``publisher`` (posts, replies)."""

@@ -1,0 +1,1 @@
+"""Facebook Pages: ``reader`` (accounts, posts, engagement) and ``publisher`` (posts, replies)."""

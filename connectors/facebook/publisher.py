@@ -1,0 +1,106 @@
+"""Facebook Pages: feed, photos and videos; comments and Page conversations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from connectors.base import (
+    AccountRef,
+    Conversation,
+    Published,
+    PublishRequest,
+)
+from connectors.facebook.reader import FacebookConnector
+from connectors.graph.publisher import GraphPublishing
+from connectors.publishing import (
+    SKEW,
+    first_match,
+    media_url,
+    recent_since,
+)
+
+
+class FacebookPublisher(GraphPublishing[FacebookConnector]):
+    """Facebook Pages: POST /{page-id}/feed, /photos, /videos; comments and conversations."""
+
+    def publish(self, request: PublishRequest) -> Published:
+        """Text/link to /feed; one photo to /photos; a video to /videos; several photos are
+        uploaded unpublished and attached to one /feed post."""
+        page, account = request.account.external_id, request.account
+        images = [m for m in request.media if m.kind == "image"]
+        videos = [m for m in request.media if m.kind == "video"]
+        if videos:
+            body = self._call(
+                "POST",
+                f"/{page}/videos",
+                account,
+                {"file_url": media_url(videos[0]), "description": request.text},
+                idempotent=False,
+            )
+            post_id = str(body.get("post_id") or body["id"])
+        elif len(images) == 1:
+            body = self._call(
+                "POST",
+                f"/{page}/photos",
+                account,
+                {"url": media_url(images[0]), "caption": request.text},
+                idempotent=False,
+            )
+            post_id = str(body.get("post_id") or body["id"])
+        else:
+            params: dict[str, Any] = {"message": request.text}
+            if request.options.get("link"):
+                params["link"] = str(request.options["link"])
+            attached = []
+            for image in images:
+                photo = self._call(
+                    "POST",
+                    f"/{page}/photos",
+                    account,
+                    {"url": media_url(image), "published": "false"},
+                    idempotent=True,
+                )
+                attached.append({"media_fbid": str(photo["id"])})
+            body = self._call(
+                "POST",
+                f"/{page}/feed",
+                account,
+                params,
+                idempotent=False,
+                json={"attached_media": attached} if attached else None,
+            )
+            post_id = str(body["id"])
+        return self.published(post_id, f"https://www.facebook.com/{post_id}")
+
+    def _page_posts(
+        self, account: AccountRef, since: datetime
+    ) -> Iterator[tuple[Published, str | None]]:
+        return self._own_posts(
+            account, "posts", since, time="created_time", link="permalink_url", text="message"
+        )
+
+    def find_published(self, request: PublishRequest, since: datetime) -> Published | None:
+        """GET /{page-id}/posts since then, matching the normalised message."""
+        posts = self._page_posts(request.account, since - SKEW)
+        return first_match(request, since, ((p, text, None) for p, text in posts))
+
+    def list_conversations(
+        self, account: AccountRef, since: datetime | None
+    ) -> Iterator[Conversation]:
+        """Comments on the last week's posts (/{post-id}/comments) and Page conversations."""
+        posts = self._page_posts(account, recent_since(since, self.now()))
+        yield from self._comments(account, (p.external_id for p, _ in posts), "comments", since)
+        yield from self._dms(account, since, None)
+
+    def reply(
+        self, account: AccountRef, conversation: str, text: str, client_ref: str
+    ) -> Published:
+        """POST /{comment-id}/comments; a conversation (t_…) gets POST /{page-id}/messages."""
+        if conversation.startswith("t_"):
+            return self._dm_reply(account, conversation, text, {"messaging_type": "RESPONSE"})
+        body = self._call(
+            "POST", f"/{conversation}/comments", account, {"message": text}, idempotent=False
+        )
+        return self.published(str(body["id"]), None)

@@ -1,0 +1,1 @@
+"""Meta's Graph API (Instagram, Facebook, Threads): the readers' and the publishers' base."""

@@ -1,0 +1,1 @@
+"""Instagram: ``reader`` (accounts, posts, engagement) and ``publisher`` (posts, replies)."""

@@ -1,0 +1,1 @@
+"""LinkedIn: ``reader`` (accounts, posts, engagement) and ``publisher`` (posts, replies)."""

@@ -1,0 +1,1 @@
+"""Pinterest: ``reader`` (accounts, posts, engagement) and ``publisher`` (posts, replies)."""

@@ -1,0 +1,1 @@
+"""Threads: ``reader`` (accounts, posts, engagement) and ``publisher`` (posts, replies)."""

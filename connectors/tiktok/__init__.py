@@ -1,0 +1,1 @@
+"""TikTok: ``reader`` (accounts, posts, engagement) and ``publisher`` (posts, replies)."""

@@ -1,0 +1,1 @@
+"""X: ``reader`` (accounts, posts, engagement) and ``publisher`` (posts, replies)."""

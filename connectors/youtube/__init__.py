@@ -1,0 +1,1 @@
+"""YouTube: ``reader`` (accounts, posts, engagement) and ``publisher`` (posts, replies)."""
