@@ -195,37 +195,31 @@ def delete_preset(cur: Cursor, workspace_id: str, preset_id: str) -> None:
 # -- content automations -----------------------------------------------------------------------
 
 
-def _automation_values(
-    name: str,
-    enabled: bool,
-    source: dict[str, Any],
-    schedule: dict[str, Any],
-    target: dict[str, Any],
-    next_run_at: datetime | None,
-) -> dict[str, Any]:
-    return {
-        "name": name,
-        "enabled": enabled,
-        "source": _json(source),
-        "schedule": _json(schedule),
-        "target": _json(target),
-        "next_run_at": next_run_at,
-    }
+@dataclass(frozen=True, slots=True)
+class AutomationFields:
+    """What a content automation's create and update write."""
+
+    name: str
+    enabled: bool
+    source: dict[str, Any]
+    schedule: dict[str, Any]
+    target: dict[str, Any]
+    next_run_at: datetime | None
+
+    def values(self) -> dict[str, Any]:
+        """The columns' stored values (JSON as text)."""
+        return {
+            "name": self.name,
+            "enabled": self.enabled,
+            "source": _json(self.source),
+            "schedule": _json(self.schedule),
+            "target": _json(self.target),
+            "next_run_at": self.next_run_at,
+        }
 
 
-def insert_automation(
-    cur: Cursor,
-    workspace_id: str,
-    *,
-    name: str,
-    enabled: bool,
-    source: dict[str, Any],
-    schedule: dict[str, Any],
-    target: dict[str, Any],
-    next_run_at: datetime | None,
-) -> str:
-    values = _automation_values(name, enabled, source, schedule, target, next_run_at)
-    return resources.insert(cur, AutomationRow, "ca", workspace_id, values)
+def insert_automation(cur: Cursor, workspace_id: str, fields: AutomationFields) -> str:
+    return resources.insert(cur, AutomationRow, "ca", workspace_id, fields.values())
 
 
 def get_automation(cur: Cursor, workspace_id: str, automation_id: str) -> AutomationRow | None:
@@ -255,19 +249,9 @@ def due_automations(
 
 
 def update_automation(
-    cur: Cursor,
-    workspace_id: str,
-    automation_id: str,
-    *,
-    name: str,
-    enabled: bool,
-    source: dict[str, Any],
-    schedule: dict[str, Any],
-    target: dict[str, Any],
-    next_run_at: datetime | None,
+    cur: Cursor, workspace_id: str, automation_id: str, fields: AutomationFields
 ) -> None:
-    values = _automation_values(name, enabled, source, schedule, target, next_run_at)
-    resources.update(cur, AutomationRow, workspace_id, automation_id, values)
+    resources.update(cur, AutomationRow, workspace_id, automation_id, fields.values())
 
 
 def delete_automation(cur: Cursor, workspace_id: str, automation_id: str) -> None:
@@ -287,28 +271,27 @@ def automations_targeting_queue(cur: Cursor, workspace_id: str, queue_id: str) -
 # -- queues ------------------------------------------------------------------------------------
 
 
-def insert_queue(
-    cur: Cursor,
-    workspace_id: str,
-    *,
-    name: str,
-    timezone: str,
-    slots: list[dict[str, Any]],
-    destinations: list[dict[str, Any]],
-) -> str:
-    values = _queue_values(name, timezone, slots, destinations)
-    return resources.insert(cur, QueueRow, "q", workspace_id, values)
+@dataclass(frozen=True, slots=True)
+class QueueFields:
+    """What a queue's create and update write."""
+
+    name: str
+    timezone: str
+    slots: list[dict[str, Any]]
+    destinations: list[dict[str, Any]]
+
+    def values(self) -> dict[str, Any]:
+        """The columns' stored values (JSON as text)."""
+        return {
+            "name": self.name,
+            "timezone": self.timezone,
+            "slots": _json(self.slots),
+            "destinations": _json(self.destinations),
+        }
 
 
-def _queue_values(
-    name: str, timezone: str, slots: list[dict[str, Any]], destinations: list[dict[str, Any]]
-) -> dict[str, Any]:
-    return {
-        "name": name,
-        "timezone": timezone,
-        "slots": _json(slots),
-        "destinations": _json(destinations),
-    }
+def insert_queue(cur: Cursor, workspace_id: str, fields: QueueFields) -> str:
+    return resources.insert(cur, QueueRow, "q", workspace_id, fields.values())
 
 
 def get_queue(cur: Cursor, workspace_id: str, queue_id: str) -> QueueRow | None:
@@ -319,18 +302,8 @@ def list_queues(cur: Cursor, workspace_id: str, after: str | None, limit: int) -
     return resources.page(cur, QueueRow, workspace_id, after=after, limit=limit)
 
 
-def update_queue(
-    cur: Cursor,
-    workspace_id: str,
-    queue_id: str,
-    *,
-    name: str,
-    timezone: str,
-    slots: list[dict[str, Any]],
-    destinations: list[dict[str, Any]],
-) -> None:
-    values = _queue_values(name, timezone, slots, destinations)
-    resources.update(cur, QueueRow, workspace_id, queue_id, values)
+def update_queue(cur: Cursor, workspace_id: str, queue_id: str, fields: QueueFields) -> None:
+    resources.update(cur, QueueRow, workspace_id, queue_id, fields.values())
 
 
 def delete_queue(cur: Cursor, workspace_id: str, queue_id: str) -> None:

@@ -417,40 +417,33 @@ def list_drafts(
 # -- automations -------------------------------------------------------------------------------
 
 
-def _automation_values(
-    name: str,
-    enabled: bool,
-    trigger_type: str,
-    phrases: list[str],
-    intent: str | None,
-    action: str,
-    action_params: dict[str, Any],
-) -> dict[str, Any]:
-    return {
-        "name": name,
-        "enabled": enabled,
-        "trigger_type": trigger_type,
-        "phrases": phrases,
-        "intent": intent,
-        "action": action,
-        "action_params": json.dumps(action_params),
-    }
+@dataclass(frozen=True, slots=True)
+class AutomationFields:
+    """What an inbox automation's create and update write."""
+
+    name: str
+    enabled: bool
+    trigger_type: str
+    phrases: list[str]
+    intent: str | None
+    action: str
+    action_params: dict[str, Any]
+
+    def values(self) -> dict[str, Any]:
+        """The columns' stored values (the action's parameters as JSON text)."""
+        return {
+            "name": self.name,
+            "enabled": self.enabled,
+            "trigger_type": self.trigger_type,
+            "phrases": self.phrases,
+            "intent": self.intent,
+            "action": self.action,
+            "action_params": json.dumps(self.action_params),
+        }
 
 
-def insert_automation(
-    cur: Cursor,
-    workspace_id: str,
-    *,
-    name: str,
-    enabled: bool,
-    trigger_type: str,
-    phrases: list[str],
-    intent: str | None,
-    action: str,
-    action_params: dict[str, Any],
-) -> str:
-    values = _automation_values(name, enabled, trigger_type, phrases, intent, action, action_params)
-    return resources.insert(cur, AutomationRow, "iau", workspace_id, values)
+def insert_automation(cur: Cursor, workspace_id: str, fields: AutomationFields) -> str:
+    return resources.insert(cur, AutomationRow, "iau", workspace_id, fields.values())
 
 
 def get_automation(cur: Cursor, workspace_id: str, automation_id: str) -> AutomationRow | None:
@@ -471,20 +464,9 @@ def list_automations(
 
 
 def update_automation(
-    cur: Cursor,
-    workspace_id: str,
-    automation_id: str,
-    *,
-    name: str,
-    enabled: bool,
-    trigger_type: str,
-    phrases: list[str],
-    intent: str | None,
-    action: str,
-    action_params: dict[str, Any],
+    cur: Cursor, workspace_id: str, automation_id: str, fields: AutomationFields
 ) -> None:
-    values = _automation_values(name, enabled, trigger_type, phrases, intent, action, action_params)
-    resources.update(cur, AutomationRow, workspace_id, automation_id, values)
+    resources.update(cur, AutomationRow, workspace_id, automation_id, fields.values())
 
 
 def delete_automation(cur: Cursor, workspace_id: str, automation_id: str) -> bool:

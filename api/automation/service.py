@@ -254,9 +254,7 @@ def create_automation(
     target = _target(cur, workspace_id, body.target)
     _check_rendered(cur, workspace_id, body.source.model_dump(mode="json"), target)
     next_run_at = next_run if body.enabled else None
-    automation_id = repo.insert_automation(
-        cur,
-        workspace_id,
+    fields = repo.AutomationFields(
         name=body.name,
         enabled=body.enabled,
         source=body.source.model_dump(mode="json"),
@@ -264,6 +262,7 @@ def create_automation(
         target=target,
         next_run_at=_db(next_run_at),
     )
+    automation_id = repo.insert_automation(cur, workspace_id, fields)
     plan_run(cur, workspace_id, automation_id, body.name, next_run_at)
     return get_automation(cur, workspace_id, automation_id)
 
@@ -293,10 +292,7 @@ def update_automation(
         _check_rendered(cur, workspace_id, source, target)
     next_run = compute_next_run(schedule["cron"], schedule["timezone"], _now())
     next_run_at = next_run if enabled else None
-    repo.update_automation(
-        cur,
-        workspace_id,
-        automation_id,
+    fields = repo.AutomationFields(
         name=name,
         enabled=enabled,
         source=source,
@@ -304,6 +300,7 @@ def update_automation(
         target=target,
         next_run_at=_db(next_run_at),
     )
+    repo.update_automation(cur, workspace_id, automation_id, fields)
     plan_run(cur, workspace_id, automation_id, name, next_run_at)
     return get_automation(cur, workspace_id, automation_id)
 
@@ -442,14 +439,10 @@ def create_queue(cur: Cursor, workspace_id: str, body: QueueCreate) -> Queue:
     _zone(body.timezone, "timezone")
     weekly = _weekly(body.slots)
     destinations = _queue_destinations(cur, workspace_id, body.destinations)
-    queue_id = repo.insert_queue(
-        cur,
-        workspace_id,
-        name=body.name,
-        timezone=body.timezone,
-        slots=weekly,
-        destinations=destinations,
+    fields = repo.QueueFields(
+        name=body.name, timezone=body.timezone, slots=weekly, destinations=destinations
     )
+    queue_id = repo.insert_queue(cur, workspace_id, fields)
     return get_queue(cur, workspace_id, queue_id)
 
 
@@ -468,15 +461,13 @@ def update_queue(cur: Cursor, workspace_id: str, queue_id: str, body: QueueUpdat
         if body.destinations is not None
         else row.destinations
     )
-    repo.update_queue(
-        cur,
-        workspace_id,
-        queue_id,
+    fields = repo.QueueFields(
         name=body.name if body.name is not None else row.name,
         timezone=timezone,
         slots=weekly,
         destinations=destinations,
     )
+    repo.update_queue(cur, workspace_id, queue_id, fields)
     if body.timezone is not None or body.slots is not None:
         reflow(cur, require_queue(cur, workspace_id, queue_id))
     return get_queue(cur, workspace_id, queue_id)

@@ -268,8 +268,17 @@ def _check_rule(trigger: Trigger, action: Action) -> None:
         raise ValidationFailed(problems[0].message, problems)
 
 
-def _params(action: Action) -> dict[str, Any]:
-    return action.model_dump(exclude={"type"}, exclude_none=True)
+def _fields(name: str, enabled: bool, trigger: Trigger, action: Action) -> repo.AutomationFields:
+    """What a rule stores: the trigger's parts, the action's type and its other parameters."""
+    return repo.AutomationFields(
+        name=name,
+        enabled=enabled,
+        trigger_type=trigger.type,
+        phrases=trigger.phrases,
+        intent=trigger.intent,
+        action=action.type,
+        action_params=action.model_dump(exclude={"type"}, exclude_none=True),
+    )
 
 
 def _automation(cur: Cursor, workspace_id: str, automation_id: str) -> repo.AutomationRow:
@@ -293,17 +302,8 @@ def get_automation(cur: Cursor, workspace_id: str, automation_id: str) -> Automa
 
 def create_automation(cur: Cursor, workspace_id: str, body: InboxAutomationCreate) -> Automation:
     _check_rule(body.trigger, body.action)
-    automation_id = repo.insert_automation(
-        cur,
-        workspace_id,
-        name=body.name,
-        enabled=body.enabled,
-        trigger_type=body.trigger.type,
-        phrases=body.trigger.phrases,
-        intent=body.trigger.intent,
-        action=body.action.type,
-        action_params=_params(body.action),
-    )
+    fields = _fields(body.name, body.enabled, body.trigger, body.action)
+    automation_id = repo.insert_automation(cur, workspace_id, fields)
     return get_automation(cur, workspace_id, automation_id)
 
 
@@ -322,18 +322,9 @@ def update_automation(
     trigger = body.trigger or current.trigger
     action = body.action or current.action
     _check_rule(trigger, action)
-    repo.update_automation(
-        cur,
-        workspace_id,
-        automation_id,
-        name=body.name or current.name,
-        enabled=current.enabled if body.enabled is None else body.enabled,
-        trigger_type=trigger.type,
-        phrases=trigger.phrases,
-        intent=trigger.intent,
-        action=action.type,
-        action_params=_params(action),
-    )
+    enabled = current.enabled if body.enabled is None else body.enabled
+    fields = _fields(body.name or current.name, enabled, trigger, action)
+    repo.update_automation(cur, workspace_id, automation_id, fields)
     return get_automation(cur, workspace_id, automation_id)
 
 
