@@ -16,9 +16,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from simulator import writes
+from simulator import inbox
 from simulator.journal import Journal
-from simulator.platforms import graph_read_routes, routes
+from simulator.platforms import routes
 from simulator.state import FAULT_KINDS, Fault, Sim, parse_iso
 from simulator.world import PLATFORMS, World
 
@@ -173,6 +173,48 @@ class WorldDate:
         await self.app(scope, receive, stamped)
 
 
+async def sim_posts(request: Request) -> Response:
+    """GET /_sim/posts?platform=&account=: what the write APIs published, with counts per text."""
+    sim = _sim(request)
+    platform = request.query_params.get("platform")
+    account = request.query_params.get("account")
+    with sim.lock:
+        posts = [
+            dict(p)
+            for p in sim.published
+            if platform in (None, p["platform"]) and account in (None, p["account"])
+        ]
+    counts: dict[str, int] = {}
+    for p in posts:
+        counts[p["text"]] = counts.get(p["text"], 0) + 1
+    return JSONResponse({"posts": posts, "count": len(posts), "count_by_text": counts})
+
+
+async def sim_thread(request: Request) -> Response:
+    """GET /_sim/thread?platform=&id=: an inbound conversation and the replies it got."""
+    sim = _sim(request)
+    platform = request.query_params.get("platform", "")
+    thread = request.query_params.get("id", "")
+    event = inbox.find(sim.world, platform, thread, sim.now())
+    if event is None:
+        return JSONResponse({"error": "no such conversation"}, 404)
+    return JSONResponse(
+        {
+            "platform": platform,
+            "id": event.thread_id,
+            "kind": event.kind,
+            "account": event.account.external_id,
+            "inbound": {
+                "id": event.message_id,
+                "text": event.text,
+                "at": event.at.isoformat(),
+                "author": event.author_handle,
+            },
+            "replies": sim.thread_replies(platform, event.thread_id),
+        }
+    )
+
+
 def create_app(
     seed: int = DEFAULT_SEED,
     *,
@@ -188,8 +230,8 @@ def create_app(
             Route("/_sim/clock", clock, methods=["GET", "POST"]),
             Route("/_sim/faults", faults, methods=["POST", "DELETE"]),
             Route("/_sim/accounts", accounts, methods=["GET", "POST"]),
-            *graph_read_routes(),
-            *writes.routes(),
+            Route("/_sim/posts", sim_posts, methods=["GET"]),
+            Route("/_sim/thread", sim_thread, methods=["GET"]),
             *routes(),
         ]
     )

@@ -14,6 +14,7 @@ from connectors import registry
 from connectors.http import HttpConnector
 from connectors.platforms import PLATFORMS, SPECS
 from connectors.publishing import Publishing
+from simulator import platforms as simulated
 from simulator import world
 
 
@@ -47,6 +48,19 @@ def test_a_platform_is_one_package_whose_publisher_is_built_over_its_own_reader(
         assert publisher.platform == publisher.reader.platform == platform
     finally:
         publisher.close()
+
+
+def test_the_simulator_serves_each_platform_from_its_own_module() -> None:
+    served: dict[str, set[str]] = {}
+    for module in simulated.MODULES:
+        name = module.__name__.rsplit(".", 1)[-1]
+        prefixes = {route.path.split("/")[1] for route in module.routes()}
+        # Meta's Graph API is one module for its three platforms; every other module is one.
+        assert prefixes == ({"instagram", "facebook", "threads"} if name == "graph" else {name})
+        for prefix in prefixes:
+            assert prefix not in served, f"{prefix} is served by two modules"
+            served[prefix] = prefixes
+    assert set(served) == set(PLATFORMS)
 
 
 def _kinds(images: int = 0, videos: int = 0, documents: int = 0) -> list[str]:

@@ -1,0 +1,168 @@
+"""Pinterest in the simulator: API v5 account, boards and pins."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute
+
+from simulator import errors
+from simulator.platforms.common import (
+    _auth,
+    _clamp,
+    _counters,
+    _cursor,
+    _feed,
+    _live,
+    _older,
+    _params,
+    endpoint,
+    mount,
+    token_owner,
+    write,
+)
+from simulator.state import Sim
+from simulator.world import Account, Post
+
+
+async def pin_user_account(request: Request, sim: Sim, now: datetime) -> Response:
+    """GET /v5/user_account: the token's own account, with its follower count."""
+    account = token_owner(sim, request, "pinterest", "pina_")
+    if account is None:
+        return errors.pinterest(401, 2, "Authentication failed.")
+    return JSONResponse(
+        {
+            "id": account.external_id,
+            "username": account.handle,
+            "business_name": account.display_name,
+            "account_type": "BUSINESS",
+            "follower_count": account.followers(now),
+            "following_count": account.following,
+            "pin_count": len(_feed(sim, account, now)),
+        }
+    )
+
+
+async def pin_get(request: Request, sim: Sim, now: datetime) -> Response:
+    """GET /v5/pins/{pin_id}?pin_metrics=true: one pin, with its lifetime metrics."""
+    account = token_owner(sim, request, "pinterest", "pina_")
+    if account is None:
+        return errors.pinterest(401, 2, "Authentication failed.")
+    pin_id = request.path_params["pin_id"]
+    post = _live(sim, "pinterest", sim.world.post("pinterest", pin_id), now)
+    if post is None or post.account.external_id != account.external_id:
+        return errors.pinterest(404, 50, "Pin not found.")
+    body: dict[str, Any] = {
+        "id": post.external_id,
+        "created_at": post.published_at.strftime("%Y-%m-%dT%H:%M:%S"),
+        "description": post.text,
+        "media": {"media_type": post.media_type},
+    }
+    if request.query_params.get("pin_metrics") == "true":
+        c = _counters(sim, post, now)
+        body["pin_metrics"] = {
+            "lifetime_metrics": {
+                "impression": c.impressions,
+                "save": c.saves,
+                "pin_click": c.clicks,
+                "outbound_click": 0,
+                "reaction": c.likes,
+                "comment": c.comments,
+            }
+        }
+    return JSONResponse(body)
+
+
+def _board_id(account: Account) -> str:
+    return f"{900_000_000_000_000 + account.index}"
+
+
+def _pin(sim: Sim, post: Post) -> dict[str, Any]:
+    meta = sim.meta("pinterest", post.external_id)
+    return {
+        "id": post.external_id,
+        "created_at": post.published_at.strftime("%Y-%m-%dT%H:%M:%S"),
+        "title": meta.get("title") or post.text[:100],
+        "description": post.text,
+        "note": meta.get("note") or "",
+        "board_id": meta.get("board_id") or _board_id(post.account),
+        "link": meta.get("link"),
+        "media": {"media_type": post.media_type},
+    }
+
+
+async def pin_boards(request: Request, sim: Sim, now: datetime) -> Response:
+    account = token_owner(sim, request, "pinterest", "pina_")
+    if account is None:
+        return errors.pinterest(401, 2, "Authentication failed.")
+    return JSONResponse(
+        {
+            "items": [
+                {
+                    "id": _board_id(account),
+                    "name": f"{account.display_name} board",
+                    "owner": {"username": account.handle},
+                    "privacy": "PUBLIC",
+                }
+            ],
+            "bookmark": None,
+        }
+    )
+
+
+async def pin_create(request: Request, sim: Sim, now: datetime) -> Response:
+    account = token_owner(sim, request, "pinterest", "pina_")
+    if account is None:
+        return errors.pinterest(401, 2, "Authentication failed.")
+    body = await _params(request)
+    if str(body.get("board_id") or "") != _board_id(account):
+        return errors.pinterest(404, 2, "Board not found.")
+    source = body.get("media_source") or {}
+    kind = source.get("source_type")
+    if kind not in ("image_url", "image_base64", "video_id", "multiple_image_urls"):
+        return errors.pinterest(400, 1, "Invalid media_source.source_type")
+    media = "video" if kind == "video_id" else "image"
+    text = str(body.get("description") or "")
+    post = sim.publish(
+        account,
+        text,
+        media,
+        now,
+        media_count=1,
+        meta={k: body.get(k) for k in ("title", "note", "board_id", "link", "alt_text")},
+    )
+    return JSONResponse(_pin(sim, post), 201)
+
+
+async def pin_list(request: Request, sim: Sim, now: datetime) -> Response:
+    account = token_owner(sim, request, "pinterest", "pina_")
+    if account is None:
+        return errors.pinterest(401, 2, "Authentication failed.")
+    q = request.query_params
+    size = _clamp(q.get("page_size"), 25, 1, 250)
+    posts = _older(_feed(sim, account, now), q.get("bookmark"))
+    page, rest = posts[:size], posts[size:]
+    return JSONResponse(
+        {
+            "items": [_pin(sim, p) for p in page],
+            "bookmark": _cursor(page[-1]) if rest and page else None,
+        }
+    )
+
+
+def routes() -> list[BaseRoute]:
+    """Pinterest's API v5 endpoints: the token's account, boards and pins."""
+    anyone = lambda r: True  # noqa: E731 - the handlers check the token themselves
+    return mount(
+        "pinterest",
+        [
+            ("/v5/boards", endpoint("pinterest", pin_boards, auth=_auth), ["GET"]),
+            ("/v5/pins", write("pinterest", pin_create, commit=True), ["POST"]),
+            ("/v5/pins", endpoint("pinterest", pin_list, auth=_auth), ["GET"]),
+            ("/v5/user_account", endpoint("pinterest", pin_user_account, auth=anyone), ["GET"]),
+            ("/v5/pins/{pin_id}", endpoint("pinterest", pin_get, auth=anyone), ["GET"]),
+        ],
+    )
