@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, Self
 
 from warehouse import posts, resources
+from warehouse.errors import DuplicateKeyError
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows, fetch_value
 
@@ -568,3 +569,81 @@ def count_active_items(cur: Cursor, queue_id: str) -> int:
         [queue_id, ACTIVE_ITEM_STATUSES],
     )
     return int(found or 0)
+
+
+# -- runs: the content automation worker's claims and feed positions -------------------------
+
+
+def claim_content_run(
+    cur: Cursor, automation_id: str, due_at: datetime, next_run_at: datetime | None, now: datetime
+) -> bool:
+    """Advance the schedule if it is still at ``due_at``: the one runner that does, runs it."""
+    cur.execute(
+        "UPDATE content_automations SET last_run_at = ?, next_run_at = ?, updated_at = ?"
+        " WHERE id = ? AND next_run_at = ? AND enabled AND deleted_at IS NULL RETURNING id",
+        [now, next_run_at, now, automation_id, due_at],
+    )
+    return cur.fetchone() is not None
+
+
+def finish_run_events(cur: Cursor, workspace_id: str, automation_id: str, now: datetime) -> None:
+    """The automation's scheduled runs that have come are done."""
+    cur.execute(
+        "UPDATE scheduled_events SET status = 'done', updated_at = ?"
+        " WHERE workspace_id = ? AND kind = 'automation_run' AND ref_id = ?"
+        " AND status = 'scheduled' AND starts_at <= ?",
+        [now, workspace_id, automation_id, now],
+    )
+
+
+def automation_position(cur: Cursor, automation_id: str) -> int | None:
+    found: int | None = fetch_value(
+        cur,
+        "SELECT position FROM content_automation_state WHERE automation_id = ?",
+        [automation_id],
+    )
+    return found
+
+
+def save_automation_position(
+    cur: Cursor, automation_id: str, position: int, *, exists: bool
+) -> None:
+    if exists:
+        cur.execute(
+            "UPDATE content_automation_state SET position = ?, updated_at = ?"
+            " WHERE automation_id = ?",
+            [position, utcnow(), automation_id],
+        )
+    else:
+        cur.execute(
+            "INSERT INTO content_automation_state (automation_id, position, updated_at)"
+            " VALUES (?, ?, ?)",
+            [automation_id, position, utcnow()],
+        )
+
+
+def seen_items(cur: Cursor, automation_id: str) -> set[str]:
+    cur.execute(
+        "SELECT item_key FROM content_automation_seen WHERE automation_id = ?", [automation_id]
+    )
+    return {key for (key,) in cur.fetchall()}
+
+
+def mark_seen(cur: Cursor, automation_id: str, item_key: str) -> bool:
+    """Claim a feed item for one post; False when it was already taken."""
+    try:
+        cur.execute(
+            "INSERT INTO content_automation_seen (automation_id, item_key, post_id, created_at)"
+            " VALUES (?, ?, NULL, ?)",
+            [automation_id, item_key, utcnow()],
+        )
+    except DuplicateKeyError:
+        return False  # another runner took it first
+    return True
+
+
+def set_seen_post(cur: Cursor, automation_id: str, item_key: str, post_id: str) -> None:
+    cur.execute(
+        "UPDATE content_automation_seen SET post_id = ? WHERE automation_id = ? AND item_key = ?",
+        [post_id, automation_id, item_key],
+    )

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Self
 
 from warehouse import resources
+from warehouse.errors import DuplicateKeyError
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_one, fetch_row, fetch_rows
 
@@ -123,6 +124,46 @@ class Exchange:
     @classmethod
     def make(cls, values: tuple[Any, ...]) -> Self:
         return cls(*values)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyTarget(TableRow):
+    """The conversation a reply goes to: its platform thread and account."""
+
+    TABLE = "inbox_items"
+
+    id: str
+    account_id: str
+    platform: str
+    external_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SyncState(TableRow):
+    """How far an account's inbox has been read."""
+
+    TABLE = "inbox_sync_state"
+
+    account_id: str
+    workspace_id: str
+    synced_until: datetime | None
+    last_error: str | None
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AutomationRun(TableRow):
+    """One firing of an inbox automation on a conversation."""
+
+    TABLE = "inbox_automation_runs"
+
+    id: str
+    automation_id: str
+    item_id: str
+    workspace_id: str
+    action: str
+    outcome: str
+    created_at: datetime
 
 
 _MESSAGE = columns(MessageRow)
@@ -471,3 +512,154 @@ def update_automation(
 
 def delete_automation(cur: Cursor, workspace_id: str, automation_id: str) -> bool:
     return resources.delete(cur, AutomationRow, workspace_id, automation_id)
+
+
+# -- inbox automations: firing --------------------------------------------------------------
+
+
+def mark_for_automations(cur: Cursor, message_id: str, workspace_id: str) -> bool:
+    """Claim the evaluation of a new inbound message's automations; False if already claimed."""
+    try:
+        cur.execute(
+            "INSERT INTO inbox_automation_marks (message_id, workspace_id, created_at)"
+            " VALUES (?, ?, ?)",
+            [message_id, workspace_id, utcnow()],
+        )
+    except DuplicateKeyError:
+        return False  # another runner took it first
+    return True
+
+
+def enabled_automations(cur: Cursor, workspace_id: str) -> list[AutomationRow]:
+    """A workspace's enabled inbox automations, oldest first (the order they fire in)."""
+    return fetch_rows(
+        cur,
+        f"SELECT {columns(AutomationRow)} FROM inbox_automations"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND enabled AND deleted_at IS NULL ORDER BY id",
+        [workspace_id],
+        AutomationRow.make,
+    )
+
+
+def log_automation_run(
+    cur: Cursor, automation_id: str, item_id: str, workspace_id: str, action: str, outcome: str
+) -> str:
+    run_id = new_id("iar")
+    cur.execute(
+        "INSERT INTO inbox_automation_runs (id, automation_id, item_id, workspace_id, action,"
+        " outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [run_id, automation_id, item_id, workspace_id, action, outcome[:500], utcnow()],
+    )
+    return run_id
+
+
+def automation_runs(
+    cur: Cursor, workspace_id: str, item_id: str | None = None
+) -> list[AutomationRun]:
+    """Logged inbox automation firings, oldest first."""
+    return fetch_rows(
+        cur,
+        f"SELECT {columns(AutomationRun)} FROM inbox_automation_runs"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND (? IS NULL OR item_id = ?) ORDER BY id",
+        [workspace_id, item_id, item_id],
+        AutomationRun.make,
+    )
+
+
+# -- outbound replies: the delivery worker's leases ---------------------------------------------
+
+
+def claim_replies(
+    cur: Cursor, worker: str, *, lease_seconds: float, limit: int, now: datetime | None = None
+) -> list[MessageRow]:
+    """Lease pending outbound messages to ``worker``: one statement, so one runner wins each."""
+    now = now or utcnow()
+    return fetch_rows(
+        cur,
+        "UPDATE inbox_messages SET claimed_by = ?, lease_expires_at = ?,"  # noqa: S608 - constants
+        " delivery_attempts = coalesce(delivery_attempts, 0) + 1"
+        " WHERE id IN (SELECT id FROM inbox_messages WHERE direction = 'outbound'"
+        "  AND delivery = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at < ?)"
+        "  AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
+        "  ORDER BY created_at, id LIMIT ?)"
+        " AND delivery = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at < ?)"
+        f" RETURNING {columns(MessageRow)}",
+        [worker, now + timedelta(seconds=lease_seconds), now, now, limit, now],
+        MessageRow.make,
+    )
+
+
+def reply_target(cur: Cursor, workspace_id: str, item_id: str) -> ReplyTarget | None:
+    """The conversation a reply goes to: its platform thread id and account."""
+    return fetch_row(
+        cur,
+        f"SELECT {columns(ReplyTarget)} FROM inbox_items WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
+        [workspace_id, item_id],
+        ReplyTarget.make,
+    )
+
+
+def finish_reply(
+    cur: Cursor,
+    message_id: str,
+    worker: str,
+    *,
+    delivery: str,
+    external_id: str | None = None,
+    error: str | None = None,
+    retry_at: datetime | None = None,
+) -> bool:
+    """Record a send's outcome if ``worker`` still holds the lease; ``retry_at`` releases it."""
+    cur.execute(
+        "UPDATE inbox_messages SET delivery = ?, external_id = coalesce(?, external_id),"
+        " delivery_error = ?, next_attempt_at = ?, claimed_by = NULL, lease_expires_at = NULL"
+        " WHERE id = ? AND claimed_by = ? RETURNING id",
+        [delivery, external_id, error, retry_at, message_id, worker],
+    )
+    return cur.fetchone() is not None
+
+
+# -- sync: how far each account's inbox has been read -----------------------------------------
+
+
+def sync_state(cur: Cursor) -> dict[str, SyncState]:
+    rows = fetch_rows(
+        cur,
+        f"SELECT {columns(SyncState)} FROM inbox_sync_state",  # noqa: S608 - constants
+        None,
+        SyncState.make,
+    )
+    return {row.account_id: row for row in rows}
+
+
+def save_sync_state(
+    cur: Cursor,
+    account_id: str,
+    workspace_id: str,
+    synced_until: datetime | None,
+    error: str | None,
+    *,
+    exists: bool,
+) -> None:
+    now = utcnow()
+    if exists:
+        cur.execute(
+            "UPDATE inbox_sync_state SET synced_until = coalesce(?, synced_until),"
+            " last_error = ?, updated_at = ? WHERE account_id = ?",
+            [synced_until, error, now, account_id],
+        )
+    else:
+        cur.execute(
+            "INSERT INTO inbox_sync_state (account_id, workspace_id, synced_until, last_error,"
+            " updated_at) VALUES (?, ?, ?, ?, ?)",
+            [account_id, workspace_id, synced_until, error, now],
+        )
+
+
+def message_by_external_id(cur: Cursor, item_id: str, external_id: str) -> MessageRow | None:
+    return fetch_row(
+        cur,
+        f"SELECT {columns(MessageRow)} FROM inbox_messages WHERE item_id = ? AND external_id = ?",  # noqa: S608 - constants
+        [item_id, external_id],
+        MessageRow.make,
+    )

@@ -9,7 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 from warehouse.ids import id_floor, new_id, utcnow
-from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
+from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows, fetch_value
 from warehouse.sql import literal
 from warehouse.workspaces import AccountRow
 
@@ -497,3 +497,16 @@ def list_media(
         [workspace_id, kind, kind, after, after, limit],
         MediaRow.make,
     )
+
+
+def post_for_platform_post(
+    cur: Cursor, workspace_id: str, platform: str, platform_post_id: str
+) -> str | None:
+    """Our post that a platform post id was published from, if any."""
+    found: str | None = fetch_value(
+        cur,
+        "SELECT post_id FROM post_destinations WHERE workspace_id = ? AND platform = ?"
+        " AND platform_post_id = ? LIMIT 1",
+        [workspace_id, platform, platform_post_id],
+    )
+    return found

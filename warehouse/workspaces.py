@@ -415,3 +415,13 @@ def remove_member(cur: Cursor, workspace_id: str, member_id: str) -> bool:
         [utcnow(), utcnow(), workspace_id, member_id],
     )
     return cur.fetchone() is not None
+
+
+def active_accounts(cur: Cursor) -> list[AccountRow]:
+    """Every connected account the inbox reads, across workspaces."""
+    return fetch_rows(
+        cur,
+        f"SELECT {columns(AccountRow)} FROM accounts WHERE status = 'active' ORDER BY id",  # noqa: S608 - constants
+        None,
+        AccountRow.make,
+    )

@@ -15,7 +15,7 @@ from tests.connectors.conftest import SimServer
 from tests.connectors.conftest import sim as sim  # the simulator fixture
 from tests.engagement.conftest import StartRunner, wait_for
 from tests.support import Api, LiveServer
-from warehouse import engagement as eng_repo
+from warehouse import inbox as inbox_repo
 from warehouse import workspaces as ws_repo
 from warehouse.ids import utcnow
 
@@ -108,7 +108,7 @@ def test_synced_comments_get_one_automatic_reply_and_drafts_send_nothing(
 
         def passed(mark: datetime = mark) -> bool:
             with server.store.cursor() as cur:
-                states = eng_repo.sync_state(cur)
+                states = inbox_repo.sync_state(cur)
             return any(st.workspace_id == ws and st.updated_at > mark for st in states.values())
 
         wait_for(passed, what="another sync pass")
@@ -116,7 +116,7 @@ def test_synced_comments_get_one_automatic_reply_and_drafts_send_nothing(
     assert len(ours) == 1
 
     with server.store.cursor() as cur:
-        runs = eng_repo.automation_runs(cur, ws)
+        runs = inbox_repo.automation_runs(cur, ws)
     assert any(r.automation_id == replier and r.outcome.startswith("reply") for r in runs)
 
     # The draft rule: drafts appear, and nothing is sent for a message only it matched.
@@ -131,7 +131,7 @@ def test_synced_comments_get_one_automatic_reply_and_drafts_send_nothing(
             continue
         assert [m for m in item["messages"] if m["direction"] == "outbound"] == []
     with server.store.cursor() as cur:
-        runs = eng_repo.automation_runs(cur, ws)
+        runs = inbox_repo.automation_runs(cur, ws)
     assert any(r.automation_id == drafter and r.outcome.startswith("drafted") for r in runs)
     # Exactly one automatic reply per conversation, however many passes ran.
     for item in refund_items():

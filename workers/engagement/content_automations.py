@@ -27,9 +27,7 @@ from api.posts import service as posts
 from api.posts.schemas import MAX_TEXT, PostCreate
 from connectors import outbound
 from warehouse import automation as automation_repo
-from warehouse import engagement as repo
 from warehouse import workspaces as ws_repo
-from warehouse.engagement import unit
 from warehouse.ids import utcnow
 from warehouse.rows import Cursor
 from warehouse.store import Store
@@ -98,7 +96,7 @@ def _feed_entries(url: str, seen: set[str], client: outbound.OutboundClient) -> 
 
 def _next_of(cur: Cursor, automation_id: str, count: int) -> tuple[int, int | None]:
     """The round-robin index to use now, and the position stored so far (None: none yet)."""
-    stored = repo.automation_position(cur, automation_id)
+    stored = automation_repo.automation_position(cur, automation_id)
     return (stored or 0) % count, stored
 
 
@@ -122,7 +120,7 @@ def run_due(
     """Run every content automation whose ``next_run_at`` has come (in one workspace, or all)."""
     report = ContentReport()
     now = now or utcnow()
-    with unit(store) as cur:
+    with store.transaction() as cur:
         due = automation_repo.due_automations(cur, now, workspace_id=workspace_id)
     for rule in due:
         try:
@@ -160,23 +158,23 @@ def run_one(
         next_run: datetime | None = upcoming.astimezone(UTC).replace(tzinfo=None)
     except MurmurError:
         next_run = None  # a schedule that no longer matches stops rather than spins
-    with unit(store) as cur:
-        if not repo.claim_content_run(cur, rule.id, rule.next_run_at, next_run, now):
+    with store.transaction() as cur:
+        if not automation_repo.claim_content_run(cur, rule.id, rule.next_run_at, next_run, now):
             return None
     workspace_id = rule.workspace_id
     source = rule.source
     target = rule.target
     made: list[str] = []
-    with unit(store) as cur:
+    with store.transaction() as cur:
         entries = _entries(cur, rule.id, source, client)
         for entry in entries:
-            if entry.key is not None and not repo.mark_seen(cur, rule.id, entry.key):
+            if entry.key is not None and not automation_repo.mark_seen(cur, rule.id, entry.key):
                 continue  # another run took this feed item
             post_id = _create(cur, workspace_id, rule.id, target, entry)
             if entry.key is not None:
-                repo.set_seen_post(cur, rule.id, entry.key, post_id)
+                automation_repo.set_seen_post(cur, rule.id, entry.key, post_id)
             made.append(post_id)
-        repo.finish_run_events(cur, workspace_id, rule.id, now)
+        automation_repo.finish_run_events(cur, workspace_id, rule.id, now)
         automation.plan_run(
             cur,
             workspace_id,
@@ -193,17 +191,21 @@ def _entries(
 ) -> list[Entry]:
     kind = source["type"]
     if kind == "feed":
-        return _feed_entries(source["url"], repo.seen_items(cur, automation_id), client)
+        return _feed_entries(source["url"], automation_repo.seen_items(cur, automation_id), client)
     if kind == "evergreen":
         items = source["posts"]
         index, stored = _next_of(cur, automation_id, len(items))
-        repo.save_automation_position(cur, automation_id, index + 1, exists=stored is not None)
+        automation_repo.save_automation_position(
+            cur, automation_id, index + 1, exists=stored is not None
+        )
         chosen = items[index]
         return [Entry(chosen["text"], tuple(chosen.get("media_ids") or ()))]
     if kind == "template":
         rows = source["rows"]
         index, stored = _next_of(cur, automation_id, len(rows))
-        repo.save_automation_position(cur, automation_id, index + 1, exists=stored is not None)
+        automation_repo.save_automation_position(
+            cur, automation_id, index + 1, exists=stored is not None
+        )
         return [Entry(render_row(source["template"], rows[index]))]
     raise ValueError(f"unknown source type {kind!r}")
 

@@ -16,7 +16,6 @@ from api.errors import MurmurError
 from api.inbox import drafts
 from api.inbox import service as inbox
 from api.inbox.schemas import ItemUpdate, Respond
-from warehouse import engagement as repo
 from warehouse import inbox as inbox_repo
 from warehouse.inbox import AutomationRow, MessageRow
 from warehouse.rows import Cursor
@@ -45,7 +44,7 @@ def evaluate(
 ) -> list[tuple[str, str, str]]:
     """Fire the matching automations for one inbound message; returns (id, action, outcome)."""
     rules = [
-        a for a in repo.enabled_inbox_automations(cur, workspace_id) if matches(a, message.text)
+        a for a in inbox_repo.enabled_automations(cur, workspace_id) if matches(a, message.text)
     ]
     held = any(a.action == "hold" for a in rules)
     replied = False
@@ -57,7 +56,7 @@ def evaluate(
             outcome = f"error: {exc.message}"
         if rule.action == "reply" and outcome.startswith("reply queued"):
             replied = True
-        repo.log_automation_run(cur, rule.id, item_id, workspace_id, rule.action, outcome)
+        inbox_repo.log_automation_run(cur, rule.id, item_id, workspace_id, rule.action, outcome)
         fired.append((rule.id, rule.action, outcome))
         log.info("inbox.automation", automation=rule.id, item=item_id, outcome=outcome)
     return fired

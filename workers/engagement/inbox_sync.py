@@ -32,10 +32,9 @@ from connectors.base import (
     Publisher,
     RateLimitedError,
 )
-from warehouse import engagement as repo
 from warehouse import inbox as inbox_repo
+from warehouse import posts as posts_repo
 from warehouse import workspaces as ws_repo
-from warehouse.engagement import unit
 from warehouse.ids import utcnow
 from warehouse.store import Store
 from warehouse.workspaces import AccountRow
@@ -96,9 +95,9 @@ def sync_inbox(
     """Read each active account's new conversations (at most every ``interval`` seconds) and
     fire automations on new messages; return early, between two messages, once ``stopping``."""
     report = SyncReport()
-    with unit(store) as cur:
-        accounts = repo.active_accounts(cur)
-        states = repo.sync_state(cur)
+    with store.transaction() as cur:
+        accounts = ws_repo.active_accounts(cur)
+        states = inbox_repo.sync_state(cur)
     recent = utcnow() - timedelta(seconds=interval)
     for account in accounts:
         if stopping():
@@ -148,8 +147,8 @@ def sync_inbox(
             report.errors.append(f"{account.id}: {error}")
             log.exception("inbox.sync_failed", account=account.id)
         report.accounts += 1
-        with unit(store) as cur:
-            repo.save_sync_state(
+        with store.transaction() as cur:
+            inbox_repo.save_sync_state(
                 cur,
                 account.id,
                 account.workspace_id,
@@ -169,9 +168,9 @@ def _record(
 ) -> bool:
     workspace_id = str(account.workspace_id)
     platform = str(account.platform)  # the account's, whatever the record says
-    with unit(store) as cur:
+    with store.transaction() as cur:
         post_id = (
-            repo.post_for_platform_post(cur, workspace_id, platform, conv.post_external_id)
+            posts_repo.post_for_platform_post(cur, workspace_id, platform, conv.post_external_id)
             if conv.post_external_id
             else None
         )
@@ -189,8 +188,8 @@ def _record(
             post_id,
             message_external_id=conv.message_external_id,
         )
-        message = repo.message_by_external_id(cur, item_id, conv.message_external_id)
-        if message is None or not repo.mark_for_automations(cur, message.id, workspace_id):
+        message = inbox_repo.message_by_external_id(cur, item_id, conv.message_external_id)
+        if message is None or not inbox_repo.mark_for_automations(cur, message.id, workspace_id):
             return False
         fired = inbox_automations.evaluate(cur, workspace_id, item_id, message, drafter)
         report.automations_fired += len(fired)
@@ -215,11 +214,11 @@ def send_replies(
 ) -> ReplyReport:
     """Send each pending outbound reply once: lease, Publisher.reply, record the outcome."""
     report = ReplyReport()
-    with unit(store) as cur:
-        claimed = repo.claim_replies(cur, worker, lease_seconds=lease_seconds, limit=limit)
+    with store.transaction() as cur:
+        claimed = inbox_repo.claim_replies(cur, worker, lease_seconds=lease_seconds, limit=limit)
     for message in claimed:
-        with unit(store) as cur:
-            target = repo.reply_target(cur, message.workspace_id, message.item_id)
+        with store.transaction() as cur:
+            target = inbox_repo.reply_target(cur, message.workspace_id, message.item_id)
             account = (
                 ws_repo.get_account(cur, message.workspace_id, target.account_id)
                 if target
@@ -255,8 +254,8 @@ def send_replies(
                         else None
                     )
                     retry_at = utcnow() + timedelta(seconds=wait or 5 * 2 ** (attempts - 1))
-        with unit(store) as cur:
-            repo.finish_reply(
+        with store.transaction() as cur:
+            inbox_repo.finish_reply(
                 cur,
                 message.id,
                 worker,

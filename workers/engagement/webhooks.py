@@ -12,7 +12,6 @@ import structlog
 
 from connectors import outbound
 from warehouse import webhooks as repo
-from warehouse.engagement import unit
 from warehouse.ids import utcnow
 from warehouse.store import Store
 
@@ -59,7 +58,7 @@ class DeliveryPolicy:
 
 def dispatch(store: Store, limit: int = 200) -> int:
     """Turn undispatched outbox events into pending deliveries; returns the events handled."""
-    with unit(store) as cur:
+    with store.transaction() as cur:
         events = repo.undispatched_events(cur, limit)
         endpoints = repo.live_endpoints(cur) if events else []
     if not events:
@@ -76,12 +75,12 @@ def deliver_due(
     limit: int = 20,
 ) -> int:
     """Attempt every due delivery once; returns how many were attempted."""
-    with unit(store) as cur:
+    with store.transaction() as cur:
         claimed = repo.claim_deliveries(
             cur, worker, lease_seconds=policy.lease_seconds, limit=limit
         )
     for delivery in claimed:
-        with unit(store) as cur:
+        with store.transaction() as cur:
             endpoint = repo.endpoint_for_delivery(cur, delivery.endpoint_id)
         attempts = delivery.attempts
         outcome: Outcome
@@ -96,7 +95,7 @@ def deliver_due(
                 else:
                     outcome = ("pending", code, ms, error, utcnow() + policy.delay(attempts))
         status, code, ms, error, retry_at = outcome
-        with unit(store) as cur:
+        with store.transaction() as cur:
             repo.finish_delivery(
                 cur,
                 delivery.id,
