@@ -15,8 +15,6 @@ from connectors.base import (
 from connectors.facebook.reader import FacebookConnector
 from connectors.graph.publisher import GraphPublishing
 from connectors.publishing import (
-    SKEW,
-    first_match,
     media_url,
     recent_since,
 )
@@ -74,24 +72,12 @@ class FacebookPublisher(GraphPublishing[FacebookConnector]):
             post_id = str(body["id"])
         return self.published(post_id, f"https://www.facebook.com/{post_id}")
 
-    def _page_posts(
-        self, account: AccountRef, since: datetime
-    ) -> Iterator[tuple[Published, str | None]]:
-        return self._own_posts(
-            account, "posts", since, time="created_time", link="permalink_url", text="message"
-        )
-
-    def find_published(self, request: PublishRequest, since: datetime) -> Published | None:
-        """GET /{page-id}/posts since then, matching the normalised message."""
-        posts = self._page_posts(request.account, since - SKEW)
-        return first_match(request, since, ((p, text, None) for p, text in posts))
-
     def list_conversations(
         self, account: AccountRef, since: datetime | None
     ) -> Iterator[Conversation]:
         """Comments on the last week's posts (/{post-id}/comments) and Page conversations."""
-        posts = self._page_posts(account, recent_since(since, self.now()))
-        yield from self._comments(account, (p.external_id for p, _ in posts), "comments", since)
+        posts = self.reader.list_posts(account, recent_since(since, self.now()))
+        yield from self._comments(account, (p.external_id for p in posts), "comments", since)
         yield from self._dms(account, since, None)
 
     def reply(

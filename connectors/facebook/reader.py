@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
-from connectors.base import AccountRef, AccountSnapshot, EngagementSnapshot, PostRecord
+from connectors.base import AccountRef, AccountSnapshot, EngagementSnapshot
 from connectors.graph.reader import GraphConnector
-from connectors.http import as_int, chunks, hashtags_in, parse_time
+from connectors.http import as_int, chunks
 
 BATCH = 50  # Graph's GET /?ids= takes at most 50 ids
 POST_FIELDS = (
     "shares,reactions.summary(total_count).limit(0),comments.summary(total_count).limit(0),"
     "insights.metric(post_impressions,post_impressions_unique,post_clicks)"
 )
-MEDIA_TYPES = {"PHOTO": "image", "IMAGE": "image", "VIDEO": "video", "LINK": "link"}
 
 
 def _insight(post: dict[str, Any], name: str) -> int | None:
@@ -34,6 +32,12 @@ class FacebookConnector(GraphConnector):
     """Reads Facebook Pages: followers, posts, reactions, comments, shares and post insights."""
 
     platform = "facebook"
+    MEDIA_TYPES: ClassVar[dict[str, str]] = {
+        "PHOTO": "image",
+        "IMAGE": "image",
+        "VIDEO": "video",
+        "LINK": "link",
+    }
 
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """GET /{page-id}?fields=id,name,username,followers_count,fan_count."""
@@ -52,25 +56,6 @@ class FacebookConnector(GraphConnector):
             posts_count=None,
             captured_at=self.server_time,
         )
-
-    def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
-        """GET /{page-id}/posts, newest first, following paging.cursors.after."""
-        params = {"fields": "id,message,created_time,permalink_url,media_type", "limit": 100}
-        for item in self.edge(f"/{account.external_id}/posts", account, params):
-            published = parse_time(item["created_time"])
-            if since is not None and published < since:
-                return
-            text = item.get("message")
-            yield PostRecord(
-                platform=self.platform,
-                external_id=str(item["id"]),
-                account_external_id=account.external_id,
-                text=text,
-                published_at=published,
-                hashtags=hashtags_in(text),
-                media_type=MEDIA_TYPES.get(str(item.get("media_type") or "").upper(), "text"),
-                url=item.get("permalink_url"),
-            )
 
     def fetch_metrics(
         self, account: AccountRef, external_ids: Sequence[str]

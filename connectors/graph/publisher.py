@@ -55,17 +55,6 @@ class GraphPublishing(Publishing[G]):
             self.http.sleep(POLL_SECONDS)
         raise TransientError("media still processing", code="processing")
 
-    def _own_posts(
-        self, account: AccountRef, edge: str, since: datetime, *, time: str, link: str, text: str
-    ) -> Iterator[tuple[Published, str | None]]:
-        """The account's posts on a Graph edge, newest first, until one older than ``since``."""
-        params = {"fields": f"id,{text},{time},{link}", "limit": 50}
-        for post in self.reader.edge(f"/{account.external_id}/{edge}", account, params):
-            at = parse_time(post[time])
-            if at < since:
-                return
-            yield self.published(str(post["id"]), post.get(link), at), post.get(text)
-
     def _comments(
         self, account: AccountRef, post_ids: Iterable[str], edge: str, since: datetime | None
     ) -> Iterator[Conversation]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any
+from datetime import datetime
+from typing import Any, ClassVar
 
 import httpx
 
@@ -14,10 +15,11 @@ from connectors.base import (
     ConnectorError,
     NotFoundError,
     PermanentError,
+    PostRecord,
     RateLimitedError,
     TransientError,
 )
-from connectors.http import HttpConnector, as_int, error_for_status
+from connectors.http import HttpConnector, as_int, error_for_status, hashtags_in, parse_time
 
 RATE_LIMIT_CODES = (4, 17, 32, 613)
 TOKEN_EXPIRED = 190
@@ -92,6 +94,38 @@ class GraphConnector(HttpConnector):
             if number is not None:
                 values[entry["name"]] = number
         return values
+
+    # The edge the account's posts are listed on and its fields: (edge, text, time, link).
+    # Facebook Pages' shape by default; Threads' differs; Instagram's reader has its own.
+    POSTS: ClassVar[tuple[str, str, str, str]] = (
+        "posts",
+        "message",
+        "created_time",
+        "permalink_url",
+    )
+    MEDIA_TYPES: ClassVar[dict[str, str]] = {}
+
+    def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
+        """GET /{id}/{edge} (``POSTS``), newest first, following paging.cursors.after."""
+        edge, text_field, time_field, link_field = self.POSTS
+        fields = f"id,{text_field},{time_field},{link_field},media_type"
+        for item in self.edge(
+            f"/{account.external_id}/{edge}", account, {"fields": fields, "limit": 100}
+        ):
+            published = parse_time(item[time_field])
+            if since is not None and published < since:
+                return
+            text = item.get(text_field)
+            yield PostRecord(
+                platform=self.platform,
+                external_id=str(item["id"]),
+                account_external_id=account.external_id,
+                text=text,
+                published_at=published,
+                hashtags=hashtags_in(text),
+                media_type=self.MEDIA_TYPES.get(str(item.get("media_type") or "").upper(), "text"),
+                url=item.get(link_field),
+            )
 
     def edge(
         self, path: str, account: AccountRef | None, params: dict[str, Any]

@@ -16,8 +16,6 @@ from connectors.base import (
 )
 from connectors.graph.publisher import GraphPublishing
 from connectors.publishing import (
-    SKEW,
-    first_match,
     media_url,
     recent_since,
 )
@@ -87,24 +85,12 @@ class ThreadsPublisher(GraphPublishing[ThreadsConnector]):
         link = body.get("permalink") if isinstance(body, dict) else None
         return str(link) if link else None
 
-    def _threads(
-        self, account: AccountRef, since: datetime
-    ) -> Iterator[tuple[Published, str | None]]:
-        return self._own_posts(
-            account, "threads", since, time="timestamp", link="permalink", text="text"
-        )
-
-    def find_published(self, request: PublishRequest, since: datetime) -> Published | None:
-        """GET /{threads-user-id}/threads since then, matching the normalised text."""
-        posts = self._threads(request.account, since - SKEW)
-        return first_match(request, since, ((p, text, None) for p, text in posts))
-
     def list_conversations(
         self, account: AccountRef, since: datetime | None
     ) -> Iterator[Conversation]:
         """Replies to the last week's threads (GET /{media-id}/replies); Threads has no DMs."""
-        posts = self._threads(account, recent_since(since, self.now()))
-        yield from self._comments(account, (p.external_id for p, _ in posts), "replies", since)
+        posts = self.reader.list_posts(account, recent_since(since, self.now()))
+        yield from self._comments(account, (p.external_id for p in posts), "replies", since)
 
     def reply(
         self, account: AccountRef, conversation: str, text: str, client_ref: str

@@ -3,31 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from datetime import datetime
+from typing import ClassVar
 
 from connectors.base import (
     AccountRef,
     AccountSnapshot,
     EngagementSnapshot,
     NotFoundError,
-    PostRecord,
 )
 from connectors.graph.reader import GraphConnector
-from connectors.http import as_int, hashtags_in, parse_time
+from connectors.http import as_int
 
 METRICS = ("views", "likes", "replies", "reposts", "quotes", "shares")
-MEDIA_TYPES = {
-    "TEXT_POST": "text",
-    "IMAGE": "image",
-    "VIDEO": "video",
-    "CAROUSEL_ALBUM": "carousel",
-}
 
 
 class ThreadsConnector(GraphConnector):
     """Reads Threads profiles: followers, threads, and each thread's insights."""
 
     platform = "threads"
+    POSTS = ("threads", "text", "timestamp", "permalink")
+    MEDIA_TYPES: ClassVar[dict[str, str]] = {
+        "TEXT_POST": "text",
+        "IMAGE": "image",
+        "VIDEO": "video",
+        "CAROUSEL_ALBUM": "carousel",
+    }
 
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """GET /{threads-user-id}?fields=id,username,name,followers_count."""
@@ -44,25 +44,6 @@ class ThreadsConnector(GraphConnector):
             posts_count=None,
             captured_at=self.server_time,
         )
-
-    def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
-        """GET /{threads-user-id}/threads, newest first, following paging.cursors.after."""
-        params = {"fields": "id,text,timestamp,media_type,permalink", "limit": 100}
-        for item in self.edge(f"/{account.external_id}/threads", account, params):
-            published = parse_time(item["timestamp"])
-            if since is not None and published < since:
-                return
-            text = item.get("text")
-            yield PostRecord(
-                platform=self.platform,
-                external_id=str(item["id"]),
-                account_external_id=account.external_id,
-                text=text,
-                published_at=published,
-                hashtags=hashtags_in(text),
-                media_type=MEDIA_TYPES.get(str(item.get("media_type") or ""), "text"),
-                url=item.get("permalink"),
-            )
 
     def fetch_metrics(
         self, account: AccountRef, external_ids: Sequence[str]
