@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from simulator import inbox
 from simulator.journal import Journal
 from simulator.platforms import routes
+from simulator.platforms.common import sim_of
 from simulator.state import FAULT_KINDS, Fault, Sim, parse_iso
 from simulator.world import PLATFORMS, World
 
@@ -38,14 +39,9 @@ async def _body(request: Request) -> dict[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
-def _sim(request: Request) -> Sim:
-    sim: Sim = request.app.state.sim
-    return sim
-
-
 async def clock(request: Request) -> Response:
     """GET: the world's time. POST {"now": iso} | {"advance_seconds": n} | {"real": true}."""
-    sim = _sim(request)
+    sim = sim_of(request)
     if request.method == "POST":
         body = await _body(request)
         if body.get("real"):
@@ -64,7 +60,7 @@ async def clock(request: Request) -> Response:
 async def faults(request: Request) -> Response:
     """POST {platform, kind, count, retry_after, post_id, factor, metric, message, delay, on};
     DELETE clears all."""
-    sim = _sim(request)
+    sim = sim_of(request)
     if request.method == "DELETE":
         sim.clear()
         return JSONResponse({"cleared": True})
@@ -101,7 +97,7 @@ async def faults(request: Request) -> Response:
 
 async def accounts(request: Request) -> Response:
     """GET: the accounts. POST {platform, external_id, handle, kind?, category?} registers one."""
-    sim = _sim(request)
+    sim = sim_of(request)
     if request.method == "POST":
         body = await _body(request)
         platform = body.get("platform")
@@ -142,7 +138,7 @@ def _account_out(account: Any) -> dict[str, Any]:
 
 async def health(request: Request) -> Response:
     """Liveness, the seed and the world's time."""
-    sim = _sim(request)
+    sim = sim_of(request)
     return JSONResponse({"ok": True, "seed": sim.world.seed, "now": sim.now().isoformat()})
 
 
@@ -175,7 +171,7 @@ class WorldDate:
 
 async def sim_posts(request: Request) -> Response:
     """GET /_sim/posts?platform=&account=: what the write APIs published, with counts per text."""
-    sim = _sim(request)
+    sim = sim_of(request)
     platform = request.query_params.get("platform")
     account = request.query_params.get("account")
     with sim.lock:
@@ -192,7 +188,7 @@ async def sim_posts(request: Request) -> Response:
 
 async def sim_thread(request: Request) -> Response:
     """GET /_sim/thread?platform=&id=: an inbound conversation and the replies it got."""
-    sim = _sim(request)
+    sim = sim_of(request)
     platform = request.query_params.get("platform", "")
     thread = request.query_params.get("id", "")
     event = inbox.find(sim.world, platform, thread, sim.now())

@@ -12,22 +12,22 @@ from starlette.routing import BaseRoute
 
 from simulator import errors
 from simulator.platforms.common import (
-    _account,
-    _bearer,
-    _clamp,
-    _counters,
-    _cursor,
-    _event,
-    _feed,
-    _iso_ms,
-    _live,
-    _meta,
-    _older,
-    _own_events,
-    _params,
-    _reply,
+    account_by_id,
+    bearer_token,
+    clamp,
+    counters_at,
+    cursor_of,
     endpoint,
+    feed_of,
+    find_event,
+    iso_ms,
+    live_post,
+    meta_of,
     mount,
+    older_than,
+    own_events,
+    record_reply,
+    request_params,
     write,
 )
 from simulator.state import Sim
@@ -73,7 +73,7 @@ def _bsky_post(post: Post, counters: Any, meta: dict[str, Any] | None = None) ->
         "record": {
             "$type": "app.bsky.feed.post",
             "text": post.text,
-            "createdAt": _iso_ms(post.published_at),
+            "createdAt": iso_ms(post.published_at),
             "facets": (meta or {}).get("facets") or facets,
             "langs": ["en"],
             **((meta or {}).get("record") or {}),
@@ -82,7 +82,7 @@ def _bsky_post(post: Post, counters: Any, meta: dict[str, Any] | None = None) ->
         "repostCount": counters.reposts,
         "likeCount": counters.likes,
         "quoteCount": counters.quotes,
-        "indexedAt": _iso_ms(post.published_at),
+        "indexedAt": iso_ms(post.published_at),
         "labels": [],
     }
     if post.media_type == "image":
@@ -109,14 +109,14 @@ async def bsky_author_feed(request: Request, sim: Sim, now: datetime) -> Respons
     account = _bsky_find(sim, q.get("actor", ""))
     if account is None:
         return errors.bluesky(400, "InvalidRequest", "Profile not found")
-    size = _clamp(q.get("limit"), 50, 1, 100)
-    posts = _older(_feed(sim, account, now), q.get("cursor"))
+    size = clamp(q.get("limit"), 50, 1, 100)
+    posts = older_than(feed_of(sim, account, now), q.get("cursor"))
     page, rest = posts[:size], posts[size:]
     body: dict[str, Any] = {
-        "feed": [{"post": _bsky_post(p, p.counters(now), _meta(sim, "bluesky", p))} for p in page]
+        "feed": [{"post": _bsky_post(p, p.counters(now), meta_of(sim, "bluesky", p))} for p in page]
     }
     if rest and page:
-        body["cursor"] = _cursor(page[-1])
+        body["cursor"] = cursor_of(page[-1])
     return JSONResponse(body)
 
 
@@ -126,15 +126,15 @@ async def bsky_posts(request: Request, sim: Sim, now: datetime) -> Response:
         return errors.bluesky(400, "InvalidRequest", "uris must not have more than 25 elements")
     views = []
     for uri in uris:
-        post = _live(sim, "bluesky", sim.world.post("bluesky", uri), now)
+        post = live_post(sim, "bluesky", sim.world.post("bluesky", uri), now)
         if post is not None:  # deleted posts are simply absent
-            views.append(_bsky_post(post, _counters(sim, post, now)))
+            views.append(_bsky_post(post, counters_at(sim, post, now)))
     return JSONResponse({"posts": views})
 
 
 async def bsky_search_actors(request: Request, sim: Sim, now: datetime) -> Response:
     q = request.query_params
-    size = _clamp(q.get("limit"), 25, 1, 100)
+    size = clamp(q.get("limit"), 25, 1, 100)
     found = sim.world.search("bluesky", q.get("q", ""))
     start = int(q.get("cursor") or 0)
     page = found[start : start + size]
@@ -145,18 +145,18 @@ async def bsky_search_actors(request: Request, sim: Sim, now: datetime) -> Respo
 
 
 def _bsky_session(sim: Sim, request: Request) -> Account | None:
-    token = _bearer(request) or ""
+    token = bearer_token(request) or ""
     if not token.startswith("sim-jwt-"):
         return None
-    return _account(sim, "bluesky", token[8:])
+    return account_by_id(sim, "bluesky", token[8:])
 
 
 def _bsky_needs_session(request: Request) -> bool:
-    return _bearer(request) is not None
+    return bearer_token(request) is not None
 
 
 async def bsky_create_session(request: Request, sim: Sim, now: datetime) -> Response:
-    body = await _params(request)
+    body = await request_params(request)
     identifier = str(body.get("identifier") or "")
     account = sim.world.account("bluesky", identifier)
     if account is None or not body.get("password"):
@@ -191,7 +191,7 @@ async def bsky_create_record(request: Request, sim: Sim, now: datetime) -> Respo
     account = _bsky_session(sim, request)
     if account is None:
         return errors.bluesky(400, "ExpiredToken", "Token has expired")
-    body = await _params(request)
+    body = await request_params(request)
     record = body.get("record") or {}
     if body.get("collection") != "app.bsky.feed.post" or body.get("repo") not in (
         account.external_id,
@@ -204,12 +204,12 @@ async def bsky_create_record(request: Request, sim: Sim, now: datetime) -> Respo
     reply = record.get("reply")
     if reply:
         parent = str((reply.get("parent") or {}).get("uri") or "")
-        event = _event(sim, "bluesky", parent, now)
+        event = find_event(sim, "bluesky", parent, now)
         if event is None:
             return errors.bluesky(400, "InvalidRequest", "reply parent not found")
         rkey = f"3l{sim.next_id():011d}"
         uri = f"at://{account.external_id}/app.bsky.feed.post/{rkey}"
-        _reply(sim, "bluesky", event.thread_id, text, now, uri=uri)
+        record_reply(sim, "bluesky", event.thread_id, text, now, uri=uri)
         return JSONResponse({"uri": uri, "cid": _cid(uri), "validationStatus": "valid"})
     embed = record.get("embed") or {}
     media = {
@@ -245,9 +245,9 @@ async def bsky_notifications(request: Request, sim: Sim, now: datetime) -> Respo
     if account is None:
         return errors.bluesky(400, "ExpiredToken", "Token has expired")
     q = request.query_params
-    found = _own_events(sim, account, now, None)
+    found = own_events(sim, account, now, None)
     found.reverse()
-    size = _clamp(q.get("limit"), 50, 1, 100)
+    size = clamp(q.get("limit"), 50, 1, 100)
     start = int(q.get("cursor") or 0)
     page = found[start : start + size]
     notes = []
@@ -255,7 +255,7 @@ async def bsky_notifications(request: Request, sim: Sim, now: datetime) -> Respo
         record: dict[str, Any] = {
             "$type": "app.bsky.feed.post",
             "text": e.text,
-            "createdAt": _iso_ms(e.at),
+            "createdAt": iso_ms(e.at),
         }
         if e.post is not None:
             ref = {"uri": e.post.external_id, "cid": _cid(e.post.external_id)}
@@ -273,7 +273,7 @@ async def bsky_notifications(request: Request, sim: Sim, now: datetime) -> Respo
                 "reasonSubject": e.post.external_id if e.post else None,
                 "record": record,
                 "isRead": False,
-                "indexedAt": _iso_ms(e.at),
+                "indexedAt": iso_ms(e.at),
             }
         )
     body: dict[str, Any] = {"notifications": notes}
@@ -286,7 +286,7 @@ async def bsky_get_record(request: Request, sim: Sim, now: datetime) -> Response
     """com.atproto.repo.getRecord: the inbound posts a reply needs the cid of."""
     q = request.query_params
     uri = f"at://{q.get('repo')}/{q.get('collection')}/{q.get('rkey')}"
-    event = _event(sim, "bluesky", uri, now)
+    event = find_event(sim, "bluesky", uri, now)
     if event is None:
         post = sim.world.post("bluesky", uri)
         if post is None:
@@ -295,7 +295,7 @@ async def bsky_get_record(request: Request, sim: Sim, now: datetime) -> Response
     value: dict[str, Any] = {
         "$type": "app.bsky.feed.post",
         "text": event.text,
-        "createdAt": _iso_ms(event.at),
+        "createdAt": iso_ms(event.at),
     }
     if event.post is not None:
         ref = {"uri": event.post.external_id, "cid": _cid(event.post.external_id)}

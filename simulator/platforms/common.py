@@ -20,12 +20,12 @@ from simulator.world import WINDOW_DAYS, Account, Post, day_number
 Handler = Callable[[Request, Sim, datetime], Awaitable[Response]]
 
 
-def _sim(request: Request) -> Sim:
+def sim_of(request: Request) -> Sim:
     sim: Sim = request.app.state.sim
     return sim
 
 
-def _bearer(request: Request) -> str | None:
+def bearer_token(request: Request) -> str | None:
     value = request.headers.get("authorization", "")
     return value[7:].strip() or None if value.lower().startswith("bearer ") else None
 
@@ -38,7 +38,7 @@ def token_owner(
     Where the platform's tokens are user-context (X, YouTube), any other token stands for the
     world's own account; elsewhere it names no one.
     """
-    token = _bearer(request) or ""
+    token = bearer_token(request) or ""
     if token.startswith(prefix):
         key = token[len(prefix) :]
         account = sim.world.account(platform, key)
@@ -54,7 +54,7 @@ def endpoint(
     """Wrap a handler: injected faults first (as a server would fail), then the token check."""
 
     async def run(request: Request) -> Response:
-        sim = _sim(request)
+        sim = sim_of(request)
         now = sim.now(request.query_params.get("at"))
         fault = sim.next_fault(platform)
         if fault is not None:
@@ -66,7 +66,7 @@ def endpoint(
     return run
 
 
-def _older(posts: list[Post], cursor: str | None) -> list[Post]:
+def older_than(posts: list[Post], cursor: str | None) -> list[Post]:
     """Posts (newest first) strictly after a keyset cursor of (published, number)."""
     if not cursor:
         return posts
@@ -77,11 +77,11 @@ def _older(posts: list[Post], cursor: str | None) -> list[Post]:
     return [p for p in posts if (int(p.published_at.timestamp()), p.number) < key]
 
 
-def _cursor(post: Post) -> str:
+def cursor_of(post: Post) -> str:
     return encode_cursor(int(post.published_at.timestamp()), post.number)
 
 
-def _clamp(value: str | None, default: int, low: int, high: int) -> int:
+def clamp(value: str | None, default: int, low: int, high: int) -> int:
     try:
         number = int(value) if value is not None else default
     except ValueError:
@@ -89,19 +89,19 @@ def _clamp(value: str | None, default: int, low: int, high: int) -> int:
     return max(low, min(high, number))
 
 
-def _counters(sim: Sim, post: Post, now: datetime) -> Any:
+def counters_at(sim: Sim, post: Post, now: datetime) -> Any:
     counters = post.counters(now)
     factor = sim.take_drop(post.platform, post.external_id)
     return counters if factor == 1.0 else counters.scaled(factor)
 
 
-def _live(sim: Sim, platform: str, post: Post | None, now: datetime) -> Post | None:
+def live_post(sim: Sim, platform: str, post: Post | None, now: datetime) -> Post | None:
     if post is None or not post.visible(now) or sim.is_deleted(platform, post.external_id, now):
         return None
     return post
 
 
-def _feed(sim: Sim, account: Account, now: datetime) -> list[Post]:
+def feed_of(sim: Sim, account: Account, now: datetime) -> list[Post]:
     return [
         p
         for p in sim.world.posts(account, now)
@@ -109,8 +109,8 @@ def _feed(sim: Sim, account: Account, now: datetime) -> list[Post]:
     ]
 
 
-def _in_feed(sim: Sim, post: Post, now: datetime) -> bool:
-    """Whether ``post`` is in its account's feed at ``now`` (what ``_feed`` lists)."""
+def in_feed(sim: Sim, post: Post, now: datetime) -> bool:
+    """Whether ``post`` is in its account's feed at ``now`` (what ``feed_of`` lists)."""
     return (
         post.visible(now)
         and day_number(post.published_at) >= day_number(now) - WINDOW_DAYS
@@ -118,22 +118,22 @@ def _in_feed(sim: Sim, post: Post, now: datetime) -> bool:
     )
 
 
-def _meta(sim: Sim, platform: str, post: Post) -> dict[str, Any]:
+def meta_of(sim: Sim, platform: str, post: Post) -> dict[str, Any]:
     """What a client attached to a post it published (none for the generated ones)."""
     from simulator.world import PUBLISHED_BASE
 
     return sim.meta(platform, post.external_id) if post.number >= PUBLISHED_BASE else {}
 
 
-def _iso_ms(moment: datetime) -> str:
+def iso_ms(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 GRAPH = ("instagram", "facebook", "threads")
 
 
-def _auth(request: Request) -> bool:
-    return bool(_bearer(request) or request.query_params.get("access_token"))
+def any_token(request: Request) -> bool:
+    return bool(bearer_token(request) or request.query_params.get("access_token"))
 
 
 def write(
@@ -141,14 +141,14 @@ def write(
     handler: Handler,
     *,
     commit: bool | Callable[[Request], bool],
-    auth: Callable[[Request], bool] = _auth,
+    auth: Callable[[Request], bool] = any_token,
 ) -> Callable[[Request], Awaitable[Response]]:
     """Wrap a write: write-scoped faults, then the any-call faults and the token check; a
     ``timeout_after_commit`` fault lets a committing call happen and holds its answer back."""
     read = endpoint(platform, handler, auth=auth)
 
     async def run(request: Request) -> Response:
-        sim = _sim(request)
+        sim = sim_of(request)
         now = sim.now()
         commits = commit(request) if callable(commit) else commit
         fault = sim.next_write_fault(platform, commits)
@@ -165,7 +165,7 @@ def write(
     return run
 
 
-async def _params(request: Request) -> dict[str, Any]:
+async def request_params(request: Request) -> dict[str, Any]:
     """Graph-style parameters: the query string, then a form or JSON body on top."""
     params: dict[str, Any] = dict(request.query_params)
     raw = await request.body()
@@ -184,12 +184,14 @@ async def _params(request: Request) -> dict[str, Any]:
     return params
 
 
-def _account(sim: Sim, platform: str, key: str) -> Account | None:
+def account_by_id(sim: Sim, platform: str, key: str) -> Account | None:
     account = sim.world.account(platform, key)
     return account if account is not None and account.external_id == key else None
 
 
-def _reply(sim: Sim, platform: str, thread: str, text: str, now: datetime, **extra: Any) -> str:
+def record_reply(
+    sim: Sim, platform: str, thread: str, text: str, now: datetime, **extra: Any
+) -> str:
     reply_id = f"{sim.next_id()}"
     sim.add_reply(
         platform, thread, {"id": reply_id, "text": text, "created_at": now.isoformat(), **extra}
@@ -197,11 +199,11 @@ def _reply(sim: Sim, platform: str, thread: str, text: str, now: datetime, **ext
     return reply_id
 
 
-def _event(sim: Sim, platform: str, external_id: str, now: datetime) -> inbox.Event | None:
+def find_event(sim: Sim, platform: str, external_id: str, now: datetime) -> inbox.Event | None:
     return inbox.find(sim.world, platform, external_id, now)
 
 
-def _own_events(sim: Sim, account: Account, now: datetime, since: str | None) -> list[inbox.Event]:
+def own_events(sim: Sim, account: Account, now: datetime, since: str | None) -> list[inbox.Event]:
     start = None
     if since:
         try:

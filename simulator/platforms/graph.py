@@ -13,21 +13,21 @@ from simulator import errors, inbox
 from simulator.platforms.common import (
     GRAPH,
     Handler,
-    _account,
-    _auth,
-    _bearer,
-    _clamp,
-    _counters,
-    _cursor,
-    _event,
-    _feed,
-    _live,
-    _older,
-    _own_events,
-    _params,
-    _reply,
+    account_by_id,
+    any_token,
+    bearer_token,
+    clamp,
+    counters_at,
+    cursor_of,
     endpoint,
+    feed_of,
+    find_event,
+    live_post,
     mount,
+    older_than,
+    own_events,
+    record_reply,
+    request_params,
     write,
 )
 from simulator.state import Sim
@@ -49,7 +49,7 @@ HASHTAGS = ALL_TOPICS + CATEGORIES  # a category name is a hashtag too
 
 
 def _ig_auth(request: Request) -> bool:
-    return bool(request.query_params.get("access_token") or _bearer(request))
+    return bool(request.query_params.get("access_token") or bearer_token(request))
 
 
 def _ig_time(moment: datetime) -> str:
@@ -129,11 +129,11 @@ async def ig_edge(request: Request, sim: Sim, now: datetime) -> Response:
         account = sim.world.account("instagram", node)
         if account is None or account.external_id != node:
             return _ig_not_found(node)
-        size = _clamp(q.get("limit"), 25, 1, 100)
+        size = clamp(q.get("limit"), 25, 1, 100)
         fields = set(q.get("fields", "id").split(","))
-        posts = _older(_feed(sim, account, now), q.get("after"))
+        posts = older_than(feed_of(sim, account, now), q.get("after"))
         page, rest = posts[:size], posts[size:]
-        after = _cursor(page[-1]) if rest and page else None
+        after = cursor_of(page[-1]) if rest and page else None
         return JSONResponse(_ig_page(request, [_ig_media(p, fields, now) for p in page], after))
     if edge == "insights":
         return ig_insights(request, sim, now, node)
@@ -145,11 +145,11 @@ async def ig_edge(request: Request, sim: Sim, now: datetime) -> Response:
             if account.kind == "creator":
                 media.extend(
                     p
-                    for p in _feed(sim, account, now)[:10]
+                    for p in feed_of(sim, account, now)[:10]
                     if topic in p.hashtags or topic == account.category
                 )
         media.sort(key=lambda p: -p.counters(now).likes)
-        size = _clamp(q.get("limit"), 25, 1, 50)
+        size = clamp(q.get("limit"), 25, 1, 50)
         return JSONResponse(
             _ig_page(request, [_ig_media(p, fields, now) for p in media[:size]], None)
         )
@@ -157,7 +157,7 @@ async def ig_edge(request: Request, sim: Sim, now: datetime) -> Response:
 
 
 def ig_insights(request: Request, sim: Sim, now: datetime, node: str) -> Response:
-    post = _live(sim, "instagram", sim.world.post("instagram", node), now)
+    post = live_post(sim, "instagram", sim.world.post("instagram", node), now)
     if post is None:
         return _ig_not_found(node)
     metrics = [m for m in request.query_params.get("metric", "").split(",") if m]
@@ -179,7 +179,7 @@ def ig_insights(request: Request, sim: Sim, now: datetime, node: str) -> Respons
             f"(#100) The Media Insights API does not support the {refused} metric for "
             "this media product type.",
         )
-    c = _counters(sim, post, now)
+    c = counters_at(sim, post, now)
     values = {
         "impressions": c.impressions,
         "reach": c.reach,
@@ -231,10 +231,10 @@ async def fb_ids(request: Request, sim: Sim, now: datetime) -> Response:
         return errors.graph(400, 100, f"(#100) ids takes 1 to {FB_IDS_MAX} ids")
     out: dict[str, Any] = {}
     for node in ids:
-        post = _live(sim, "facebook", sim.world.post("facebook", node), now)
+        post = live_post(sim, "facebook", sim.world.post("facebook", node), now)
         if post is None:
             continue
-        c = _counters(sim, post, now)
+        c = counters_at(sim, post, now)
         out[node] = {
             "id": node,
             "shares": {"count": c.shares},
@@ -254,7 +254,7 @@ async def fb_ids(request: Request, sim: Sim, now: datetime) -> Response:
 async def fb_pages_search(request: Request, sim: Sim, now: datetime) -> Response:
     """GET /pages/search?q=…&limit=…: public Pages whose name or category matches."""
     q = request.query_params
-    size = _clamp(q.get("limit"), 25, 1, 100)
+    size = clamp(q.get("limit"), 25, 1, 100)
     pages = sim.world.search("facebook", q.get("q", ""))[:size]
     return JSONResponse(
         {
@@ -273,7 +273,7 @@ async def fb_pages_search(request: Request, sim: Sim, now: datetime) -> Response
 async def threads_insights(request: Request, sim: Sim, now: datetime) -> Response:
     """GET /{threads-media-id}/insights?metric=views,likes,replies,reposts,quotes,shares."""
     node = request.path_params["node"]
-    post = _live(sim, "threads", sim.world.post("threads", node), now)
+    post = live_post(sim, "threads", sim.world.post("threads", node), now)
     if post is None:
         return errors.graph(
             400,
@@ -281,7 +281,7 @@ async def threads_insights(request: Request, sim: Sim, now: datetime) -> Respons
             f"Unsupported get request. Object with ID '{node}' does not exist.",
             subcode=33,
         )
-    c = _counters(sim, post, now)
+    c = counters_at(sim, post, now)
     values = {
         "views": c.impressions,
         "likes": c.likes,
@@ -301,10 +301,10 @@ async def threads_keyword_search(request: Request, sim: Sim, now: datetime) -> R
     """GET /keyword_search?q=…&search_type=TOP: the newest public thread of each matching
     profile (with its owner, so that the profile can be read)."""
     q = request.query_params
-    size = _clamp(q.get("limit"), 25, 1, 100)
+    size = clamp(q.get("limit"), 25, 1, 100)
     data = []
     for account in sim.world.search("threads", q.get("q", "")):
-        feed = _feed(sim, account, now)
+        feed = feed_of(sim, account, now)
         if feed:
             post = feed[0]
             data.append(
@@ -402,10 +402,10 @@ def _graph_publish(
         return errors.graph(400, 100, "The container has already been published.", subcode=2207008)
     reply_to = state.get("reply_to_id")
     if reply_to:  # a Threads reply: it joins the conversation, not the profile
-        event = _event(sim, platform, str(reply_to), now)
+        event = find_event(sim, platform, str(reply_to), now)
         if event is None:
             return _graph_missing(str(reply_to))
-        reply_id = _reply(sim, platform, event.thread_id, state["text"], now)
+        reply_id = record_reply(sim, platform, event.thread_id, state["text"], now)
         state["published"] = reply_id
         return JSONResponse({"id": reply_id})
     post = sim.publish(
@@ -471,7 +471,7 @@ def _graph_reply_items(sim: Sim, platform: str, thread: str) -> list[dict[str, A
 
 
 def _graph_conversations(sim: Sim, platform: str, account: Account, now: datetime) -> Response:
-    dms = [e for e in _own_events(sim, account, now, None) if e.kind == "dm"]
+    dms = [e for e in own_events(sim, account, now, None) if e.kind == "dm"]
     dms.reverse()
     data = []
     for e in dms:
@@ -519,8 +519,8 @@ def graph_post(platform: str) -> Handler:
 
     async def run(request: Request, sim: Sim, now: datetime) -> Response:
         node, edge = request.path_params["node"], request.path_params["edge"]
-        params = await _params(request)
-        account = _account(sim, platform, node)
+        params = await request_params(request)
+        account = account_by_id(sim, platform, node)
         if account is not None:
             if (platform, edge) in (("instagram", "media"), ("threads", "threads")):
                 return _container(sim, platform, account, params)
@@ -534,21 +534,21 @@ def graph_post(platform: str) -> Handler:
                 text = str((params.get("message") or {}).get("text") or "")
                 dms = [
                     e
-                    for e in _own_events(sim, account, now, None)
+                    for e in own_events(sim, account, now, None)
                     if e.kind == "dm" and e.author_id == recipient
                 ]
                 if not dms:
                     return errors.graph(400, 100, "(#100) No matching user found", subcode=2018001)
-                message_id = _reply(sim, platform, dms[-1].thread_id, text, now)
+                message_id = record_reply(sim, platform, dms[-1].thread_id, text, now)
                 return JSONResponse({"recipient_id": recipient, "message_id": f"m_{message_id}"})
             return _graph_missing(f"{node}/{edge}")
         # A comment: replies go under it (Instagram /replies, Facebook /comments).
         if (platform, edge) in (("instagram", "replies"), ("facebook", "comments")):
-            event = _event(sim, platform, node, now)
+            event = find_event(sim, platform, node, now)
             if event is None or event.kind != "comment":
                 return _graph_missing(node)
             text = str(params.get("message") or "")
-            return JSONResponse({"id": _reply(sim, platform, event.thread_id, text, now)})
+            return JSONResponse({"id": record_reply(sim, platform, event.thread_id, text, now)})
         return _graph_missing(node)
 
     return run
@@ -586,13 +586,13 @@ def graph_read(sim: Sim, platform: str, request: Request, now: datetime) -> Resp
         if status is not None:
             return status
         if platform in ("instagram", "facebook"):
-            event = _event(sim, platform, node, now)
+            event = find_event(sim, platform, node, now)
             if event is not None and event.kind == "dm":
                 return _graph_conversations_one(sim, platform, event)
         if platform == "threads":
             return _threads_media(sim, node, q.get("fields"), now)
         return None
-    account = _account(sim, platform, node)
+    account = account_by_id(sim, platform, node)
     if account is not None:
         if edge == "conversations" and platform in ("instagram", "facebook"):
             return _graph_conversations(sim, platform, account, now)
@@ -601,8 +601,8 @@ def graph_read(sim: Sim, platform: str, request: Request, now: datetime) -> Resp
             ("facebook", "feed"),
             ("threads", "threads"),
         ):
-            size = _clamp(q.get("limit"), 25, 1, 100)
-            posts = _older(_feed(sim, account, now), q.get("after"))
+            size = clamp(q.get("limit"), 25, 1, 100)
+            posts = older_than(feed_of(sim, account, now), q.get("after"))
             page, rest = posts[:size], posts[size:]
             items = [
                 {
@@ -617,7 +617,7 @@ def graph_read(sim: Sim, platform: str, request: Request, now: datetime) -> Resp
                 }
                 for p in page
             ]
-            after = _cursor(page[-1]) if rest and page else ""
+            after = cursor_of(page[-1]) if rest and page else ""
             paging: dict[str, Any] = {"cursors": {"before": "", "after": after}}
             if after:
                 paging["next"] = f"{str(request.url).split('?')[0]}?after={after}"
@@ -632,7 +632,7 @@ def graph_read(sim: Sim, platform: str, request: Request, now: datetime) -> Resp
         ]
         fields = set(q.get("fields", "id,text").split(","))
         return JSONResponse({"data": [_graph_comment(e, fields) for e in found]})
-    event = _event(sim, platform, node, now)
+    event = find_event(sim, platform, node, now)
     if event is not None and edge in ("comments", "replies"):
         return JSONResponse({"data": _graph_reply_items(sim, platform, event.thread_id)})
     return None
@@ -671,7 +671,7 @@ def graph_get(platform: str) -> Handler:
         if answer is not None:
             return answer
         node = request.path_params["node"]
-        account = _account(sim, platform, node)
+        account = account_by_id(sim, platform, node)
         if account is not None and "edge" not in request.path_params:
             return JSONResponse(
                 {
@@ -706,7 +706,7 @@ def routes() -> list[BaseRoute]:
         ("threads", "/{node}/insights", threads_insights),
     ]
     out: list[BaseRoute] = [
-        Route(f"/{platform}{path}", endpoint(platform, handler, auth=_auth), methods=["GET"])
+        Route(f"/{platform}{path}", endpoint(platform, handler, auth=any_token), methods=["GET"])
         for platform, path, handler in fixed
     ]
     for platform in GRAPH:
@@ -724,7 +724,7 @@ def routes() -> list[BaseRoute]:
         handler = endpoint("instagram", graph_first("instagram", reads), auth=_ig_auth)
         out += mount("instagram", [(path, handler, ["GET"])])
     for platform in ("facebook", "threads"):
-        handler = endpoint(platform, graph_get(platform), auth=_auth)
+        handler = endpoint(platform, graph_get(platform), auth=any_token)
         out += mount(
             platform, [("/{node}/{edge}", handler, ["GET"]), ("/{node}", handler, ["GET"])]
         )

@@ -12,19 +12,19 @@ from starlette.routing import BaseRoute, Route
 from simulator import errors, inbox
 from simulator.platforms.common import (
     Handler,
-    _account,
-    _auth,
-    _bearer,
-    _clamp,
-    _counters,
-    _event,
-    _feed,
-    _live,
-    _params,
-    _reply,
-    _sim,
+    account_by_id,
+    any_token,
+    bearer_token,
+    clamp,
+    counters_at,
     endpoint,
+    feed_of,
+    find_event,
+    live_post,
     mount,
+    record_reply,
+    request_params,
+    sim_of,
     write,
 )
 from simulator.state import Sim
@@ -34,7 +34,7 @@ ORG = "urn:li:organization:"
 
 
 def _li_auth(request: Request) -> bool:
-    return _bearer(request) is not None
+    return bearer_token(request) is not None
 
 
 def _li_checked(handler: Handler) -> Handler:
@@ -84,8 +84,8 @@ async def li_organizations(request: Request, sim: Sim, now: datetime) -> Respons
     if q.get("q") != "vanityName":
         return errors.linkedin(400, "Only q=vanityName is simulated.")
     found = sim.world.search("linkedin", q.get("vanityName", ""))
-    size = _clamp(q.get("count"), 10, 1, 100)
-    start = _clamp(q.get("start"), 0, 0, 10**6)
+    size = clamp(q.get("count"), 10, 1, 100)
+    start = clamp(q.get("start"), 0, 0, 10**6)
     page = found[start : start + size]
     return JSONResponse(
         {
@@ -132,9 +132,9 @@ async def li_posts(request: Request, sim: Sim, now: datetime) -> Response:
         return errors.linkedin(
             403, "Not enough permissions to access: partnerApiPostsExternal", code="ACCESS_DENIED"
         )
-    size = _clamp(q.get("count"), 10, 1, 100)
-    start = _clamp(q.get("start"), 0, 0, 10**6)
-    posts = _feed(sim, account, now)
+    size = clamp(q.get("count"), 10, 1, 100)
+    start = clamp(q.get("start"), 0, 0, 10**6)
+    posts = feed_of(sim, account, now)
     page = posts[start : start + size]
     return JSONResponse(
         {
@@ -158,10 +158,10 @@ async def li_share_statistics(request: Request, sim: Sim, now: datetime) -> Resp
         return errors.linkedin(400, "organizationalEntity must be an organization URN.")
     elements = []
     for urn in _restli_list(q.get("shares", "")):
-        post = _live(sim, "linkedin", sim.world.post("linkedin", urn), now)
+        post = live_post(sim, "linkedin", sim.world.post("linkedin", urn), now)
         if post is None:
             continue  # statistics of deleted shares are no longer returned
-        c = _counters(sim, post, now)
+        c = counters_at(sim, post, now)
         engagement = (
             (c.likes + c.comments + c.shares + c.clicks) / c.impressions if c.impressions else 0.0
         )
@@ -186,9 +186,9 @@ async def li_share_statistics(request: Request, sim: Sim, now: datetime) -> Resp
 
 
 async def li_create_post(request: Request, sim: Sim, now: datetime) -> Response:
-    body = await _params(request)
+    body = await request_params(request)
     author = str(body.get("author") or "")
-    account = _account(sim, "linkedin", author.removeprefix(ORG))
+    account = account_by_id(sim, "linkedin", author.removeprefix(ORG))
     if account is None:
         return errors.linkedin(
             403,
@@ -231,7 +231,7 @@ async def li_init_upload(request: Request, sim: Sim, now: datetime) -> Response:
 
 
 async def li_upload(request: Request) -> Response:
-    sim = _sim(request)
+    sim = sim_of(request)
     state = sim.pending.get(f"linkedin:upload:{request.path_params['n']}")
     if state is None:
         return errors.linkedin(404, "Not Found")
@@ -255,16 +255,18 @@ def _li_comment_out(
 async def li_comments(request: Request, sim: Sim, now: datetime) -> Response:
     target = request.path_params["urn"]
     if request.method == "POST":
-        body = await _params(request)
+        body = await request_params(request)
         text = str((body.get("message") or {}).get("text") or "")
         parent = str(body.get("parentComment") or target)
-        event = _event(sim, "linkedin", parent, now)
+        event = find_event(sim, "linkedin", parent, now)
         if event is None:
             return errors.linkedin(404, "Not Found", code="NOT_FOUND")
-        reply_id = _reply(sim, "linkedin", event.thread_id, text, now, actor=body.get("actor"))
+        reply_id = record_reply(
+            sim, "linkedin", event.thread_id, text, now, actor=body.get("actor")
+        )
         urn = f"urn:li:comment:({event.post.external_id if event.post else target},{reply_id})"
         return Response(status_code=201, headers={"x-restli-id": urn})
-    event = _event(sim, "linkedin", target, now)
+    event = find_event(sim, "linkedin", target, now)
     if event is not None:  # a comment's own comments: our replies
         return JSONResponse(
             {
@@ -330,7 +332,7 @@ def routes() -> list[BaseRoute]:
                 ),
                 (
                     "/rest/socialActions/{urn:path}/comments",
-                    endpoint("linkedin", comments, auth=_auth),
+                    endpoint("linkedin", comments, auth=any_token),
                     ["GET"],
                 ),
                 (

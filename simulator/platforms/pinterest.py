@@ -11,16 +11,16 @@ from starlette.routing import BaseRoute
 
 from simulator import errors
 from simulator.platforms.common import (
-    _auth,
-    _clamp,
-    _counters,
-    _cursor,
-    _feed,
-    _live,
-    _older,
-    _params,
+    any_token,
+    clamp,
+    counters_at,
+    cursor_of,
     endpoint,
+    feed_of,
+    live_post,
     mount,
+    older_than,
+    request_params,
     token_owner,
     write,
 )
@@ -41,7 +41,7 @@ async def pin_user_account(request: Request, sim: Sim, now: datetime) -> Respons
             "account_type": "BUSINESS",
             "follower_count": account.followers(now),
             "following_count": account.following,
-            "pin_count": len(_feed(sim, account, now)),
+            "pin_count": len(feed_of(sim, account, now)),
         }
     )
 
@@ -52,7 +52,7 @@ async def pin_get(request: Request, sim: Sim, now: datetime) -> Response:
     if account is None:
         return errors.pinterest(401, 2, "Authentication failed.")
     pin_id = request.path_params["pin_id"]
-    post = _live(sim, "pinterest", sim.world.post("pinterest", pin_id), now)
+    post = live_post(sim, "pinterest", sim.world.post("pinterest", pin_id), now)
     if post is None or post.account.external_id != account.external_id:
         return errors.pinterest(404, 50, "Pin not found.")
     body: dict[str, Any] = {
@@ -62,7 +62,7 @@ async def pin_get(request: Request, sim: Sim, now: datetime) -> Response:
         "media": {"media_type": post.media_type},
     }
     if request.query_params.get("pin_metrics") == "true":
-        c = _counters(sim, post, now)
+        c = counters_at(sim, post, now)
         body["pin_metrics"] = {
             "lifetime_metrics": {
                 "impression": c.impressions,
@@ -117,7 +117,7 @@ async def pin_create(request: Request, sim: Sim, now: datetime) -> Response:
     account = token_owner(sim, request, "pinterest", "pina_")
     if account is None:
         return errors.pinterest(401, 2, "Authentication failed.")
-    body = await _params(request)
+    body = await request_params(request)
     if str(body.get("board_id") or "") != _board_id(account):
         return errors.pinterest(404, 2, "Board not found.")
     source = body.get("media_source") or {}
@@ -142,13 +142,13 @@ async def pin_list(request: Request, sim: Sim, now: datetime) -> Response:
     if account is None:
         return errors.pinterest(401, 2, "Authentication failed.")
     q = request.query_params
-    size = _clamp(q.get("page_size"), 25, 1, 250)
-    posts = _older(_feed(sim, account, now), q.get("bookmark"))
+    size = clamp(q.get("page_size"), 25, 1, 250)
+    posts = older_than(feed_of(sim, account, now), q.get("bookmark"))
     page, rest = posts[:size], posts[size:]
     return JSONResponse(
         {
             "items": [_pin(sim, p) for p in page],
-            "bookmark": _cursor(page[-1]) if rest and page else None,
+            "bookmark": cursor_of(page[-1]) if rest and page else None,
         }
     )
 
@@ -159,9 +159,9 @@ def routes() -> list[BaseRoute]:
     return mount(
         "pinterest",
         [
-            ("/v5/boards", endpoint("pinterest", pin_boards, auth=_auth), ["GET"]),
+            ("/v5/boards", endpoint("pinterest", pin_boards, auth=any_token), ["GET"]),
             ("/v5/pins", write("pinterest", pin_create, commit=True), ["POST"]),
-            ("/v5/pins", endpoint("pinterest", pin_list, auth=_auth), ["GET"]),
+            ("/v5/pins", endpoint("pinterest", pin_list, auth=any_token), ["GET"]),
             ("/v5/user_account", endpoint("pinterest", pin_user_account, auth=anyone), ["GET"]),
             ("/v5/pins/{pin_id}", endpoint("pinterest", pin_get, auth=anyone), ["GET"]),
         ],

@@ -12,13 +12,13 @@ from starlette.routing import BaseRoute, Route
 
 from simulator import errors
 from simulator.platforms.common import (
-    _auth,
-    _bearer,
-    _counters,
-    _feed,
-    _in_feed,
-    _live,
+    any_token,
+    bearer_token,
+    counters_at,
     endpoint,
+    feed_of,
+    in_feed,
+    live_post,
     mount,
     token_owner,
     write,
@@ -33,7 +33,7 @@ def simulator_tiktok_token(open_id: str) -> str:
 
 
 def _tt_auth(request: Request) -> bool:
-    return _bearer(request) is not None
+    return bearer_token(request) is not None
 
 
 def _tt_ok(data: Any) -> JSONResponse:
@@ -97,7 +97,7 @@ async def tt_video_list(request: Request, sim: Sim, now: datetime) -> Response:
         return errors.expired("tiktok")
     body = await _json(request)
     size = max(1, min(20, int(body.get("max_count") or 10)))
-    posts = _feed(sim, account, now)
+    posts = feed_of(sim, account, now)
     cursor = body.get("cursor")
     if cursor:  # a Unix-ms timestamp: videos created before it
         posts = [p for p in posts if p.published_at.timestamp() * 1000 < int(cursor)]
@@ -124,9 +124,9 @@ async def tt_video_query(request: Request, sim: Sim, now: datetime) -> Response:
     fields = _fields(request)
     videos = []
     for video_id in ids:
-        post = _live(sim, "tiktok", sim.world.post("tiktok", str(video_id)), now)
+        post = live_post(sim, "tiktok", sim.world.post("tiktok", str(video_id)), now)
         if post is not None and post.account.external_id == account.external_id:
-            videos.append(_tt_video(post, _counters(sim, post, now), fields))
+            videos.append(_tt_video(post, counters_at(sim, post, now), fields))
     return _tt_ok({"videos": videos, "cursor": 0, "has_more": False})
 
 
@@ -198,14 +198,14 @@ async def tt_research_videos(request: Request, sim: Sim, now: datetime) -> Respo
             for p in found
             if p is not None
             and (not usernames or p.account.handle.lower() in usernames)
-            and _in_feed(sim, p, now)
+            and in_feed(sim, p, now)
         ]
     else:
         candidates = [
             p
             for a in sim.world.accounts("tiktok")
             if not usernames or a.handle.lower() in usernames
-            for p in _feed(sim, a, now)
+            for p in feed_of(sim, a, now)
         ]
     matched = [
         p
@@ -218,7 +218,7 @@ async def tt_research_videos(request: Request, sim: Sim, now: datetime) -> Respo
     fields = _fields(request)
     return _tt_ok(
         {
-            "videos": [_tt_video(p, _counters(sim, p, now), fields) for p in page],
+            "videos": [_tt_video(p, counters_at(sim, p, now), fields) for p in page],
             "cursor": offset + len(page),
             "has_more": offset + size < len(matched),
             "search_id": body.get("search_id") or "7201388525814961198",
@@ -288,7 +288,7 @@ def routes() -> list[BaseRoute]:
                 ),
                 (
                     "/v2/post/publish/status/fetch/",
-                    endpoint("tiktok", tt_publish_status, auth=_auth),
+                    endpoint("tiktok", tt_publish_status, auth=any_token),
                     ["POST"],
                 ),
                 (

@@ -11,22 +11,22 @@ from starlette.routing import BaseRoute
 
 from simulator import errors, inbox
 from simulator.platforms.common import (
-    _account,
-    _auth,
-    _bearer,
-    _clamp,
-    _counters,
-    _cursor,
-    _event,
-    _feed,
-    _iso_ms,
-    _live,
-    _older,
-    _own_events,
-    _params,
-    _reply,
+    account_by_id,
+    any_token,
+    bearer_token,
+    clamp,
+    counters_at,
+    cursor_of,
     endpoint,
+    feed_of,
+    find_event,
+    iso_ms,
+    live_post,
     mount,
+    older_than,
+    own_events,
+    record_reply,
+    request_params,
     token_owner,
     write,
 )
@@ -35,7 +35,7 @@ from simulator.world import Account, Post
 
 
 def _x_auth(request: Request) -> bool:
-    return _bearer(request) is not None
+    return bearer_token(request) is not None
 
 
 def _x_user(account: Account, now: datetime) -> dict[str, Any]:
@@ -62,7 +62,7 @@ def _x_tweet(post: Post, counters: Any) -> dict[str, Any]:
         "id": post.external_id,
         "text": post.text,
         "author_id": post.account.external_id,
-        "created_at": _iso_ms(post.published_at),
+        "created_at": iso_ms(post.published_at),
         "edit_history_tweet_ids": [post.external_id],
         "entities": {"hashtags": hashtags},
         "public_metrics": {
@@ -99,19 +99,19 @@ async def x_user_tweets(request: Request, sim: Sim, now: datetime) -> Response:
         return JSONResponse(
             {"errors": [errors.x_not_found("user", "id", request.path_params["id"])]}
         )
-    size = _clamp(q.get("max_results"), 10, 5, 100)
-    posts = _feed(sim, account, now)
+    size = clamp(q.get("max_results"), 10, 5, 100)
+    posts = feed_of(sim, account, now)
     if q.get("start_time"):
         since = datetime.fromisoformat(q["start_time"].replace("Z", "+00:00"))
         posts = [p for p in posts if p.published_at >= since]
-    posts = _older(posts, q.get("pagination_token"))
+    posts = older_than(posts, q.get("pagination_token"))
     page, rest = posts[:size], posts[size:]
     meta: dict[str, Any] = {"result_count": len(page)}
     if page:
         meta["newest_id"] = page[0].external_id
         meta["oldest_id"] = page[-1].external_id
     if rest and page:
-        meta["next_token"] = _cursor(page[-1])
+        meta["next_token"] = cursor_of(page[-1])
     body: dict[str, Any] = {"meta": meta}
     if page:
         body["data"] = [_x_tweet(p, p.counters(now)) for p in page]
@@ -132,11 +132,11 @@ async def x_tweets(request: Request, sim: Sim, now: datetime) -> Response:
         )
     data, problems = [], []
     for tweet_id in ids:
-        post = _live(sim, "x", sim.world.post("x", tweet_id), now)
+        post = live_post(sim, "x", sim.world.post("x", tweet_id), now)
         if post is None:
             problems.append(errors.x_not_found("tweet", "ids", tweet_id))
         else:
-            data.append(_x_tweet(post, _counters(sim, post, now)))
+            data.append(_x_tweet(post, counters_at(sim, post, now)))
     body: dict[str, Any] = {}
     if data:
         body["data"] = data
@@ -147,7 +147,7 @@ async def x_tweets(request: Request, sim: Sim, now: datetime) -> Response:
 
 async def x_users_search(request: Request, sim: Sim, now: datetime) -> Response:
     q = request.query_params
-    size = _clamp(q.get("max_results"), 100, 1, 1000)
+    size = clamp(q.get("max_results"), 100, 1, 1000)
     found = sim.world.search("x", q.get("query", ""))
     start = int(q.get("next_token") or 0)
     page = found[start : start + size]
@@ -181,7 +181,7 @@ async def x_media_upload(request: Request, sim: Sim, now: datetime) -> Response:
 
 
 async def x_create_tweet(request: Request, sim: Sim, now: datetime) -> Response:
-    body = await _params(request)
+    body = await request_params(request)
     text = str(body.get("text") or "")
     media_ids = list((body.get("media") or {}).get("media_ids") or [])
     for media_id in media_ids:
@@ -194,7 +194,7 @@ async def x_create_tweet(request: Request, sim: Sim, now: datetime) -> Response:
         return errors.x(401, "Unauthorized")
     reply_to = (body.get("reply") or {}).get("in_reply_to_tweet_id")
     if reply_to:
-        event = _event(sim, "x", str(reply_to), now)
+        event = find_event(sim, "x", str(reply_to), now)
         if event is None:
             return errors.x(400, "The Tweet you are replying to does not exist.")
         reply_id = str(1_900_000_000_000_000_000 + sim.next_id())
@@ -215,15 +215,15 @@ def _x_user_ref(event: inbox.Event) -> dict[str, Any]:
 
 
 async def x_mentions(request: Request, sim: Sim, now: datetime) -> Response:
-    account = _account(sim, "x", request.path_params["id"])
+    account = account_by_id(sim, "x", request.path_params["id"])
     if account is None:
         return JSONResponse(
             {"errors": [errors.x_not_found("user", "id", request.path_params["id"])]}
         )
     q = request.query_params
-    found = [e for e in _own_events(sim, account, now, q.get("start_time")) if e.kind != "dm"]
+    found = [e for e in own_events(sim, account, now, q.get("start_time")) if e.kind != "dm"]
     found.reverse()  # newest first, as X lists them
-    size = _clamp(q.get("max_results"), 10, 5, 100)
+    size = clamp(q.get("max_results"), 10, 5, 100)
     start = int(q.get("pagination_token") or 0)
     page = found[start : start + size]
     data = []
@@ -232,7 +232,7 @@ async def x_mentions(request: Request, sim: Sim, now: datetime) -> Response:
             "id": e.message_id,
             "text": e.text,
             "author_id": e.author_id,
-            "created_at": _iso_ms(e.at),
+            "created_at": iso_ms(e.at),
             "conversation_id": e.post.external_id if e.post else e.message_id,
             "edit_history_tweet_ids": [e.message_id],
         }
@@ -255,9 +255,9 @@ async def x_dm_events(request: Request, sim: Sim, now: datetime) -> Response:
     if account is None:
         return errors.x(401, "Unauthorized")
     q = request.query_params
-    found = [e for e in _own_events(sim, account, now, None) if e.kind == "dm"]
+    found = [e for e in own_events(sim, account, now, None) if e.kind == "dm"]
     found.reverse()
-    size = _clamp(q.get("max_results"), 100, 1, 100)
+    size = clamp(q.get("max_results"), 100, 1, 100)
     start = int(q.get("pagination_token") or 0)
     page = found[start : start + size]
     data = [
@@ -267,7 +267,7 @@ async def x_dm_events(request: Request, sim: Sim, now: datetime) -> Response:
             "text": e.text,
             "sender_id": e.author_id,
             "dm_conversation_id": e.thread_id,
-            "created_at": _iso_ms(e.at),
+            "created_at": iso_ms(e.at),
         }
         for e in page
     ]
@@ -282,11 +282,11 @@ async def x_dm_events(request: Request, sim: Sim, now: datetime) -> Response:
 
 async def x_dm_send(request: Request, sim: Sim, now: datetime) -> Response:
     conversation = request.path_params["id"]
-    if _event(sim, "x", conversation, now) is None:
+    if find_event(sim, "x", conversation, now) is None:
         return errors.x(404, f"Could not find DM conversation with id: [{conversation}].")
-    body = await _params(request)
+    body = await request_params(request)
     text = str(body.get("text") or "")
-    event_id = _reply(sim, "x", conversation, text, now)
+    event_id = record_reply(sim, "x", conversation, text, now)
     return JSONResponse(
         {"data": {"dm_conversation_id": conversation, "dm_event_id": event_id}}, 201
     )
@@ -299,8 +299,8 @@ def routes() -> list[BaseRoute]:
         [
             ("/2/media/upload", write("x", x_media_upload, commit=False), ["POST"]),
             ("/2/tweets", write("x", x_create_tweet, commit=True), ["POST"]),
-            ("/2/users/{id}/mentions", endpoint("x", x_mentions, auth=_auth), ["GET"]),
-            ("/2/dm_events", endpoint("x", x_dm_events, auth=_auth), ["GET"]),
+            ("/2/users/{id}/mentions", endpoint("x", x_mentions, auth=any_token), ["GET"]),
+            ("/2/dm_events", endpoint("x", x_dm_events, auth=any_token), ["GET"]),
             ("/2/dm_conversations/{id}/messages", write("x", x_dm_send, commit=True), ["POST"]),
             (
                 "/2/users/by/username/{username}",

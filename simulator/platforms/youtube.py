@@ -12,22 +12,22 @@ from starlette.routing import BaseRoute
 
 from simulator import errors
 from simulator.platforms.common import (
-    _account,
-    _auth,
-    _bearer,
-    _clamp,
-    _counters,
-    _cursor,
-    _event,
-    _feed,
-    _live,
-    _meta,
-    _older,
-    _own_events,
-    _params,
-    _reply,
+    account_by_id,
+    any_token,
+    bearer_token,
+    clamp,
+    counters_at,
+    cursor_of,
     endpoint,
+    feed_of,
+    find_event,
+    live_post,
+    meta_of,
     mount,
+    older_than,
+    own_events,
+    record_reply,
+    request_params,
     token_owner,
     write,
 )
@@ -54,7 +54,7 @@ def _uploads(account: Account) -> str:
 
 
 def _yt_auth(request: Request) -> bool:
-    return bool(request.query_params.get("key") or _bearer(request))
+    return bool(request.query_params.get("key") or bearer_token(request))
 
 
 def _yt_video(
@@ -137,8 +137,8 @@ async def yt_playlist_items(request: Request, sim: Sim, now: datetime) -> Respon
             "playlistNotFound",
             "The playlist identified with the request's playlistId parameter cannot be found.",
         )
-    size = _clamp(q.get("maxResults"), 5, 0, 50)
-    posts = _older(_feed(sim, account, now), q.get("pageToken"))
+    size = clamp(q.get("maxResults"), 5, 0, 50)
+    posts = older_than(feed_of(sim, account, now), q.get("pageToken"))
     page, rest = posts[:size], posts[size:]
     items = []
     for post in page:
@@ -150,7 +150,7 @@ async def yt_playlist_items(request: Request, sim: Sim, now: datetime) -> Respon
                 "snippet": {
                     "publishedAt": published,
                     "channelId": account.external_id,
-                    "title": _meta(sim, "youtube", post).get("title") or post.text.split(" #")[0],
+                    "title": meta_of(sim, "youtube", post).get("title") or post.text.split(" #")[0],
                     "description": post.text,
                     "playlistId": playlist,
                     "resourceId": {"kind": "youtube#video", "videoId": post.external_id},
@@ -164,7 +164,7 @@ async def yt_playlist_items(request: Request, sim: Sim, now: datetime) -> Respon
         "pageInfo": {"totalResults": len(posts), "resultsPerPage": size},
     }
     if rest and page:
-        body["nextPageToken"] = _cursor(page[-1])
+        body["nextPageToken"] = cursor_of(page[-1])
     return JSONResponse(body)
 
 
@@ -176,10 +176,10 @@ async def yt_videos(request: Request, sim: Sim, now: datetime) -> Response:
     parts = set(q.get("part", "").split(","))
     items = []
     for video_id in ids:
-        post = _live(sim, "youtube", sim.world.post("youtube", video_id), now)
+        post = live_post(sim, "youtube", sim.world.post("youtube", video_id), now)
         if post is not None:  # deleted or unknown videos are simply left out
-            meta = _meta(sim, "youtube", post)
-            items.append(_yt_video(post, _counters(sim, post, now), parts, meta))
+            meta = meta_of(sim, "youtube", post)
+            items.append(_yt_video(post, counters_at(sim, post, now), parts, meta))
     return JSONResponse(
         {
             "kind": "youtube#videoListResponse",
@@ -193,7 +193,7 @@ async def yt_search(request: Request, sim: Sim, now: datetime) -> Response:
     q = request.query_params
     if q.get("type", "") != "channel":
         return errors.youtube(400, "invalidSearchFilter", "Only type=channel is simulated.")
-    size = _clamp(q.get("maxResults"), 5, 0, 50)
+    size = clamp(q.get("maxResults"), 5, 0, 50)
     found = sim.world.search("youtube", q.get("q", ""))
     start = int(q.get("pageToken") or 0)
     page = found[start : start + size]
@@ -223,7 +223,7 @@ async def yt_upload_init(request: Request, sim: Sim, now: datetime) -> Response:
     q = request.query_params
     if q.get("uploadType") != "resumable":
         return errors.youtube(400, "badRequest", "Only uploadType=resumable is simulated.")
-    body = await _params(request)
+    body = await request_params(request)
     snippet = body.get("snippet") or {}
     if not snippet.get("title"):
         return errors.youtube(
@@ -231,7 +231,7 @@ async def yt_upload_init(request: Request, sim: Sim, now: datetime) -> Response:
         )
     channel = q.get("onBehalfOfContentOwnerChannel") or ""
     account = (
-        _account(sim, "youtube", channel)
+        account_by_id(sim, "youtube", channel)
         if channel
         else token_owner(sim, request, "youtube", "sim-user-", own_by_default=True)
     )
@@ -258,7 +258,7 @@ async def yt_upload_put(request: Request, sim: Sim, now: datetime) -> Response:
     data = await request.body()
     if not data:
         return errors.youtube(400, "badContent", "The media content is empty.")
-    account = _account(sim, "youtube", state["account"])
+    account = account_by_id(sim, "youtube", state["account"])
     assert account is not None
     snippet = state["snippet"]
     text = str(snippet.get("description") or snippet.get("title") or "")
@@ -293,12 +293,12 @@ async def yt_upload_put(request: Request, sim: Sim, now: datetime) -> Response:
 async def yt_comment_threads(request: Request, sim: Sim, now: datetime) -> Response:
     q = request.query_params
     channel = q.get("allThreadsRelatedToChannelId") or ""
-    account = _account(sim, "youtube", channel)
+    account = account_by_id(sim, "youtube", channel)
     if account is None:
         return errors.youtube(404, "channelNotFound", "The channel could not be found.")
-    found = [e for e in _own_events(sim, account, now, None) if e.kind == "comment"]
+    found = [e for e in own_events(sim, account, now, None) if e.kind == "comment"]
     found.reverse()
-    size = _clamp(q.get("maxResults"), 20, 1, 100)
+    size = clamp(q.get("maxResults"), 20, 1, 100)
     start = int(q.get("pageToken") or 0)
     page = found[start : start + size]
     items = []
@@ -345,16 +345,16 @@ async def yt_comment_threads(request: Request, sim: Sim, now: datetime) -> Respo
 
 
 async def yt_comment_insert(request: Request, sim: Sim, now: datetime) -> Response:
-    body = await _params(request)
+    body = await request_params(request)
     snippet = body.get("snippet") or {}
     parent = str(snippet.get("parentId") or "")
-    event = _event(sim, "youtube", parent, now)
+    event = find_event(sim, "youtube", parent, now)
     if event is None:
         return errors.youtube(
             404, "parentCommentNotFound", "The parent comment could not be found."
         )
     text = str(snippet.get("textOriginal") or "")
-    reply_id = _reply(sim, "youtube", event.thread_id, text, now)
+    reply_id = record_reply(sim, "youtube", event.thread_id, text, now)
     return JSONResponse(
         {
             "kind": "youtube#comment",
@@ -377,7 +377,7 @@ def routes() -> list[BaseRoute]:
             ),
             (
                 "/youtube/v3/commentThreads",
-                endpoint("youtube", yt_comment_threads, auth=_auth),
+                endpoint("youtube", yt_comment_threads, auth=any_token),
                 ["GET"],
             ),
             ("/youtube/v3/comments", write("youtube", yt_comment_insert, commit=True), ["POST"]),
