@@ -28,7 +28,13 @@ import structlog
 
 from warehouse.changes import ChangeSignal
 from warehouse.cursor import StoreCursor
-from warehouse.errors import StoreError, StoreUnavailableError, translate
+from warehouse.errors import (
+    ConflictError,
+    DuplicateKeyError,
+    StoreError,
+    StoreUnavailableError,
+    translate,
+)
 from warehouse.files import private_dir
 from warehouse.integrity import check_and_repair
 from warehouse.migrations import migrate
@@ -359,8 +365,16 @@ class Store:
             return description, list(self._con.fetchall())
 
     def execute_script(self, sql: str) -> None:
-        """Run a multi-statement script atomically where the data lives (server-side over Quack)."""
+        """Run a multi-statement script atomically where the data lives, again after a conflict.
+
+        Parallel partition runs refuse each other's commits (two rewrites of one table, or two
+        upserts of one key that was new to both); a refused script leaves nothing behind, so
+        it runs again.
+        """
         body = f"BEGIN TRANSACTION;\n{sql}\nCOMMIT;"
+        retrying(lambda: self._script_once(body), retry_on=(ConflictError, DuplicateKeyError))
+
+    def _script_once(self, body: str) -> None:
         if self.mode == "remote":
             assert self._remote_lock is not None
             with self._remote_lock:
