@@ -24,6 +24,10 @@ from murmur.settings import Settings
 from warehouse import workspaces as ws_repo
 from warehouse.store import Store
 
+# How long a test waits for something before it fails: only to turn a hang into a failure
+# (every wait polls and returns as soon as its condition holds), so generous for a busy machine.
+HANG_SECONDS = 240.0
+
 # Ports for servers a test starts in another process, which binds them later. Each xdist
 # worker draws from its own block below the kernel's ephemeral range (32768+ here), so
 # neither the other worker nor an outgoing connection can take a port between our check
@@ -75,7 +79,7 @@ def serve_in_thread(app: Any, **options: Any) -> ThreadServer:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG_SECONDS
     while not server.started:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("the server did not start")

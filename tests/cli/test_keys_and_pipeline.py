@@ -25,7 +25,7 @@ from dagster import DagsterInstance, DagsterRunStatus
 from api.auth import ALL_SCOPES
 from murmur.cli import prepare_dagster_home
 from murmur.settings import Settings
-from tests.support import free_port
+from tests.support import HANG_SECONDS, free_port
 from warehouse import workspaces as repo
 from warehouse.ids import utcnow
 from warehouse.rows import Cursor
@@ -268,7 +268,7 @@ def simulator(tmp_path: Path, data_dir: Path) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + HANG_SECONDS
         while True:
             assert proc.poll() is None, "the simulator exited"
             assert time.monotonic() < deadline, "the simulator did not answer"
@@ -359,7 +359,7 @@ def _start_up(data_dir: Path, log: Path, env: dict[str, str]) -> subprocess.Pope
             [*MURMUR, *UP_API_ONLY], env=env, stdout=out, stderr=subprocess.STDOUT
         )
     try:
-        deadline = time.monotonic() + 150
+        deadline = time.monotonic() + HANG_SECONDS
         # "Analysts:" is the last line printed after "Murmur is up".
         while "Analysts:" not in log.read_text(errors="replace"):
             assert proc.poll() is None, log.read_text(errors="replace")[-3000:]

@@ -17,7 +17,7 @@ import httpx
 from api.app import create_app
 from api.server import server_options
 from murmur.settings import Settings
-from tests.support import free_port, serve_in_thread
+from tests.support import HANG_SECONDS, free_port, serve_in_thread
 
 MURMUR = [sys.executable, "-m", "murmur"]
 
@@ -33,7 +33,7 @@ def _env(data_dir: Path, quack_port: int) -> dict[str, str]:
 
 def _wait_for_api(proc: subprocess.Popen[str], env: dict[str, str]) -> None:
     url = f"http://127.0.0.1:{env['MURMUR_PORT']}/api/public/v1/openapi.json"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG_SECONDS
     while True:
         assert proc.poll() is None, proc.communicate()[1][-3000:]
         assert time.monotonic() < deadline, "murmur serve did not answer"

@@ -10,6 +10,7 @@ from typing import Any
 from connectors.registry import SUPPORTED
 from pipelines.run import history_moments, run_all
 from tests.e2e.conftest import Product
+from tests.support import HANG_SECONDS
 from warehouse.rows import Cursor, fetch_one, fetch_value
 from workers.publishing.worker import run_worker
 
@@ -105,7 +106,7 @@ def _publish_through_the_api(product: Product, count: int) -> list[dict[str, Any
     )
     worker.start()
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + HANG_SECONDS
         while True:
             statuses = {api.ok(api.get(f"/posts/{p['post_id']}"))["status"] for p in created}
             if statuses == {"published"}:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import threading
-import time
 import uuid
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -343,12 +341,24 @@ def test_a_burst_into_an_approval_workspace_submits_each_post(server: LiveServer
 
 def test_a_retry_replays_even_when_the_request_would_no_longer_validate(tenant: Tenant) -> None:
     api = tenant.api
+    preset = api.ok(
+        api.post(
+            "/destination-presets",
+            json={"name": "Launch", "destinations": [{"account_id": tenant.accounts["x"]}]},
+        ),
+        201,
+    )
+    body = post_body(platforms=[{"preset_id": preset["id"]}])
     key = str(uuid.uuid4())
-    soon = (datetime.now(UTC) + timedelta(seconds=1.5)).isoformat().replace("+00:00", "Z")
-    first = api.post("/posts", json=post_body(scheduled_at=soon), idempotency_key=key)
+    first = api.post("/posts", json=body, idempotency_key=key)
     assert first.status_code == 201, first.text
-    time.sleep(2)  # scheduled_at is now in the past
-    again = api.post("/posts", json=post_body(scheduled_at=soon), idempotency_key=key)
+    api.ok(api.delete(f"/destination-presets/{preset['id']}"), 200)
+    # the same body under a new key no longer validates: the preset is gone
+    gone = api.post("/posts", json=body, idempotency_key=str(uuid.uuid4()))
+    assert assert_error(gone, 400, "VALIDATION_ERROR")["details"][0]["issue"] == "unknown_preset"
+
+    again = api.post("/posts", json=body, idempotency_key=key)
+
     assert again.status_code == 201, again.text
     assert again.headers["Idempotent-Replayed"] == "true"
     assert again.json() == first.json()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.support import free_port
+from tests.support import HANG_SECONDS, free_port
 
 MURMUR = [sys.executable, "-m", "murmur"]
 
@@ -76,7 +76,7 @@ def test_store_media_and_landing_files_are_owner_only_under_umask_022(tmp_path: 
     base = f"http://127.0.0.1:{port}/api/public/v1"
     headers = {"Authorization": f"Bearer {key}"}
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + HANG_SECONDS
         while True:
             assert serve.poll() is None, (tmp_path / "serve.log").read_text()
             assert time.monotonic() < deadline, "murmur serve did not answer"
