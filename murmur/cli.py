@@ -768,6 +768,9 @@ def worker(
     with StopSignals() as signals:
         # SIGTERM, SIGINT and SIGHUP all end the loops the same way: the current step finishes.
         stop = signals.event
+        # Daemon threads, so the bounded joins below bound the exit: a step stuck on a platform
+        # that stopped answering (its retries and timeouts) must not keep a stopped worker up.
+        # Abandoning a step is safe: every piece of work is claimed under a lease.
         threads = []
         if publishing:
             threads.append(
@@ -775,11 +778,14 @@ def worker(
                     target=run_worker,
                     args=(settings,),
                     kwargs={"stop": stop, "worker_id": worker_id},
+                    daemon=True,
                 )
             )
         if engagement:
             threads.append(
-                threading.Thread(target=run_engagement, args=(settings,), kwargs={"stop": stop})
+                threading.Thread(
+                    target=run_engagement, args=(settings,), kwargs={"stop": stop}, daemon=True
+                )
             )
         for thread in threads:
             thread.start()
