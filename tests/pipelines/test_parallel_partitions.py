@@ -123,10 +123,13 @@ def _tables(store: Store) -> Rows:
         }
 
 
-def _of_day(rows: list[tuple[Any, ...]], table: str, store: Store, day: str) -> list[Any]:
+def _day_column(store: Store, table: str) -> int:
     with store.cursor() as cur:
         names = [d[0] for d in cur.execute(f"SELECT * FROM {table} LIMIT 0").description]  # noqa: S608
-    column = names.index("day")
+    return names.index("day")
+
+
+def _of_day(rows: list[tuple[Any, ...]], column: int, day: str) -> list[Any]:
     return [row for row in rows if row[column] == date.fromisoformat(day)]
 
 
@@ -201,9 +204,10 @@ def test_a_run_killed_mid_write_leaves_each_day_whole(hosted: LiveServer, expect
     got = _tables(hosted.store)
     whole = absent = 0
     for table in TABLES:
+        column = _day_column(hosted.store, table)
         for day in DAYS:
-            have = _of_day(got[table], table, hosted.store, day)
-            want = _of_day(expected[table], table, hosted.store, day)
+            have = _of_day(got[table], column, day)
+            want = _of_day(expected[table], column, day)
             assert have in ([], want), (table, day, len(have), len(want))
             whole, absent = whole + (have == want), absent + (have != want)
     assert whole >= len(TABLES)  # the first day, at least, landed
