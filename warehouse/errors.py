@@ -5,13 +5,17 @@ same failure under different classes and texts depending on where it happens (in
 at ``COMMIT``, or on the host over Quack, where a conflict arrives as a plain error reading
 "Conflict on tuple deletion!"); :func:`translate` is the one place that knows them, and the
 store's cursor (:class:`warehouse.store.StoreCursor`) applies it to every statement.
+SQLite (the publishing database, warehouse/pubdb) names its failures by result code, which
+:class:`warehouse.pubdb.engine.PubDB` hands here through SQLAlchemy.
 """
 
 from __future__ import annotations
 
 import re
+import sqlite3
 
 import duckdb
+from sqlalchemy.exc import DBAPIError
 
 _CONFLICT = re.compile(r"\bconflict\b", re.IGNORECASE)
 
@@ -34,11 +38,34 @@ class DuplicateKeyError(StoreError):
 
 
 class StoreUnavailableError(StoreError):
-    """The store cannot be reached: its file is held by another process and no host answers."""
+    """The store cannot be reached: its file is held or cannot be opened, or no host answers."""
+
+
+# SQLite's extended result codes (Python's ``sqlite_errorname``) for the failures above.
+_SQLITE_DUPLICATE = {"SQLITE_CONSTRAINT_PRIMARYKEY", "SQLITE_CONSTRAINT_UNIQUE"}
+_SQLITE_BUSY = {"SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED"}
+_SQLITE_UNAVAILABLE = {"SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_FULL"}
+
+
+def _translate_sqlite(exc: sqlite3.Error) -> StoreError:
+    name = getattr(exc, "sqlite_errorname", "")
+    if name in _SQLITE_DUPLICATE:
+        return DuplicateKeyError(str(exc))
+    if name in _SQLITE_BUSY:
+        # The write lock stayed with another writer past busy_timeout, or a reader's
+        # snapshot went stale under a writer: the unit of work may run again.
+        return ConflictError(str(exc))
+    if name.startswith("SQLITE_IOERR") or name in _SQLITE_UNAVAILABLE:
+        return StoreUnavailableError(str(exc))
+    return StoreError(str(exc))
 
 
 def translate(exc: BaseException) -> BaseException:
     """Murmur's error for an engine error; anything else is returned as it is."""
+    if isinstance(exc, DBAPIError) and isinstance(exc.orig, sqlite3.Error):
+        sqlite_error = _translate_sqlite(exc.orig)
+        sqlite_error.__cause__ = exc
+        return sqlite_error
     if isinstance(exc, StoreError) or not isinstance(exc, duckdb.Error):
         return exc
     text = str(exc)

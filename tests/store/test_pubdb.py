@@ -1,0 +1,314 @@
+"""The publishing database (ADR 0002, step 2): SQLite in WAL mode, opened by every process.
+
+Real files in a temporary directory and real processes: the schema Alembic builds equals the
+metadata and today's DuckDB tables; writers in several processes commit without an owner;
+a peer process reads each write as soon as it is acknowledged; a writer killed with SIGKILL
+loses nothing it acknowledged; an analyst's DuckDB attaches the file read-only and joins it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Connection, UniqueConstraint, select
+from sqlalchemy.types import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    Double,
+    Integer,
+    String,
+    TypeEngine,
+)
+
+from tests.support import HANG_SECONDS
+from warehouse.errors import ConflictError, DuplicateKeyError, StoreUnavailableError
+from warehouse.migrations import migrate
+from warehouse.pubdb.engine import PubDB, sqlite_url
+from warehouse.pubdb.schema import metadata, post_destinations, posts
+from warehouse.store import load_extension
+
+# The DuckDB store's tables that are analytics (they move to the lake, step 3), not publishing.
+ANALYTICS_PREFIXES = ("raw_", "stg_", "dim_", "mart_")
+NOT_PUBLISHING = {"ingest_batches", "schema_migrations"}
+# A DuckDB column type -> the SQLAlchemy type it becomes here.
+TYPES: dict[str, type[TypeEngine[Any]]] = {
+    "VARCHAR": String,
+    "VARCHAR[]": JSON,
+    "JSON": JSON,
+    "TIMESTAMP": DateTime,
+    "DATE": Date,
+    "BOOLEAN": Boolean,
+    "BIGINT": BigInteger,
+    "INTEGER": Integer,
+    "DOUBLE": Double,
+}
+AT = datetime(2026, 11, 25, 12, 0, 0)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[PubDB]:
+    with PubDB.open(sqlite_url(tmp_path / "publishing.sqlite")) as opened:
+        yield opened
+
+
+def _new_post(conn: Connection, post_id: str, *, tags: list[str] | None = None) -> None:
+    conn.execute(
+        posts.insert().values(
+            id=post_id,
+            workspace_id="ws_1",
+            text=f"post {post_id}",
+            status="scheduled",
+            scheduled_at=AT + timedelta(hours=1),
+            tags=tags or [],
+            media_ids=[],
+            created_at=AT,
+            updated_at=AT,
+        )
+    )
+    conn.execute(
+        post_destinations.insert(),
+        [
+            {
+                "id": f"{post_id}_{platform}",
+                "post_id": post_id,
+                "workspace_id": "ws_1",
+                "account_id": f"acc_{platform}",
+                "platform": platform,
+                "status": "pending",
+                "created_at": AT,
+                "updated_at": AT,
+            }
+            for platform in ("x", "linkedin", "bluesky")
+        ],
+    )
+
+
+def _destinations_of(db: PubDB, post_id: str) -> int:
+    with db.snapshot() as conn:
+        found = conn.execute(
+            select(post_destinations.c.id)
+            .join(posts, posts.c.id == post_destinations.c.post_id)
+            .where(posts.c.id == post_id)
+        ).all()
+    return len(found)
+
+
+def test_the_migrations_build_exactly_the_metadata(db: PubDB) -> None:
+    assert db.revision() == "0001"
+    with db.snapshot() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+    db.upgrade()  # again: nothing to do, nothing fails
+    assert db.revision() == "0001"
+
+
+def test_every_publishing_table_of_the_duckdb_store_is_here_column_for_column() -> None:
+    con = duckdb.connect()
+    migrate(con)
+    columns = con.execute(
+        "SELECT table_name, column_name, data_type, is_nullable = 'YES'"
+        " FROM information_schema.columns WHERE table_schema = 'main'"
+        " AND table_name IN (SELECT table_name FROM duckdb_tables())"
+        " ORDER BY table_name, ordinal_position"
+    ).fetchall()
+    keys = con.execute(
+        "SELECT table_name, constraint_type, constraint_column_names FROM duckdb_constraints()"
+        " WHERE constraint_type IN ('PRIMARY KEY', 'UNIQUE')"
+    ).fetchall()
+    duck: dict[str, list[tuple[str, type[TypeEngine[Any]], bool]]] = {}
+    for table, column, data_type, nullable in columns:
+        if table.startswith(ANALYTICS_PREFIXES) or table in NOT_PUBLISHING:
+            continue
+        duck.setdefault(table, []).append((column, TYPES[data_type], nullable))
+
+    assert sorted(duck) == sorted(metadata.tables)
+    assert len(duck) == 32
+    for name, table in metadata.tables.items():
+        here = [(c.name, type(c.type), c.nullable) for c in table.columns]
+        assert here == duck[name], name
+        primary = [c.name for c in table.primary_key.columns]
+        uniques = [
+            [c.name for c in constraint.columns]
+            for constraint in table.constraints
+            if isinstance(constraint, UniqueConstraint)
+        ]
+        assert [list(cols) for t, kind, cols in keys if t == name and kind == "PRIMARY KEY"] == [
+            primary
+        ], name
+        assert sorted(
+            list(cols) for t, kind, cols in keys if t == name and kind == "UNIQUE"
+        ) == sorted(uniques), name
+
+
+def test_the_file_is_in_wal_mode_and_commits_are_synced(db: PubDB) -> None:
+    with db.snapshot() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 10_000
+
+
+def test_values_read_back_as_written(db: PubDB) -> None:
+    with db.transaction() as conn:
+        _new_post(conn, "post_1", tags=["launch", "q4"])
+    with db.snapshot() as conn:
+        row = conn.execute(select(posts).where(posts.c.id == "post_1")).one()
+    assert row.tags == ["launch", "q4"]
+    assert row.media_ids == []
+    assert row.platform_options is None  # SQL NULL, not the JSON text null
+    assert row.approval_required is False  # the server default
+    assert row.source == "api"
+    assert row.created_at == AT
+    assert row.scheduled_at == AT + timedelta(hours=1)
+
+
+def test_a_duplicate_key_is_a_duplicate_key_error_and_leaves_nothing(db: PubDB) -> None:
+    with db.transaction() as conn:
+        _new_post(conn, "post_1")
+
+    def post_2_then_post_1_again(conn: Connection) -> None:
+        _new_post(conn, "post_2")
+        _new_post(conn, "post_1")  # the key is taken: the whole transaction goes, post_2 too
+
+    with pytest.raises(DuplicateKeyError):
+        db.run(post_2_then_post_1_again)
+    assert _destinations_of(db, "post_1") == 3
+    with db.snapshot() as conn:
+        assert conn.execute(select(posts.c.id)).scalars().all() == ["post_1"]
+
+
+def test_a_writer_held_past_busy_timeout_is_a_conflict_and_the_policy_retries(
+    tmp_path: Path,
+) -> None:
+    url = sqlite_url(tmp_path / "publishing.sqlite")
+    with PubDB.open(url) as first, PubDB.open(url, busy_timeout_ms=50) as second:
+        with first.transaction() as held:
+            _new_post(held, "post_1")
+            with pytest.raises(ConflictError), second.transaction() as conn:
+                _new_post(conn, "post_2")
+        # The lock is free again: the same work under the retry policy goes through.
+        second.run(lambda conn: _new_post(conn, "post_2"))
+        assert _destinations_of(first, "post_2") == 3
+
+
+def test_a_database_that_cannot_be_opened_is_unavailable(tmp_path: Path) -> None:
+    with pytest.raises(StoreUnavailableError):
+        PubDB.open(sqlite_url(tmp_path / "missing-dir" / "publishing.sqlite"))
+
+
+def open_and_write(path: str, worker: int, count: int, barrier: Any) -> None:
+    """A process of its own: open the database (migrating it if new), write ``count`` posts."""
+    barrier.wait(timeout=HANG_SECONDS)
+    with PubDB.open(sqlite_url(Path(path))) as db:
+        for number in range(count):
+            post_id = f"post_{worker}_{number}"
+            db.run(lambda conn: _new_post(conn, post_id))  # noqa: B023 - run before the next
+
+
+def test_processes_open_a_new_file_at_once_and_write_without_an_owner(tmp_path: Path) -> None:
+    path = tmp_path / "publishing.sqlite"
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(3)
+    writers = [
+        ctx.Process(target=open_and_write, args=(str(path), worker, 100, barrier))
+        for worker in range(3)
+    ]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(HANG_SECONDS)
+    assert [writer.exitcode for writer in writers] == [0, 0, 0]
+    with PubDB.open(sqlite_url(path)) as db:
+        assert db.revision() == "0001"
+        with db.snapshot() as conn:
+            assert conn.execute(select(posts.c.id)).scalars().all().__len__() == 300
+            assert len(conn.execute(select(post_destinations.c.id)).all()) == 900
+
+
+def write_until_killed(path: str) -> None:
+    """A process of its own: create posts without pause, printing each id once committed."""
+    with PubDB.open(sqlite_url(Path(path))) as db:
+        number = 0
+        while True:
+            post_id = f"post_{number}"
+            with db.transaction() as conn:
+                _new_post(conn, post_id)
+            print(post_id, flush=True)
+            number += 1
+
+
+def test_a_writer_killed_mid_transaction_loses_nothing_it_acknowledged(tmp_path: Path) -> None:
+    path = tmp_path / "publishing.sqlite"
+    PubDB.open(sqlite_url(path)).close()
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from tests.store.test_pubdb import write_until_killed;"
+            " write_until_killed(sys.argv[1])",
+            str(path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    acknowledged: list[str] = []
+    assert writer.stdout is not None
+    with PubDB.open(sqlite_url(path)) as peer:
+        try:
+            for line in writer.stdout:
+                acknowledged.append(line.strip())
+                if len(acknowledged) % 50 == 0:
+                    # Another process sees an acknowledged write at once, whole.
+                    assert _destinations_of(peer, acknowledged[-1]) == 3
+                if len(acknowledged) >= 300:
+                    break
+        finally:
+            writer.send_signal(signal.SIGKILL)  # never pauses: killed inside a transaction
+            writer.wait(HANG_SECONDS)
+    with PubDB.open(sqlite_url(path)) as reopened, reopened.snapshot() as conn:
+        assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
+        stored = set(conn.execute(select(posts.c.id)).scalars())
+        destinations = conn.execute(select(post_destinations.c.post_id)).scalars().all()
+    assert set(acknowledged) <= stored
+    # Each post is whole: its three destinations committed with it, or neither.
+    assert sorted(destinations) == sorted(p for p in stored for _ in range(3))
+
+
+def test_an_analyst_attaches_it_read_only_and_joins_it_in_duckdb(db: PubDB, tmp_path: Path) -> None:
+    with db.transaction() as conn:
+        _new_post(conn, "post_1", tags=["launch"])
+        _new_post(conn, "post_2")
+    con = duckdb.connect()
+    load_extension(con, "sqlite")
+    con.execute(f"ATTACH '{tmp_path / 'publishing.sqlite'}' AS pub (TYPE sqlite, READ_ONLY)")
+    con.execute("CREATE TABLE impressions AS SELECT 'post_1' AS post_id, 40 AS n")
+    joined = con.execute(
+        "SELECT p.id, p.created_at, p.tags::JSON ->> '$[0]' AS tag, i.n,"
+        " count(*) OVER () AS total"
+        " FROM pub.posts p LEFT JOIN impressions i ON i.post_id = p.id ORDER BY p.id"
+    ).fetchall()
+    assert joined == [("post_1", AT, "launch", 40, 2), ("post_2", AT, None, None, 2)]
+    assert ("pub", "main", "posts") in {
+        (row[0], row[1], row[2]) for row in con.execute("SHOW ALL TABLES").fetchall()
+    }
+    with pytest.raises(duckdb.Error, match="read-only"):
+        con.execute("DELETE FROM pub.posts")
+    assert _destinations_of(db, "post_1") == 3
+    # The engine under it refuses too: SQLite opened read-only takes no write.
+    raw = sqlite3.connect(f"file:{tmp_path / 'publishing.sqlite'}?mode=ro", uri=True)
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        raw.execute("DELETE FROM posts")
+    raw.close()
