@@ -74,10 +74,11 @@ def translate(exc: BaseException) -> BaseException:
     if isinstance(exc, duckdb.IOException) and "lock" in lowered:
         # "Could not set lock on file …: Conflicting lock is held in …" (another process).
         translated = StoreUnavailableError(text)
-    elif _CONFLICT.search(text):
+    elif _CONFLICT.search(text) or "database is locked" in lowered:
         # TransactionException in-process ("Conflict on update!"), a plain error over Quack
-        # ("Conflict on tuple deletion!"), a catalog's "write-write conflict": all a
-        # concurrent writer winning.
+        # ("Conflict on tuple deletion!"), a catalog's "write-write conflict", a DuckLake
+        # commit whose SQLite catalog another commit holds ("Failed to flush changes into
+        # DuckLake: database is locked"): all a concurrent writer winning.
         translated = ConflictError(text)
     elif (
         isinstance(exc, duckdb.ConstraintException | duckdb.TransactionException)

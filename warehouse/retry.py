@@ -26,24 +26,30 @@ def delay(attempt: int) -> float:
     return BASE_SECONDS * 2.0 ** (attempt - 1) * jitter
 
 
-def may_retry(exc: BaseException, attempt: int, retry_on: tuple[type[StoreError], ...]) -> bool:
+def may_retry(
+    exc: BaseException,
+    attempt: int,
+    retry_on: tuple[type[StoreError], ...],
+    attempts: int = ATTEMPTS,
+) -> bool:
     """Whether failed attempt ``attempt`` (1-based), refused with ``exc``, may run again."""
-    return attempt < ATTEMPTS and isinstance(exc, retry_on)
+    return attempt < attempts and isinstance(exc, retry_on)
 
 
 def retrying(
     work: Callable[[], T],
     *,
     retry_on: tuple[type[StoreError], ...] = (ConflictError,),
+    attempts: int = ATTEMPTS,
     sleep: Callable[[float], None] = time.sleep,
 ) -> T:
-    """Run ``work``, again after each refusal in ``retry_on``, up to :data:`ATTEMPTS` times."""
+    """Run ``work``, again after each refusal in ``retry_on``, up to ``attempts`` times."""
     attempt = 1
     while True:
         try:
             return work()
         except StoreError as exc:
-            if not may_retry(exc, attempt, retry_on):
+            if not may_retry(exc, attempt, retry_on, attempts):
                 raise
         sleep(delay(attempt))
         attempt += 1

@@ -177,6 +177,13 @@ def test_attempts_are_bounded() -> None:
     with pytest.raises(ConflictError):
         retry.retrying(work, sleep=lambda _: None)
     assert len(calls) == retry.ATTEMPTS
+    calls, work = _failing(10**6, ConflictError("always"))
+    waits: list[float] = []
+    with pytest.raises(ConflictError):
+        retry.retrying(work, attempts=14, sleep=waits.append)
+    assert len(calls) == 14
+    # Doubling with jitter 0.5-1.5: the 13 waits sum to 8-25 s (the lake's commit budget).
+    assert 8.0 < sum(waits) < 25.0
 
 
 def test_store_run_retries_a_real_conflict_and_commits_once(store: Store) -> None:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from typing import Any
 
@@ -209,7 +210,7 @@ def test_a_database_that_cannot_be_opened_is_unavailable(tmp_path: Path) -> None
         PubDB.open(sqlite_url(tmp_path / "missing-dir" / "publishing.sqlite"))
 
 
-def open_and_write(path: str, worker: int, count: int, barrier: Any) -> None:
+def open_and_write(path: str, worker: int, count: int, barrier: Barrier) -> None:
     """A process of its own: open the database (migrating it if new), write ``count`` posts."""
     barrier.wait(timeout=HANG_SECONDS)
     with PubDB.open(sqlite_url(Path(path))) as db:

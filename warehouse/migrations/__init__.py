@@ -1,4 +1,8 @@
-"""Versioned schema migrations: ``NNNN_name.sql`` files applied in order, each once."""
+"""Versioned schema migrations: ``NNNN_name.sql`` files applied in order, each once.
+
+This package's files are the DuckDB store's; the lake's live in ``warehouse.lake.migrations``
+and run through the same functions.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import duckdb
 from warehouse.cursor import RawCursor
 from warehouse.ids import utcnow
 
+STORE = "warehouse.migrations"
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
 
@@ -23,32 +28,39 @@ class Migration:
     sql: str
 
 
-def available() -> list[Migration]:
-    """Every migration shipped with this version of Murmur, oldest first."""
+def available(package: str = STORE) -> list[Migration]:
+    """Every migration of ``package`` shipped with this version of Murmur, oldest first."""
     found = []
-    for entry in resources.files(__package__).iterdir():
+    for entry in resources.files(package).iterdir():
         match = _NAME.match(entry.name)
         if match:
             found.append(Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8")))
     return sorted(found, key=lambda m: m.version)
 
 
-def applied(con: RawCursor) -> set[int]:
-    """The versions applied to the store (the schema's table made if missing)."""
+def applied(con: RawCursor, *, keyed: bool = True) -> set[int]:
+    """The versions applied to the store (the schema's table made if missing).
+
+    ``keyed=False`` for a catalog without keys (DuckLake), whose writers migrate one at a
+    time (warehouse/lake).
+    """
+    key = "PRIMARY KEY" if keyed else "NOT NULL"
     con.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
+        f" version INTEGER {key}, name VARCHAR NOT NULL,"
         # No DEFAULT now(): a function default stops Quack clients from attaching (1.5.5).
         " applied_at TIMESTAMP NOT NULL)"
     )
     return {int(row[0]) for row in con.execute("SELECT version FROM schema_migrations").fetchall()}
 
 
-def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
-    """Bring the store's schema up to date in place; returns the versions applied now."""
-    done = applied(con)
+def migrate(
+    con: duckdb.DuckDBPyConnection, package: str = STORE, *, keyed: bool = True
+) -> list[int]:
+    """Bring the schema up to date in place; returns the versions applied now."""
+    done = applied(con, keyed=keyed)
     ran = []
-    for migration in available():
+    for migration in available(package):
         if migration.version in done:
             continue
         con.execute("BEGIN TRANSACTION")
