@@ -37,6 +37,10 @@ class DuplicateKeyError(StoreError):
     """A primary or unique key refused a row that another write already holds."""
 
 
+class CopyMismatchError(StoreError):
+    """A table copied into the new store (ADR 0002 step 4) reads back unlike its source."""
+
+
 class StoreUnavailableError(StoreError):
     """The store cannot be reached: its file is held or cannot be opened, or no host answers."""
 

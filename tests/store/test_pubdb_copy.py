@@ -1,20 +1,16 @@
 """Copying a DuckDB store's publishing tables into the publishing database, every row checked.
 
-The store is built with the DuckDB schema of today's main (its own migrations) in a
-temporary file and filled, table by table, with rows made from each column's type: NULLs
-where allowed, quotes, commas, brackets and non-ASCII text, empty and long lists, nested
-JSON, timestamps to the microsecond. The test compares what it wrote with what it reads back
-from SQLite itself, not through the copy's own check.
+The store is built with the DuckDB schema of today's main in a temporary file and filled
+with rows made from each column's type (tests/store/old_store.py), non-ASCII keys included.
+The test compares what it wrote with what it reads back from SQLite itself, not through the
+copy's own check.
 """
 
 from __future__ import annotations
 
-import json
-import random
 import signal
 import subprocess
 import sys
-from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,81 +18,22 @@ import duckdb
 import pytest
 from sqlalchemy import func, select
 
+from tests.store import old_store
+from tests.store.old_store import ROWS_PER_TABLE
 from tests.support import HANG_SECONDS
-from warehouse.errors import StoreError
-from warehouse.migrations import migrate
-from warehouse.pubdb.copy import CopyMismatchError, copy_publishing_tables
+from warehouse.errors import CopyMismatchError, StoreError
+from warehouse.pubdb.copy import copy_publishing_tables
 from warehouse.pubdb.engine import PubDB, sqlite_url
 from warehouse.pubdb.schema import metadata
 
-ROWS_PER_TABLE = 60
-TEXTS = ["plain", 'it\'s "quoted"', "a, b; [c]", "ünïcödé ✓ 日本", "line\nbreak", "", "{not json"]
-
-
-def _value(rng: random.Random, data_type: str, nullable: bool, number: int) -> Any:
-    if nullable and rng.random() < 0.2:
-        return None
-    if data_type == "VARCHAR":
-        return f"{rng.choice(TEXTS)}-{number}"
-    if data_type == "VARCHAR[]":
-        return [rng.choice(TEXTS) for _ in range(rng.choice([0, 1, 3, 12]))]
-    if data_type == "JSON":
-        return json.dumps(
-            rng.choice(
-                [
-                    {"text": rng.choice(TEXTS), "n": number, "nested": {"list": [1, 2.5, None]}},
-                    [{"platform": "x", "account_id": f"acc_{number}"}],
-                    [],
-                    {},
-                ]
-            )
-        )
-    if data_type == "TIMESTAMP":
-        return datetime(2020, 1, 1) + timedelta(seconds=rng.randrange(10**8), microseconds=number)
-    if data_type == "DATE":
-        return date(2020, 1, 1) + timedelta(days=number)
-    if data_type == "BOOLEAN":
-        return rng.random() < 0.5
-    if data_type in ("BIGINT", "INTEGER"):
-        return rng.choice([0, -1, number, 2**31 - 1 if data_type == "INTEGER" else 2**62])
-    if data_type == "DOUBLE":
-        return rng.choice([0.0, -1.5, 1 / 3, 1e-300, number * 0.1])
-    raise AssertionError(data_type)
+KEYS = {
+    table.name: [column.name for column in table.primary_key.columns]
+    for table in metadata.sorted_tables
+}
 
 
 def build_old_store(path: Path) -> dict[str, list[dict[str, Any]]]:
-    """A DuckDB store with today's schema and rows in every publishing table; what it holds."""
-    rng = random.Random(13)
-    con = duckdb.connect(str(path))
-    migrate(con)
-    written: dict[str, list[dict[str, Any]]] = {}
-    for table in metadata.sorted_tables:
-        columns = con.execute(
-            "SELECT column_name, data_type, is_nullable = 'YES' FROM information_schema.columns"
-            " WHERE table_name = ? ORDER BY ordinal_position",
-            [table.name],
-        ).fetchall()
-        rows = []
-        for number in range(ROWS_PER_TABLE):
-            row = {name: _value(rng, kind, nullable, number) for name, kind, nullable in columns}
-            for key in table.primary_key.columns:  # keys unique, and sorting non-ASCII ones
-                row[key.name] = f"{rng.choice(TEXTS)}-{key.name}-{number:03d}"
-            rows.append(row)
-        names = [name for name, _, _ in columns]
-        con.executemany(
-            f"INSERT INTO {table.name} ({', '.join(names)})"  # noqa: S608 - the test's own names
-            f" VALUES ({', '.join('?' for _ in names)})",
-            [[row[name] for name in names] for row in rows],
-        )
-        written[table.name] = [
-            {
-                name: json.loads(value) if kind == "JSON" and value is not None else value
-                for (name, kind, _), value in zip(columns, [row[n] for n in names], strict=True)
-            }
-            for row in rows
-        ]
-    con.close()
-    return written
+    return old_store.build_old_store(path, KEYS)
 
 
 def _read_back(db: PubDB) -> dict[str, list[dict[str, Any]]]:

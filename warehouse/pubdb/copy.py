@@ -15,15 +15,11 @@ from typing import Any
 import duckdb
 from sqlalchemy import JSON, Connection, Table, func, select
 
-from warehouse.errors import StoreError
+from warehouse.errors import CopyMismatchError, StoreError
 from warehouse.pubdb.engine import PubDB
 from warehouse.pubdb.schema import metadata
 
 BATCH_ROWS = 5_000
-
-
-class CopyMismatchError(StoreError):
-    """A table read back from the publishing database differs from the DuckDB store's."""
 
 
 def _source_rows(source: duckdb.DuckDBPyConnection, table: Table) -> Iterator[dict[str, Any]]:

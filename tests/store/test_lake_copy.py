@@ -1,0 +1,126 @@
+"""Copying a DuckDB store's analytics tables into the lake, every row checked.
+
+The store is built with today's schema and rows made from each column's type
+(tests/store/old_store.py); the test reads the lake back itself and compares with what it
+wrote, not through the copy's own check.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from tests.store import old_store
+from tests.store.old_store import ROWS_PER_TABLE
+from tests.support import HANG_SECONDS
+from warehouse.errors import StoreError
+from warehouse.lake import Lake
+from warehouse.lake.copy import copy_analytics_tables, lake_tables
+
+# The analytics tables of the DuckDB store, with the keys it enforced.
+KEYS = {
+    "ingest_batches": ["id"],
+    "raw_posts": [],
+    "raw_engagement_snapshots": [],
+    "raw_account_snapshots": [],
+    "stg_engagement_deltas": [],
+    "dim_posts": ["workspace_id", "platform", "external_id"],
+    "dim_accounts": ["workspace_id", "platform", "external_id"],
+    "mart_account_daily": [],
+    "mart_anomalies": [],
+    "mart_best_times": [],
+    "mart_creator_rankings": [],
+    "mart_insights": [],
+    "mart_post_daily": [],
+    "mart_post_first_seen": [],
+    "mart_post_hourly": [],
+    "mart_snapshots": ["mart", "partition_key"],
+    "mart_viral_trends": [],
+}
+
+
+def _lake(data_dir: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    Lake.under(data_dir).attach(con, read_only=read_only)
+    return con
+
+
+def _rows(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, Any]]:
+    """The table's rows as Python values, JSON parsed, in a stable order."""
+    json_columns = {
+        row[0]
+        for row in con.execute(
+            "SELECT column_name FROM information_schema.columns"
+            " WHERE table_catalog = 'lake' AND table_name = ? AND data_type = 'JSON'",
+            [table],
+        ).fetchall()
+    }
+    cur = con.execute(f"SELECT * FROM lake.{table}")  # noqa: S608 - the test's own names
+    names = [d[0] for d in cur.description or []]
+    found = [dict(zip(names, values, strict=True)) for values in cur.fetchall()]
+    for row in found:
+        for name in json_columns:
+            if row[name] is not None:
+                row[name] = json.loads(row[name])
+    return sorted(found, key=repr)
+
+
+def test_every_row_of_every_analytics_table_arrives_as_written(tmp_path: Path) -> None:
+    written = old_store.build_old_store(tmp_path / "murmur.duckdb", KEYS)
+    con = _lake(tmp_path / "data")
+    assert sorted(lake_tables(con)) == sorted(KEYS)
+    counts = copy_analytics_tables(con, tmp_path / "murmur.duckdb")
+    assert counts == dict.fromkeys(KEYS, ROWS_PER_TABLE)
+    reader = _lake(tmp_path / "data", read_only=True)
+    for table, rows in written.items():
+        assert _rows(reader, table) == sorted(rows, key=repr), table
+
+
+def test_a_second_copy_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    old_store.build_old_store(tmp_path / "murmur.duckdb", KEYS)
+    con = _lake(tmp_path / "data")
+    copy_analytics_tables(con, tmp_path / "murmur.duckdb")
+    before = {table: _rows(con, table) for table in KEYS}
+    with pytest.raises(StoreError, match="already holds rows"):
+        copy_analytics_tables(con, tmp_path / "murmur.duckdb")
+    assert {table: _rows(con, table) for table in KEYS} == before
+
+
+def copy_until_killed(store: str, data_dir: str) -> None:
+    """A process of its own: copy, announcing each table before it is copied."""
+    con = _lake(Path(data_dir))
+    copy_analytics_tables(con, Path(store), on_table=lambda name: print(name, flush=True))
+
+
+def test_a_copy_killed_half_way_leaves_the_lake_empty_and_runs_again(tmp_path: Path) -> None:
+    old_store.build_old_store(tmp_path / "murmur.duckdb", KEYS)
+    _lake(tmp_path / "data").close()
+    copier = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from tests.store.test_lake_copy import copy_until_killed;"
+            " copy_until_killed(sys.argv[1], sys.argv[2])",
+            str(tmp_path / "murmur.duckdb"),
+            str(tmp_path / "data"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert copier.stdout is not None
+    started = [copier.stdout.readline().strip() for _ in range(9)]
+    copier.send_signal(signal.SIGKILL)  # half of the tables inserted inside the transaction
+    copier.wait(HANG_SECONDS)
+    assert len(set(started)) == 9
+    con = _lake(tmp_path / "data")
+    assert {table: _rows(con, table) for table in KEYS} == {table: [] for table in KEYS}
+    assert copy_analytics_tables(con, tmp_path / "murmur.duckdb") == dict.fromkeys(
+        KEYS, ROWS_PER_TABLE
+    )

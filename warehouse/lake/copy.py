@@ -1,0 +1,75 @@
+"""Moving the analytics tables of a DuckDB store into the lake (ADR 0002 step 4).
+
+Pure DuckDB: the old file is attached read-only beside the lake and each table is inserted
+by name in one lake transaction, so a copy that fails or is killed leaves the lake empty.
+Before it commits, each table must equal its source as a multiset of rows (``EXCEPT ALL``
+both ways), or the whole copy is rolled back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+from warehouse.errors import CopyMismatchError, StoreError
+from warehouse.lake import run
+from warehouse.sql import literal
+
+SOURCE = "old_store"
+
+
+def lake_tables(con: duckdb.DuckDBPyConnection, alias: str = "lake") -> list[str]:
+    """The lake's data tables (its migrations' bookkeeping aside), in name order."""
+    rows = con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = ?"
+        " AND table_name <> 'schema_migrations' ORDER BY table_name",
+        [alias],
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def copy_analytics_tables(
+    con: duckdb.DuckDBPyConnection,
+    store: Path,
+    *,
+    on_table: Callable[[str], None] = lambda _name: None,
+) -> dict[str, int]:
+    """Copy every lake table's rows from the DuckDB store file ``store``; rows copied per table."""
+    tables = lake_tables(con)
+
+    def copy(c: duckdb.DuckDBPyConnection) -> dict[str, int]:
+        held = [table for table in tables if _rows_in(c, "lake", table)]
+        if held:
+            raise StoreError(f"the lake already holds rows: {', '.join(held)}")
+        counts = {}
+        for table in tables:
+            on_table(table)
+            c.execute(f"INSERT INTO lake.{table} BY NAME SELECT * FROM {SOURCE}.{table}")  # noqa: S608 - names from the catalog
+            counts[table] = _rows_in(c, "lake", table)
+        for table in tables:
+            for left, right in ((SOURCE, "lake"), ("lake", SOURCE)):
+                differing = _rows_in(c, left, table, minus=right)
+                if differing:
+                    raise CopyMismatchError(
+                        f"{table}: {differing} rows of {left} are not in {right}"
+                    )
+        return counts
+
+    con.execute(f"ATTACH {literal(str(store.resolve()))} AS {SOURCE} (READ_ONLY)")
+    try:
+        return run(con, copy)
+    finally:
+        con.execute(f"DETACH {SOURCE}")
+
+
+def _rows_in(
+    con: duckdb.DuckDBPyConnection, database: str, table: str, *, minus: str | None = None
+) -> int:
+    """Rows of ``database.table``; with ``minus``, those not in the same table there."""
+    rows = f"SELECT * FROM {database}.{table}"  # noqa: S608 - names from the catalog
+    if minus is not None:
+        rows += f" EXCEPT ALL SELECT * FROM {minus}.{table}"  # noqa: S608 - as above
+    found = con.execute(f"SELECT count(*) FROM ({rows})").fetchone()  # noqa: S608 - as above
+    return int(found[0]) if found else 0
