@@ -6,7 +6,7 @@ DATA_DIR ?= data
 # apt-get needs root: sudo when not already root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: up test install lint bench browser
+.PHONY: up test install lint bench browser postgres
 
 # uv installs in seconds what pip takes minutes for; it lives in the venv, so nothing is
 # installed outside the repository. A stamp per flavour: `up` needs only the runtime.
@@ -31,7 +31,7 @@ up: $(VENV)/.runtime
 	$(BIN)/murmur up --data-dir $(DATA_DIR)
 
 ## The whole test suite, then the linters.
-test: install browser
+test: install browser postgres
 	$(BIN)/python -m pytest -n 2 -q
 	$(MAKE) lint
 
@@ -40,6 +40,11 @@ browser:
 	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq \
 		&& $(SUDO) apt-get install -y -qq --no-install-recommends chromium; } \
 		|| echo "chromium could not be installed: the docs page's browser test will skip"
+
+## PostgreSQL's server binaries, for the scale profile's tests (tests/servers.py starts them).
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq \
+		&& $(SUDO) apt-get install -y -qq --no-install-recommends postgresql; }
 
 lint: install
 	$(BIN)/ruff check .

@@ -5,8 +5,9 @@ same failure under different classes and texts depending on where it happens (in
 at ``COMMIT``, or on the host over Quack, where a conflict arrives as a plain error reading
 "Conflict on tuple deletion!"); :func:`translate` is the one place that knows them, and the
 store's cursor (:class:`warehouse.store.StoreCursor`) applies it to every statement.
-SQLite (the publishing database, warehouse/pubdb) names its failures by result code, which
-:class:`warehouse.pubdb.engine.PubDB` hands here through SQLAlchemy.
+SQLite and PostgreSQL (the publishing database, warehouse/pubdb) name their failures by
+result code and SQLSTATE, which :class:`warehouse.pubdb.engine.PubDB` hands here through
+SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -64,12 +65,27 @@ def _translate_sqlite(exc: sqlite3.Error) -> StoreError:
     return StoreError(str(exc))
 
 
+def _translate_sqlstate(state: str | None, exc: DBAPIError) -> StoreError:
+    # PostgreSQL's SQLSTATE codes (psycopg's ``sqlstate``); None: no server answered.
+    text = str(exc.orig)
+    if state == "23505":  # unique_violation
+        return DuplicateKeyError(text)
+    if state in ("40001", "40P01", "55P03"):  # serialization, deadlock, lock not available
+        return ConflictError(text)
+    if state is None or state.startswith("08") or state.startswith("57P"):
+        return StoreUnavailableError(text)  # no connection, or the server shutting down
+    return StoreError(text)
+
+
 def translate(exc: BaseException) -> BaseException:
     """Murmur's error for an engine error; anything else is returned as it is."""
-    if isinstance(exc, DBAPIError) and isinstance(exc.orig, sqlite3.Error):
-        sqlite_error = _translate_sqlite(exc.orig)
-        sqlite_error.__cause__ = exc
-        return sqlite_error
+    if isinstance(exc, DBAPIError):
+        if isinstance(exc.orig, sqlite3.Error):
+            translated_error = _translate_sqlite(exc.orig)
+        else:
+            translated_error = _translate_sqlstate(getattr(exc.orig, "sqlstate", None), exc)
+        translated_error.__cause__ = exc
+        return translated_error
     if isinstance(exc, StoreError) or not isinstance(exc, duckdb.Error):
         return exc
     text = str(exc)

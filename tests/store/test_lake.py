@@ -1,14 +1,17 @@
-"""The analytics lake (ADR 0002, step 3): DuckLake with a SQLite catalog, attached by each process.
+"""The analytics lake (ADR 0002, steps 3 and 7): DuckLake, attached by each process.
 
-Real files in a temporary directory and real processes: the lake's tables are the DuckDB
-store's analytics tables column for column; processes attach a new lake at once and migrate
-it once; parallel runs rewrite their own days of one mart, each day whole afterwards; a run
-killed with SIGKILL leaves every day whole; an analyst's DuckDB session joins the
+On both profiles (tests/store/conftest.py: a SQLite catalog with local Parquet; a PostgreSQL
+catalog with Parquet on S3) and with real processes: processes attach a new lake at once and
+migrate it once; parallel runs rewrite their own days of one mart, each day whole afterwards;
+a run killed with SIGKILL leaves every day whole; an analyst's DuckDB session joins the
 publishing database's ``posts`` with the lake's ``mart_post_daily``, read-only on both sides.
+The lake's tables are the DuckDB store's analytics tables column for column.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import multiprocessing
 import signal
 import subprocess
@@ -20,11 +23,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.servers import s3_keys
+from tests.store.conftest import Profile, grant_analyst
 from tests.support import HANG_SECONDS
 from warehouse.errors import StoreError
-from warehouse.lake import Lake, attach_publishing, run
+from warehouse.lake import S3, Lake, attach_publishing, run
 from warehouse.migrations import migrate
-from warehouse.pubdb.engine import PubDB, sqlite_url
+from warehouse.pubdb.engine import PubDB
 from warehouse.pubdb.schema import posts
 
 ANALYTICS_PREFIXES = ("raw_", "stg_", "dim_", "mart_", "unified_")
@@ -32,10 +37,19 @@ DAY_ROWS = 2_000
 FIRST_DAY = date(2026, 11, 1)
 
 
-def _attached(data_dir: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+def _attached(lake: Lake, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
-    Lake.under(data_dir).attach(con, read_only=read_only)
+    lake.attach(con, read_only=read_only)
     return con
+
+
+def _as_json(lake: Lake) -> str:
+    return json.dumps(dataclasses.asdict(lake))
+
+
+def _from_json(text: str) -> Lake:
+    fields = json.loads(text)
+    return Lake(fields["catalog"], fields["data"], fields["s3"] and S3(**fields["s3"]))
 
 
 def _columns(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, list[tuple[str, ...]]]:
@@ -49,9 +63,9 @@ def _columns(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, list[tu
     return found
 
 
-def rewrite_days(data_dir: str, days: list[date], *, announce: bool = False) -> None:
+def rewrite_days(lake: Lake, days: list[date], *, announce: bool = False) -> None:
     """A run of its own: replace each day of ``mart_post_daily`` with DAY_ROWS rows of that day."""
-    con = _attached(Path(data_dir))
+    con = _attached(lake)
     for number, day in enumerate(days):
 
         def replace(c: duckdb.DuckDBPyConnection, day: date = day, n: int = number) -> None:
@@ -77,7 +91,7 @@ def _days(con: duckdb.DuckDBPyConnection) -> dict[date, int]:
 def test_the_lake_holds_the_duckdb_stores_analytics_tables_column_for_column(
     tmp_path: Path,
 ) -> None:
-    con = _attached(tmp_path)
+    con = _attached(Lake.under(tmp_path))
     store = duckdb.connect()
     migrate(store)
     in_store = {
@@ -90,42 +104,44 @@ def test_the_lake_holds_the_duckdb_stores_analytics_tables_column_for_column(
     assert {name: in_lake.get(name) for name in in_store} == in_store
 
 
-def attach_new_lake(data_dir: str, barrier: Barrier) -> None:
+def attach_new_lake(lake: Lake, barrier: Barrier) -> None:
     """A process of its own: attach (and so create and migrate) a lake at the same moment."""
     barrier.wait(HANG_SECONDS)
-    _attached(Path(data_dir)).close()
+    _attached(lake).close()
 
 
-def test_processes_attaching_a_new_lake_at_once_migrate_it_once(tmp_path: Path) -> None:
+def test_processes_attaching_a_new_lake_at_once_migrate_it_once(profile: Profile) -> None:
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(3)
-    runs = [ctx.Process(target=attach_new_lake, args=(str(tmp_path), barrier)) for _ in range(3)]
+    runs = [ctx.Process(target=attach_new_lake, args=(profile.lake, barrier)) for _ in range(3)]
     for process in runs:
         process.start()
     for process in runs:
         process.join(HANG_SECONDS)
     assert [process.exitcode for process in runs] == [0, 0, 0]
-    con = _attached(tmp_path)
+    con = _attached(profile.lake)
     assert con.execute("SELECT version, name FROM lake.schema_migrations").fetchall() == [
         (1, "analytics")
     ]
 
 
-def test_parallel_runs_rewriting_their_own_days_leave_every_day_whole(tmp_path: Path) -> None:
-    _attached(tmp_path).close()
+def test_parallel_runs_rewriting_their_own_days_leave_every_day_whole(profile: Profile) -> None:
+    _attached(profile.lake).close()
     days = [FIRST_DAY + timedelta(days=n) for n in range(6)]
     ctx = multiprocessing.get_context("spawn")
     # Each run rewrites its two days twice: the second pass deletes rows a commit made.
-    runs = [
-        ctx.Process(target=rewrite_days, args=(str(tmp_path), days[k::3] * 2)) for k in range(3)
-    ]
+    runs = [ctx.Process(target=rewrite_days, args=(profile.lake, days[k::3] * 2)) for k in range(3)]
     for process in runs:
         process.start()
     for process in runs:
         process.join(HANG_SECONDS)
     assert [process.exitcode for process in runs] == [0, 0, 0]
-    con = _attached(tmp_path, read_only=True)
+    con = _attached(profile.lake, read_only=True)
     assert _days(con) == dict.fromkeys(days, DAY_ROWS)
+    if profile.lake.s3 is not None:  # the rows went to object storage, not the catalog
+        bucket = profile.lake.data.removeprefix("s3://").split("/", 1)[0]
+        keys = s3_keys(profile.lake.s3.endpoint, bucket)
+        assert sum(key.endswith(".parquet") for key in keys) >= 6
     # The rows are the last pass's (n = 2 or 3 for the second pass), none twice.
     assert con.execute(
         "SELECT count(DISTINCT (day, external_id)), min(impressions - reach)"
@@ -133,18 +149,18 @@ def test_parallel_runs_rewriting_their_own_days_leave_every_day_whole(tmp_path: 
     ).fetchone() == (6 * DAY_ROWS, 2)
 
 
-def test_a_run_killed_mid_rewrite_leaves_every_day_whole(tmp_path: Path) -> None:
-    _attached(tmp_path).close()
+def test_a_run_killed_mid_rewrite_leaves_every_day_whole(profile: Profile) -> None:
+    _attached(profile.lake).close()
     days = [FIRST_DAY + timedelta(days=n % 4) for n in range(400)]
     writer = subprocess.Popen(
         [
             sys.executable,
             "-c",
             "import sys, json; from datetime import date;"
-            " from tests.store.test_lake import rewrite_days;"
-            " rewrite_days(sys.argv[1], [date.fromisoformat(d) for d in json.loads(sys.argv[2])],"
-            " announce=True)",
-            str(tmp_path),
+            " from tests.store.test_lake import _from_json, rewrite_days;"
+            " rewrite_days(_from_json(sys.argv[1]),"
+            " [date.fromisoformat(d) for d in json.loads(sys.argv[2])], announce=True)",
+            _as_json(profile.lake),
             "[" + ", ".join(f'"{day.isoformat()}"' for day in days) + "]",
         ],
         stdout=subprocess.PIPE,
@@ -155,15 +171,15 @@ def test_a_run_killed_mid_rewrite_leaves_every_day_whole(tmp_path: Path) -> None
     writer.send_signal(signal.SIGKILL)  # it never pauses: killed inside a rewrite
     writer.wait(HANG_SECONDS)
     assert len(committed) == 6
-    con = _attached(tmp_path)
+    con = _attached(profile.lake)
     assert _days(con) == dict.fromkeys(days[:4], DAY_ROWS)
     # And the lake takes writes again at once.
-    rewrite_days(str(tmp_path), [FIRST_DAY])
+    rewrite_days(profile.lake, [FIRST_DAY])
     assert _days(con)[FIRST_DAY] == DAY_ROWS
 
 
-def test_an_analyst_joins_posts_with_the_mart_read_only_on_both_sides(tmp_path: Path) -> None:
-    with PubDB.open(sqlite_url(tmp_path / "publishing.sqlite")) as db, db.transaction() as conn:
+def test_an_analyst_joins_posts_with_the_mart_read_only_on_both_sides(profile: Profile) -> None:
+    with PubDB.open(profile.pub_url) as db, db.transaction() as conn:
         conn.execute(
             posts.insert(),
             [
@@ -180,12 +196,12 @@ def test_an_analyst_joins_posts_with_the_mart_read_only_on_both_sides(tmp_path: 
                 for i in range(3)
             ],
         )
-    _attached(tmp_path).close()
-    rewrite_days(str(tmp_path), [FIRST_DAY, FIRST_DAY + timedelta(days=1)])
+    rewrite_days(profile.lake, [FIRST_DAY, FIRST_DAY + timedelta(days=1)])
+    grant_analyst(profile)
 
     analyst = duckdb.connect()
-    attach_publishing(analyst, tmp_path / "publishing.sqlite")
-    Lake.under(tmp_path).attach(analyst, read_only=True)
+    attach_publishing(analyst, profile.analyst_url)
+    profile.analyst_lake.attach(analyst, read_only=True)
     joined = analyst.execute(
         "SELECT p.id, m.day, m.impressions,"
         " sum(m.impressions) OVER (PARTITION BY p.id ORDER BY m.day) AS running_impressions"
@@ -206,10 +222,10 @@ def test_an_analyst_joins_posts_with_the_mart_read_only_on_both_sides(tmp_path: 
         analyst.execute("DELETE FROM lake.mart_post_daily")
     with pytest.raises(duckdb.Error, match="read-only"):
         analyst.execute("DELETE FROM pub.posts")
-    assert _days(_attached(tmp_path, read_only=True))[FIRST_DAY] == DAY_ROWS
+    assert _days(_attached(profile.lake, read_only=True))[FIRST_DAY] == DAY_ROWS
 
 
 def test_a_lake_that_cannot_be_attached_is_a_store_error(tmp_path: Path) -> None:
-    lake = Lake(catalog=tmp_path / "missing" / "lake.sqlite", data=tmp_path / "lake")
+    lake = Lake(f"sqlite:{tmp_path / 'missing' / 'lake.sqlite'}", f"{tmp_path / 'lake'}/")
     with pytest.raises(StoreError):
         lake.attach(duckdb.connect(), read_only=True)

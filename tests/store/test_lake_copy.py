@@ -18,6 +18,7 @@ import duckdb
 import pytest
 
 from tests.store import old_store
+from tests.store.conftest import Profile
 from tests.store.old_store import ROWS_PER_TABLE
 from tests.support import HANG_SECONDS
 from warehouse.errors import StoreError
@@ -72,13 +73,17 @@ def _rows(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, Any]]:
     return sorted(found, key=repr)
 
 
-def test_every_row_of_every_analytics_table_arrives_as_written(tmp_path: Path) -> None:
+def test_every_row_of_every_analytics_table_arrives_as_written(
+    profile: Profile, tmp_path: Path
+) -> None:
     written = old_store.build_old_store(tmp_path / "murmur.duckdb", KEYS)
-    con = _lake(tmp_path / "data")
+    con = duckdb.connect()
+    profile.lake.attach(con)
     assert sorted(lake_tables(con)) == sorted(KEYS)
     counts = copy_analytics_tables(con, tmp_path / "murmur.duckdb")
     assert counts == dict.fromkeys(KEYS, ROWS_PER_TABLE)
-    reader = _lake(tmp_path / "data", read_only=True)
+    reader = duckdb.connect()
+    profile.lake.attach(reader, read_only=True)
     for table, rows in written.items():
         assert _rows(reader, table) == sorted(rows, key=repr), table
 

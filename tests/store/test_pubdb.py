@@ -1,9 +1,11 @@
-"""The publishing database (ADR 0002, step 2): SQLite in WAL mode, opened by every process.
+"""The publishing database (ADR 0002, steps 2 and 7), opened by every process.
 
-Real files in a temporary directory and real processes: the schema Alembic builds equals the
-metadata and today's DuckDB tables; writers in several processes commit without an owner;
-a peer process reads each write as soon as it is acknowledged; a writer killed with SIGKILL
-loses nothing it acknowledged; an analyst's DuckDB attaches the file read-only and joins it.
+On both profiles (tests/store/conftest.py: SQLite in WAL mode; PostgreSQL) and with real
+processes: the schema Alembic builds equals the metadata and today's DuckDB tables; writers
+in several processes open a new database at once and commit without an owner; a peer process
+reads each write as soon as it is acknowledged; a writer killed with SIGKILL loses nothing
+it acknowledged; an analyst's DuckDB attaches it read-only and joins it, and the engine
+itself refuses the analyst's writes.
 """
 
 from __future__ import annotations
@@ -36,12 +38,13 @@ from sqlalchemy.types import (
     TypeEngine,
 )
 
-from tests.support import HANG_SECONDS
+from tests.store.conftest import Profile, grant_analyst
+from tests.support import HANG_SECONDS, free_port
 from warehouse.errors import ConflictError, DuplicateKeyError, StoreUnavailableError
+from warehouse.lake import attach_publishing
 from warehouse.migrations import migrate
 from warehouse.pubdb.engine import PubDB, sqlite_url
 from warehouse.pubdb.schema import metadata, post_destinations, posts
-from warehouse.store import load_extension
 
 # The DuckDB store's tables that are analytics (they move to the lake, step 3), not publishing.
 ANALYTICS_PREFIXES = ("raw_", "stg_", "dim_", "mart_")
@@ -62,8 +65,8 @@ AT = datetime(2026, 11, 25, 12, 0, 0)
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Iterator[PubDB]:
-    with PubDB.open(sqlite_url(tmp_path / "publishing.sqlite")) as opened:
+def db(profile: Profile) -> Iterator[PubDB]:
+    with PubDB.open(profile.pub_url) as opened:
         yield opened
 
 
@@ -155,8 +158,8 @@ def test_every_publishing_table_of_the_duckdb_store_is_here_column_for_column() 
         ) == sorted(uniques), name
 
 
-def test_the_file_is_in_wal_mode_and_commits_are_synced(db: PubDB) -> None:
-    with db.snapshot() as conn:
+def test_the_file_is_in_wal_mode_and_commits_are_synced(tmp_path: Path) -> None:
+    with PubDB.open(sqlite_url(tmp_path / "publishing.sqlite")) as db, db.snapshot() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 10_000
@@ -208,23 +211,27 @@ def test_a_writer_held_past_busy_timeout_is_a_conflict_and_the_policy_retries(
 def test_a_database_that_cannot_be_opened_is_unavailable(tmp_path: Path) -> None:
     with pytest.raises(StoreUnavailableError):
         PubDB.open(sqlite_url(tmp_path / "missing-dir" / "publishing.sqlite"))
+    # A PostgreSQL server that is not there (a free port nothing listens on).
+    with pytest.raises(StoreUnavailableError):
+        PubDB.open(f"postgresql+psycopg://murmur@127.0.0.1:{free_port()}/murmur")
 
 
-def open_and_write(path: str, worker: int, count: int, barrier: Barrier) -> None:
+def open_and_write(url: str, worker: int, count: int, barrier: Barrier) -> None:
     """A process of its own: open the database (migrating it if new), write ``count`` posts."""
     barrier.wait(timeout=HANG_SECONDS)
-    with PubDB.open(sqlite_url(Path(path))) as db:
+    with PubDB.open(url) as db:
         for number in range(count):
             post_id = f"post_{worker}_{number}"
             db.run(lambda conn: _new_post(conn, post_id))  # noqa: B023 - run before the next
 
 
-def test_processes_open_a_new_file_at_once_and_write_without_an_owner(tmp_path: Path) -> None:
-    path = tmp_path / "publishing.sqlite"
+def test_processes_open_a_new_database_at_once_and_write_without_an_owner(
+    profile: Profile,
+) -> None:
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(3)
     writers = [
-        ctx.Process(target=open_and_write, args=(str(path), worker, 100, barrier))
+        ctx.Process(target=open_and_write, args=(profile.pub_url, worker, 100, barrier))
         for worker in range(3)
     ]
     for writer in writers:
@@ -232,16 +239,16 @@ def test_processes_open_a_new_file_at_once_and_write_without_an_owner(tmp_path: 
     for writer in writers:
         writer.join(HANG_SECONDS)
     assert [writer.exitcode for writer in writers] == [0, 0, 0]
-    with PubDB.open(sqlite_url(path)) as db:
+    with PubDB.open(profile.pub_url) as db:
         assert db.revision() == "0001"
         with db.snapshot() as conn:
             assert conn.execute(select(posts.c.id)).scalars().all().__len__() == 300
             assert len(conn.execute(select(post_destinations.c.id)).all()) == 900
 
 
-def write_until_killed(path: str) -> None:
+def write_until_killed(url: str) -> None:
     """A process of its own: create posts without pause, printing each id once committed."""
-    with PubDB.open(sqlite_url(Path(path))) as db:
+    with PubDB.open(url) as db:
         number = 0
         while True:
             post_id = f"post_{number}"
@@ -251,23 +258,22 @@ def write_until_killed(path: str) -> None:
             number += 1
 
 
-def test_a_writer_killed_mid_transaction_loses_nothing_it_acknowledged(tmp_path: Path) -> None:
-    path = tmp_path / "publishing.sqlite"
-    PubDB.open(sqlite_url(path)).close()
+def test_a_writer_killed_mid_transaction_loses_nothing_it_acknowledged(profile: Profile) -> None:
+    PubDB.open(profile.pub_url).close()
     writer = subprocess.Popen(
         [
             sys.executable,
             "-c",
             "import sys; from tests.store.test_pubdb import write_until_killed;"
             " write_until_killed(sys.argv[1])",
-            str(path),
+            profile.pub_url,
         ],
         stdout=subprocess.PIPE,
         text=True,
     )
     acknowledged: list[str] = []
     assert writer.stdout is not None
-    with PubDB.open(sqlite_url(path)) as peer:
+    with PubDB.open(profile.pub_url) as peer:
         try:
             for line in writer.stdout:
                 acknowledged.append(line.strip())
@@ -279,8 +285,9 @@ def test_a_writer_killed_mid_transaction_loses_nothing_it_acknowledged(tmp_path:
         finally:
             writer.send_signal(signal.SIGKILL)  # never pauses: killed inside a transaction
             writer.wait(HANG_SECONDS)
-    with PubDB.open(sqlite_url(path)) as reopened, reopened.snapshot() as conn:
-        assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
+    with PubDB.open(profile.pub_url) as reopened, reopened.snapshot() as conn:
+        if profile.name == "embedded":
+            assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
         stored = set(conn.execute(select(posts.c.id)).scalars())
         destinations = conn.execute(select(post_destinations.c.post_id)).scalars().all()
     assert set(acknowledged) <= stored
@@ -288,13 +295,15 @@ def test_a_writer_killed_mid_transaction_loses_nothing_it_acknowledged(tmp_path:
     assert sorted(destinations) == sorted(p for p in stored for _ in range(3))
 
 
-def test_an_analyst_attaches_it_read_only_and_joins_it_in_duckdb(db: PubDB, tmp_path: Path) -> None:
+def test_an_analyst_attaches_it_read_only_and_joins_it_in_duckdb(
+    db: PubDB, profile: Profile, tmp_path: Path
+) -> None:
     with db.transaction() as conn:
         _new_post(conn, "post_1", tags=["launch"])
         _new_post(conn, "post_2")
+    grant_analyst(profile)
     con = duckdb.connect()
-    load_extension(con, "sqlite")
-    con.execute(f"ATTACH '{tmp_path / 'publishing.sqlite'}' AS pub (TYPE sqlite, READ_ONLY)")
+    attach_publishing(con, profile.analyst_url)
     con.execute("CREATE TABLE impressions AS SELECT 'post_1' AS post_id, 40 AS n")
     joined = con.execute(
         "SELECT p.id, p.created_at, p.tags::JSON ->> '$[0]' AS tag, i.n,"
@@ -302,14 +311,20 @@ def test_an_analyst_attaches_it_read_only_and_joins_it_in_duckdb(db: PubDB, tmp_
         " FROM pub.posts p LEFT JOIN impressions i ON i.post_id = p.id ORDER BY p.id"
     ).fetchall()
     assert joined == [("post_1", AT, "launch", 40, 2), ("post_2", AT, None, None, 2)]
-    assert ("pub", "main", "posts") in {
-        (row[0], row[1], row[2]) for row in con.execute("SHOW ALL TABLES").fetchall()
+    assert ("pub", "posts") in {
+        (row[0], row[2]) for row in con.execute("SHOW ALL TABLES").fetchall()
     }
     with pytest.raises(duckdb.Error, match="read-only"):
         con.execute("DELETE FROM pub.posts")
+    # The engine under it refuses too, whatever the analyst's own attach options say.
+    if profile.name == "embedded":
+        raw = sqlite3.connect(f"file:{tmp_path / 'publishing.sqlite'}?mode=ro", uri=True)
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            raw.execute("DELETE FROM posts")
+        raw.close()
+    else:
+        writable = duckdb.connect()
+        attach_publishing(writable, profile.analyst_url, read_only=False)
+        with pytest.raises(duckdb.Error, match="permission denied"):
+            writable.execute("DELETE FROM pub.posts")
     assert _destinations_of(db, "post_1") == 3
-    # The engine under it refuses too: SQLite opened read-only takes no write.
-    raw = sqlite3.connect(f"file:{tmp_path / 'publishing.sqlite'}?mode=ro", uri=True)
-    with pytest.raises(sqlite3.OperationalError, match="readonly"):
-        raw.execute("DELETE FROM posts")
-    raw.close()

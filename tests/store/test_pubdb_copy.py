@@ -19,6 +19,7 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.store import old_store
+from tests.store.conftest import Profile
 from tests.store.old_store import ROWS_PER_TABLE
 from tests.support import HANG_SECONDS
 from warehouse.errors import CopyMismatchError, StoreError
@@ -49,10 +50,12 @@ def _key(table_name: str) -> Any:
     return lambda row: tuple(row[name] for name in columns)
 
 
-def test_every_row_of_every_publishing_table_arrives_as_written(tmp_path: Path) -> None:
+def test_every_row_of_every_publishing_table_arrives_as_written(
+    profile: Profile, tmp_path: Path
+) -> None:
     written = build_old_store(tmp_path / "murmur.duckdb")
     source = duckdb.connect(str(tmp_path / "murmur.duckdb"), read_only=True)
-    with PubDB.open(sqlite_url(tmp_path / "publishing.sqlite")) as db:
+    with PubDB.open(profile.pub_url) as db:
         counts = copy_publishing_tables(source, db)
         copied = _read_back(db)
     assert counts == dict.fromkeys(written, ROWS_PER_TABLE)

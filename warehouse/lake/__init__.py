@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TypeVar
 
 import duckdb
+import psycopg
+from sqlalchemy.engine import make_url
 
 from warehouse.errors import ConflictError, translate
 from warehouse.migrations import migrate
@@ -26,54 +28,119 @@ MIGRATIONS = "warehouse.lake.migrations"
 #: A lake commit holds the catalog while it writes its files' entries: a day of 25,000 rows
 #: was refused up to 6 times beside two other runs (ADR 0002): 14 attempts wait 8-25 s in all.
 COMMIT_ATTEMPTS = 14
+#: PostgreSQL advisory lock key held by a process creating or migrating a lake ("lake").
+CREATION_LOCK = 0x6C616B65
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Lake:
-    """Where a lake lives: its catalog database and the folder of its Parquet files."""
+class S3:
+    """An S3-compatible endpoint holding a lake's Parquet files, and the key to it."""
 
-    catalog: Path
-    data: Path
+    endpoint: str  # host:port
+    key_id: str
+    secret: str
+    region: str = "us-east-1"
+    use_ssl: bool = True
+
+
+@dataclass(frozen=True)
+class Lake:
+    """Where a lake lives: its catalog (``sqlite:PATH`` or ``postgres:DSN``) and its files.
+
+    ``data`` is DuckLake's DATA_PATH: an absolute folder ending in ``/``, or
+    ``s3://bucket/prefix/`` with :attr:`s3` saying where and with which key.
+    """
+
+    catalog: str
+    data: str
+    s3: S3 | None = None
 
     @classmethod
     def under(cls, data_dir: Path) -> Lake:
         """The embedded lake of a data directory: ``lake.sqlite`` and ``lake/``, absolute."""
         root = data_dir.resolve()
-        return cls(catalog=root / "lake.sqlite", data=root / "lake")
+        return cls(catalog=f"sqlite:{root / 'lake.sqlite'}", data=f"{root / 'lake'}/")
+
+    @property
+    def kind(self) -> str:
+        """The catalog's engine: ``sqlite`` or ``postgres``."""
+        return self.catalog.split(":", 1)[0]
 
     def attach_sql(self, alias: str = "lake", *, read_only: bool = False) -> str:
         """The ATTACH statement of this lake (DuckLake keeps a relative DATA_PATH as given)."""
-        options = f"DATA_PATH {literal(str(self.data) + '/')}"
+        options = f"DATA_PATH {literal(self.data)}"
         if read_only:
             options += ", READ_ONLY"
-        return f"ATTACH {literal('ducklake:sqlite:' + str(self.catalog))} AS {alias} ({options})"
+        return f"ATTACH {literal('ducklake:' + self.catalog)} AS {alias} ({options})"
+
+    def secret_sql(self) -> str | None:
+        """The session's S3 secret for the data path, when the files are on S3."""
+        if self.s3 is None:
+            return None
+        return (
+            "CREATE OR REPLACE SECRET lake_s3 (TYPE s3, URL_STYLE 'path',"
+            f" ENDPOINT {literal(self.s3.endpoint)}, KEY_ID {literal(self.s3.key_id)},"
+            f" SECRET {literal(self.s3.secret)}, REGION {literal(self.s3.region)},"
+            f" USE_SSL {'true' if self.s3.use_ssl else 'false'})"
+        )
 
     def attach(
         self, con: duckdb.DuckDBPyConnection, alias: str = "lake", *, read_only: bool = False
     ) -> None:
         """Attach the lake to ``con`` as ``alias``; a writer's attach creates and migrates it."""
-        load_extension(con, "sqlite")
+        load_extension(con, self.kind)
         load_extension(con, "ducklake")
+        secret = self.secret_sql()
+        if secret is not None:
+            load_extension(con, "httpfs")
+            con.execute(secret)
         if read_only:
             _attach(con, self.attach_sql(alias, read_only=True))
             return
-        self.data.mkdir(parents=True, exist_ok=True)
         # Writers attach one at a time: DuckLake creating a new catalog is not safe against
         # a second creator (measured: "Failed to initialize DuckLake: … database is locked").
-        with _exclusive(self.catalog.with_name(self.catalog.name + ".lock")):
-            _wal(self.catalog)
+        with self._creating():
             _attach(con, self.attach_sql(alias))
             _migrate(con, alias)
 
+    @contextlib.contextmanager
+    def _creating(self) -> Iterator[None]:
+        location = self.catalog.split(":", 1)[1]
+        if self.kind == "postgres":
+            with psycopg.connect(location, autocommit=True) as lock:
+                # A session lock: released when this connection closes, or its process dies.
+                lock.execute("SELECT pg_advisory_lock(%s)", [CREATION_LOCK])
+                yield
+            return
+        catalog = Path(location)
+        if not self.data.startswith("s3://"):
+            Path(self.data).mkdir(parents=True, exist_ok=True)
+        with _exclusive(catalog.with_name(catalog.name + ".lock")):
+            _wal(catalog)
+            yield
+
 
 def attach_publishing(
-    con: duckdb.DuckDBPyConnection, path: Path, alias: str = "pub", *, read_only: bool = True
+    con: duckdb.DuckDBPyConnection, url: str, alias: str = "pub", *, read_only: bool = True
 ) -> None:
-    """Attach the publishing database (SQLite) to ``con``: read-only unless asked otherwise."""
-    load_extension(con, "sqlite")
-    options = "TYPE sqlite, READ_ONLY" if read_only else "TYPE sqlite"
-    _attach(con, f"ATTACH {literal(str(path.resolve()))} AS {alias} ({options})")
+    """Attach the publishing database (its SQLAlchemy URL) to ``con``, read-only by default."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        kind, target = "sqlite", str(Path(parsed.database or "").resolve())
+    else:
+        kind = "postgres"
+        parts = {
+            "host": parsed.host,
+            "port": parsed.port,
+            "user": parsed.username,
+            "password": parsed.password,
+            "dbname": parsed.database,
+        }
+        target = " ".join(f"{key}={value}" for key, value in parts.items() if value is not None)
+    load_extension(con, kind)
+    options = f"TYPE {kind}, READ_ONLY" if read_only else f"TYPE {kind}"
+    _attach(con, f"ATTACH {literal(target)} AS {alias} ({options})")
 
 
 def _attach(con: duckdb.DuckDBPyConnection, statement: str) -> None:

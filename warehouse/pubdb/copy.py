@@ -13,7 +13,7 @@ from itertools import zip_longest
 from typing import Any
 
 import duckdb
-from sqlalchemy import JSON, Connection, Table, func, select
+from sqlalchemy import JSON, ColumnElement, Connection, String, Table, func, select
 
 from warehouse.errors import CopyMismatchError, StoreError
 from warehouse.pubdb.engine import PubDB
@@ -49,7 +49,12 @@ def _batches(rows: Iterator[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
 
 
 def _copied_rows(conn: Connection, table: Table) -> Iterator[dict[str, Any]]:
-    ordered = select(table).order_by(*table.primary_key.columns)
+    keys: list[ColumnElement[Any]] = list(table.primary_key.columns)
+    if conn.dialect.name == "postgresql":
+        # Byte order, as DuckDB sorts the source: a database's linguistic collation (ICU
+        # en-US, say) orders 'a, b' and '-z' otherwise, and the rows would pair up wrongly.
+        keys = [key.collate("C") if isinstance(key.type, String) else key for key in keys]
+    ordered = select(table).order_by(*keys)
     for row in conn.execute(ordered).mappings():
         yield dict(row)
 

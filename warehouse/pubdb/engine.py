@@ -1,4 +1,4 @@
-"""Opening the publishing database: SQLite in WAL mode here, any SQLAlchemy URL at scale.
+"""Opening the publishing database: SQLite in WAL mode embedded, PostgreSQL at scale.
 
 Every process opens it itself (no owner, no host): SQLite in WAL mode lets readers run
 beside one writer, and each write transaction takes the write lock when it begins
@@ -28,6 +28,8 @@ T = TypeVar("T")
 BUSY_TIMEOUT_MS = 10_000
 #: The Alembic environment of the publishing tables (warehouse/pubdb/migrations).
 SCRIPT_LOCATION = "warehouse.pubdb:migrations"
+#: PostgreSQL advisory lock key held by a migrating process ("murmur" in ASCII).
+MIGRATION_LOCK = 0x6D75726D7572
 
 
 def sqlite_url(path: Path) -> str:
@@ -80,6 +82,9 @@ class PubDB:
         config = Config()
         config.set_main_option("script_location", SCRIPT_LOCATION)
         with self.transaction() as conn:
+            if conn.dialect.name == "postgresql":
+                # SQLite's BEGIN IMMEDIATE already queues migrators; PostgreSQL needs a lock.
+                conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
             config.attributes["connection"] = conn
             command.upgrade(config, revision)
 

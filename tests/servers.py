@@ -1,0 +1,139 @@
+"""The scale profile's servers, started on loopback for the tests (ADR 0002 step 7).
+
+A throwaway PostgreSQL cluster from the machine's own binaries (Debian's ``postgresql``
+package; the Makefile installs it when missing) and moto's S3-compatible server from the
+venv. Both listen on 127.0.0.1 only and are stopped when the context ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import psycopg
+
+from tests.support import HANG_SECONDS, free_port
+
+SUPERUSER = "murmur"
+
+
+def postgres_bin() -> Path:
+    """The folder of the newest PostgreSQL server binaries installed here."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=_version)
+    if found:
+        return Path(found[-1]).parent
+    on_path = shutil.which("initdb")
+    if on_path:
+        return Path(on_path).resolve().parent
+    raise FileNotFoundError("PostgreSQL's server binaries (initdb) are not installed: make test")
+
+
+def _version(initdb: str) -> int:
+    return int(Path(initdb).parent.parent.name)
+
+
+@dataclass(frozen=True)
+class Postgres:
+    """A running cluster: its port; ``url`` and ``dsn`` name a database and a role in it."""
+
+    port: int
+
+    def dsn(self, database: str, user: str = SUPERUSER) -> str:
+        return f"host=127.0.0.1 port={self.port} user={user} dbname={database}"
+
+    def url(self, database: str, user: str = SUPERUSER) -> str:
+        return f"postgresql+psycopg://{user}@127.0.0.1:{self.port}/{database}"
+
+    def create_database(self, name: str) -> None:
+        """A new database collating text as a deployment's usually does (ICU, en-US), not
+        byte by byte as SQLite and DuckDB do."""
+        with psycopg.connect(self.dsn("postgres"), autocommit=True) as admin:
+            admin.execute(
+                f'CREATE DATABASE "{name}" TEMPLATE template0'
+                " LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'"
+            )
+
+
+@contextlib.contextmanager
+def postgres_server(work: Path) -> Iterator[Postgres]:
+    """A PostgreSQL cluster in ``work``, trusting loopback connections, stopped at the end."""
+    data, sock = work / "pgdata", work / "pgsock"
+    sock.mkdir()
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses root: the server runs as the 'postgres' user
+        shutil.chown(work, "postgres")
+        shutil.chown(sock, "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    binaries = postgres_bin()
+    subprocess.run(
+        [*as_user, str(binaries / "initdb"), "-D", str(data), "-U", SUPERUSER, "--auth=trust"],
+        check=True,
+        capture_output=True,
+        timeout=HANG_SECONDS,
+    )
+    port = free_port()
+    options = f"-c listen_addresses=127.0.0.1 -p {port} -k {sock} -c max_connections=100"
+    pg_ctl = [*as_user, str(binaries / "pg_ctl"), "-D", str(data)]
+    try:
+        # -l: the server's output goes to a file, so no pipe of ours is held open by it.
+        subprocess.run(
+            [*pg_ctl, "-l", str(work / "pg.log"), "-o", options, "-w", "start"],
+            check=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=HANG_SECONDS,
+        )
+        yield Postgres(port)
+    finally:
+        subprocess.run(
+            [*pg_ctl, "-m", "immediate", "stop"], capture_output=True, timeout=HANG_SECONDS
+        )
+
+
+@contextlib.contextmanager
+def s3_server(work: Path) -> Iterator[str]:
+    """moto's S3-compatible server on loopback; yields its endpoint ``127.0.0.1:PORT``."""
+    port = free_port()
+    moto = Path(sys.executable).with_name("moto_server")
+    with (work / "moto.log").open("wb") as log:
+        server = subprocess.Popen(
+            [str(moto), "-H", "127.0.0.1", "-p", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + HANG_SECONDS
+            while True:
+                try:
+                    httpx.get(f"http://127.0.0.1:{port}/", timeout=5).raise_for_status()
+                    break
+                except httpx.HTTPError:
+                    if time.monotonic() > deadline or server.poll() is not None:
+                        raise
+                    time.sleep(0.1)  # polling the server's start, not waiting a fixed time
+            yield f"127.0.0.1:{port}"
+        finally:
+            server.kill()
+            server.wait(HANG_SECONDS)
+
+
+def create_bucket(endpoint: str, bucket: str) -> None:
+    httpx.put(f"http://{endpoint}/{bucket}", timeout=30).raise_for_status()
+
+
+def s3_keys(endpoint: str, bucket: str) -> list[str]:
+    """The keys of the bucket's objects (the first 1,000 listed)."""
+    listing = httpx.get(f"http://{endpoint}/{bucket}?list-type=2", timeout=30)
+    listing.raise_for_status()
+    return re.findall(r"<Key>([^<]+)</Key>", listing.text)

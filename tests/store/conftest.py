@@ -1,0 +1,95 @@
+"""The two profiles of the new store (ADR 0002): embedded files, and servers at scale.
+
+``profile`` runs a test on each: ``embedded`` is SQLite and a DuckLake with a SQLite catalog
+in the test's temporary directory; ``scale`` is PostgreSQL and a DuckLake with a PostgreSQL
+catalog and its Parquet on S3, on servers started once per test process (tests/servers.py),
+with a database pair and a bucket of the test's own.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.servers import Postgres, create_bucket, postgres_server, s3_server
+from warehouse.lake import S3, Lake
+from warehouse.pubdb.engine import sqlite_url
+
+ANALYST = "analyst"
+
+
+@dataclass(frozen=True)
+class ScaleServers:
+    postgres: Postgres
+    s3_endpoint: str
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Where one test's store lives: the publishing database's URL and the lake."""
+
+    name: str
+    pub_url: str
+    lake: Lake
+    # The SQLAlchemy URL an analyst reads the publishing database with.
+    analyst_url: str
+    # The lake as the analyst attaches it (at scale: as the analyst's role).
+    analyst_lake: Lake
+    # At scale: the two databases (publishing, lake catalog) as their owner reaches them.
+    owner_dsns: tuple[str, ...] = ()
+
+
+@pytest.fixture(scope="session")
+def scale_servers() -> Iterator[ScaleServers]:
+    # Not under pytest's temporary root: that is private to root, and the server runs as
+    # the 'postgres' user, which must reach its own folder (mkdtemp's is made over to it).
+    pg_work, s3_work = Path(tempfile.mkdtemp(prefix="murmur-pg-")), Path(tempfile.mkdtemp())
+    try:
+        with postgres_server(pg_work) as postgres, s3_server(s3_work) as endpoint:
+            with psycopg.connect(postgres.dsn("postgres"), autocommit=True) as admin:
+                admin.execute(f"CREATE ROLE {ANALYST} LOGIN")
+            yield ScaleServers(postgres, endpoint)
+    finally:
+        shutil.rmtree(pg_work, ignore_errors=True)
+        shutil.rmtree(s3_work, ignore_errors=True)
+
+
+@pytest.fixture(params=["embedded", "scale"])
+def profile(request: pytest.FixtureRequest, tmp_path: Path) -> Profile:
+    if request.param == "embedded":
+        url = sqlite_url(tmp_path / "publishing.sqlite")
+        lake = Lake.under(tmp_path)
+        return Profile("embedded", url, lake, analyst_url=url, analyst_lake=lake)
+    servers: ScaleServers = request.getfixturevalue("scale_servers")
+    name = "t" + uuid.uuid4().hex[:12]
+    servers.postgres.create_database(f"{name}_pub")
+    servers.postgres.create_database(f"{name}_lake")
+    create_bucket(servers.s3_endpoint, name)
+    # moto checks no credentials: any key is let in (ADR 0002, "Not measured").
+    s3 = S3(endpoint=servers.s3_endpoint, key_id="murmur", secret="murmur", use_ssl=False)
+    lake = Lake(f"postgres:{servers.postgres.dsn(f'{name}_lake')}", f"s3://{name}/lake/", s3)
+    analyst_lake = Lake(
+        f"postgres:{servers.postgres.dsn(f'{name}_lake', user=ANALYST)}", lake.data, s3
+    )
+    return Profile(
+        "scale",
+        servers.postgres.url(f"{name}_pub"),
+        lake,
+        analyst_url=servers.postgres.url(f"{name}_pub", user=ANALYST),
+        analyst_lake=analyst_lake,
+        owner_dsns=(servers.postgres.dsn(f"{name}_pub"), servers.postgres.dsn(f"{name}_lake")),
+    )
+
+
+def grant_analyst(profile: Profile) -> None:
+    """Let the analyst's role read (only) the publishing tables and the lake's catalog."""
+    for dsn in profile.owner_dsns:
+        with psycopg.connect(dsn, autocommit=True) as owner:
+            owner.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {ANALYST}")
