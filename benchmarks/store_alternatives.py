@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.store_mixed_load import QUACK_TOKEN, Recorder, _free_port
+from tests.servers import SUPERUSER, create_bucket, postgres_bin, postgres_server, s3_server
 
 DAYS = 40
 ROWS_PER_DAY = 25_000  # = posts seeded; DAYS * ROWS_PER_DAY = 1M mart rows
@@ -56,7 +57,6 @@ WINDOW_DAYS = 28
 DESTINATIONS = ("x", "threads", "bluesky")
 DEFAULT_JSON = Path("docs/adr/0002-store-figures.json")
 CANDIDATES = ("duckdb_host", "split_embedded", "split_scale")
-PG_BIN = Path("/usr/local/bin")
 BUCKET = "murmur-lake"
 
 PUB_DDL = (
@@ -148,7 +148,7 @@ def lake_session(cfg: dict[str, Any], *, read_only: bool = False, pub: bool = Fa
             "CREATE SECRET lake_s3 (TYPE s3, KEY_ID 'bench', SECRET 'bench', REGION 'us-east-1',"
             f" ENDPOINT '127.0.0.1:{cfg['s3_port']}', URL_STYLE 'path', USE_SSL false)"
         )
-        user = cfg.get("session_user", "bench")
+        user = cfg.get("session_user", SUPERUSER)
         con.execute(
             f"ATTACH 'ducklake:postgres:{pg_dsn(cfg, 'lake', user)}' AS lake"
             f" (DATA_PATH 's3://{BUCKET}/data/'{ro})"
@@ -158,7 +158,7 @@ def lake_session(cfg: dict[str, Any], *, read_only: bool = False, pub: bool = Fa
     return con
 
 
-def pg_dsn(cfg: dict[str, Any], db: str, user: str = "bench") -> str:
+def pg_dsn(cfg: dict[str, Any], db: str, user: str = SUPERUSER) -> str:
     return f"host=127.0.0.1 port={cfg['pg_port']} user={user} dbname={db}"
 
 
@@ -185,7 +185,7 @@ def pub_engine(cfg: dict[str, Any]) -> Any:
             conn.exec_driver_sql("BEGIN" if read else "BEGIN IMMEDIATE")
 
         return engine
-    return create_engine(f"postgresql+psycopg://bench@127.0.0.1:{cfg['pg_port']}/pub")
+    return create_engine(f"postgresql+psycopg://{SUPERUSER}@127.0.0.1:{cfg['pg_port']}/pub")
 
 
 # -- the publishing transaction ---------------------------------------------------------------
@@ -992,80 +992,24 @@ def seed_split(cfg: dict[str, Any]) -> None:
 
 @contextlib.contextmanager
 def postgres_cluster(work: Path) -> Iterator[dict[str, Any]]:
-    """A throwaway PostgreSQL 15 cluster: loopback TCP only, its socket in ``work``."""
-    data, sock = work / "pgdata", work / "pgsock"
-    sock.mkdir()
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # initdb refuses root: run the server as the 'postgres' user
-        shutil.chown(work, "postgres")
-        shutil.chown(sock, "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    port = _free_port()
-    subprocess.run(
-        [*as_user, str(PG_BIN / "initdb"), "-D", str(data), "-U", "bench", "--auth=trust"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    opts = f"-c listen_addresses=127.0.0.1 -p {port} -k {sock} -c max_connections=60"
-    pg_ctl = [*as_user, str(PG_BIN / "pg_ctl"), "-D", str(data)]
-    try:
-        # -l: the server's output goes to a file, so no pipe of ours is held open by it.
-        subprocess.run(
-            [*pg_ctl, "-l", str(work / "pg.log"), "-o", opts, "-w", "start"],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL,
-            timeout=120,
-        )
-        import psycopg
+    """A throwaway PostgreSQL cluster (tests/servers.py) with the databases and role used here."""
+    import psycopg
 
-        with psycopg.connect(
-            f"host=127.0.0.1 port={port} user=bench dbname=postgres", autocommit=True
-        ) as pg:
+    with postgres_server(work) as server:
+        with psycopg.connect(server.dsn("postgres"), autocommit=True) as pg:
             pg.execute("CREATE DATABASE pub")
             pg.execute("CREATE DATABASE lake")
             pg.execute("CREATE ROLE analyst LOGIN")
-        yield {"pg_port": port, "pg_version": subprocess.getoutput(f"{PG_BIN}/postgres -V")}
-    finally:
-        subprocess.run(
-            [*as_user, str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"],
-            capture_output=True,
-            timeout=120,
-        )
+        version = subprocess.getoutput(f"{postgres_bin() / 'postgres'} -V")
+        yield {"pg_port": server.port, "pg_version": version}
 
 
 @contextlib.contextmanager
-def s3_server(work: Path) -> Iterator[dict[str, Any]]:
-    """moto's S3-compatible server on loopback, with the lake's bucket."""
-    import httpx
-
-    port = _free_port()
-    exe = Path(sys.executable).with_name("moto_server")
-    log = open(work / "moto.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [str(exe), "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=subprocess.STDOUT
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.put(f"http://127.0.0.1:{port}/{BUCKET}", timeout=2).raise_for_status()
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise
-                time.sleep(0.3)
-        yield {"s3_port": port}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-        log.close()
+def s3_bucket(work: Path) -> Iterator[dict[str, Any]]:
+    """moto's S3-compatible server on loopback (tests/servers.py), with the lake's bucket."""
+    with s3_server(work) as endpoint:
+        create_bucket(endpoint, BUCKET)
+        yield {"s3_port": int(endpoint.rsplit(":", 1)[1])}
 
 
 def s3_objects(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -1103,7 +1047,7 @@ def candidate(kind: str, seconds: float, rate: float) -> Iterator[dict[str, Any]
                 seed_split(cfg)
             else:
                 cfg.update(stack.enter_context(postgres_cluster(work)))
-                cfg.update(stack.enter_context(s3_server(work)))
+                cfg.update(stack.enter_context(s3_bucket(work)))
                 cfg["data_path"] = f"s3://{BUCKET}/data/"
                 seed_split(cfg)
             yield cfg

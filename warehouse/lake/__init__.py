@@ -192,9 +192,12 @@ def run(con: duckdb.DuckDBPyConnection, work: Callable[[duckdb.DuckDBPyConnectio
         try:
             result = work(con)
             con.execute("COMMIT")
-        except BaseException as exc:
+        except duckdb.Error as exc:
             _rollback(con)
             raise translate(exc) from exc
+        except BaseException:
+            _rollback(con)
+            raise
         return result
 
     return retrying(once, retry_on=(ConflictError,), attempts=COMMIT_ATTEMPTS)

@@ -9,6 +9,7 @@ schema is brought to Alembic's head on open.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import threading
 from collections.abc import Callable, Iterator
@@ -18,6 +19,7 @@ from typing import IO, Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError
 
@@ -150,35 +152,27 @@ class PubDB:
         config.set_main_option("script_location", SCRIPT_LOCATION)
         with self.transaction() as conn:
             if conn.dialect.name == "postgresql":
-                # SQLite's BEGIN IMMEDIATE already queues migrators; PostgreSQL needs a lock.
+                # SQLite's writers already queue; PostgreSQL's migrators need a lock.
                 conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
             config.attributes["connection"] = conn
             command.upgrade(config, revision)
 
     def revision(self) -> str | None:
         """The Alembic revision the schema is at, or None before the first migration."""
-        from alembic.runtime.migration import MigrationContext
-
         with self.snapshot() as conn:
             return MigrationContext.configure(conn).get_current_revision()
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
         """A write transaction: committed when the block ends, rolled back if it raises."""
-        with self._queued():
+        # PostgreSQL queues writers on its row locks itself; SQLite's take turns in the queue.
+        turn = self.write_queue.turn() if self.write_queue else contextlib.nullcontext()
+        with turn:
             try:
                 with self.engine.begin() as conn:
                     yield conn
             except DBAPIError as exc:
                 raise translate(exc) from exc
-
-    @contextmanager
-    def _queued(self) -> Iterator[None]:
-        if self.write_queue is None:  # PostgreSQL queues its row locks itself
-            yield
-            return
-        with self.write_queue.turn():
-            yield
 
     @contextmanager
     def snapshot(self) -> Iterator[Connection]:
