@@ -117,7 +117,8 @@ class Lake:
         if not self.data.startswith("s3://"):
             Path(self.data).mkdir(parents=True, exist_ok=True)
         with _exclusive(catalog.with_name(catalog.name + ".lock")):
-            _wal(catalog)
+            if not catalog.exists():
+                _new_wal_catalog(catalog)
             yield
 
 
@@ -161,9 +162,12 @@ def _exclusive(lock_file: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _wal(catalog: Path) -> None:
+def _new_wal_catalog(catalog: Path) -> None:
     # Measured in ADR 0002: with the catalog in SQLite's default journal mode, readers
-    # stalled to 4-5 s behind a writer's commit; WAL persists in the file once set.
+    # stalled to 4-5 s behind a writer's commit; WAL persists in the file once set. Only
+    # for a new file: Python's sqlite3 and DuckDB's sqlite extension are two copies of
+    # SQLite whose POSIX locks do not see each other in one process, and closing this
+    # connection would drop the locks a DuckDB session here holds on an existing catalog.
     con = sqlite3.connect(catalog)
     try:
         con.execute("PRAGMA journal_mode=WAL")
