@@ -30,13 +30,11 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import asdict
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import psycopg
 from sqlalchemy import select
 
 from benchmarks.store_mixed_load import Recorder
@@ -160,7 +158,7 @@ def role_writer(cfg: dict[str, Any], role: str, ready: Any, go: Any, out: Any) -
 def role_pipeline(cfg: dict[str, Any], role: str, ready: Any, go: Any, out: Any) -> None:
     recorder = Recorder(role)
     con = duckdb.connect()
-    _lake(cfg).attach(con)
+    cfg["lake"].attach(con)
     _wait_for_go(ready, go, role)
     start = time.monotonic()
     version = 0
@@ -174,7 +172,7 @@ def role_pipeline(cfg: dict[str, Any], role: str, ready: Any, go: Any, out: Any)
 def role_reader(cfg: dict[str, Any], role: str, ready: Any, go: Any, out: Any) -> None:
     recorder = Recorder(role)
     con = duckdb.connect()
-    _lake(cfg).attach(con, read_only=True)
+    cfg["lake"].attach(con, read_only=True)
     _wait_for_go(ready, go, role)
     start = time.monotonic()
     while time.monotonic() < start + cfg["seconds"]:
@@ -192,7 +190,7 @@ def role_analyst(cfg: dict[str, Any], role: str, ready: Any, go: Any, out: Any) 
     recorder = Recorder(role)
     con = duckdb.connect()
     attach_publishing(con, cfg["pub_url"])
-    _lake(cfg).attach(con, read_only=True)
+    cfg["lake"].attach(con, read_only=True)
     _wait_for_go(ready, go, role)
     start = time.monotonic()
     while time.monotonic() < start + cfg["seconds"]:
@@ -216,11 +214,6 @@ ROLES = {
 }
 
 
-def _lake(cfg: dict[str, Any]) -> Lake:
-    s3 = cfg["lake"]["s3"]
-    return Lake(cfg["lake"]["catalog"], cfg["lake"]["data"], s3 and S3(**s3))
-
-
 def run_roles(cfg: dict[str, Any], names: list[str]) -> dict[str, Any]:
     ctx = mp.get_context("spawn")
     ready, go, out = ctx.Queue(), ctx.Event(), ctx.Queue()
@@ -240,7 +233,7 @@ def run_roles(cfg: dict[str, Any], names: list[str]) -> dict[str, Any]:
 def seed(cfg: dict[str, Any]) -> None:
     PubDB.open(cfg["pub_url"]).close()
     con = duckdb.connect()
-    _lake(cfg).attach(con)
+    cfg["lake"].attach(con)
     for number in range(DAYS):
         replace_day(con, FIRST_DAY + timedelta(days=number), 0, cfg["day_rows"])
 
@@ -253,24 +246,15 @@ def profile(name: str) -> Iterator[dict[str, Any]]:
     try:
         if name == "embedded":
             lake = Lake.under(work)
-            yield {"pub_url": sqlite_url(work / "publishing.sqlite"), "lake": asdict(lake)}
+            yield {"pub_url": sqlite_url(work / "publishing.sqlite"), "lake": lake}
             return
         with postgres_server(pg_work) as pg, s3_server(work) as endpoint:
             for database in ("pub", "lake"):
                 pg.create_database(database)
             create_bucket(endpoint, "lake")
-            with psycopg.connect(pg.dsn("postgres")) as check:
-                version = check.execute("SHOW server_version").fetchone()
             s3 = S3(endpoint=endpoint, key_id="murmur", secret="murmur", use_ssl=False)
-            yield {
-                "pub_url": pg.url("pub"),
-                "lake": {
-                    "catalog": f"postgres:{pg.dsn('lake')}",
-                    "data": "s3://lake/data/",
-                    "s3": asdict(s3),
-                },
-                "postgres": version[0] if version else None,
-            }
+            lake = Lake(f"postgres:{pg.dsn('lake')}", "s3://lake/data/", s3)
+            yield {"pub_url": pg.url("pub"), "lake": lake}
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(pg_work, ignore_errors=True)

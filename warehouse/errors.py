@@ -65,8 +65,9 @@ def _translate_sqlite(exc: sqlite3.Error) -> StoreError:
     return StoreError(str(exc))
 
 
-def _translate_sqlstate(state: str | None, exc: DBAPIError) -> StoreError:
+def _translate_sqlstate(exc: DBAPIError) -> StoreError:
     # PostgreSQL's SQLSTATE codes (psycopg's ``sqlstate``); None: no server answered.
+    state: str | None = getattr(exc.orig, "sqlstate", None)
     text = str(exc.orig)
     if state == "23505":  # unique_violation
         return DuplicateKeyError(text)
@@ -83,7 +84,7 @@ def translate(exc: BaseException) -> BaseException:
         if isinstance(exc.orig, sqlite3.Error):
             translated_error = _translate_sqlite(exc.orig)
         else:
-            translated_error = _translate_sqlstate(getattr(exc.orig, "sqlstate", None), exc)
+            translated_error = _translate_sqlstate(exc)
         translated_error.__cause__ = exc
         return translated_error
     if isinstance(exc, StoreError) or not isinstance(exc, duckdb.Error):

@@ -100,12 +100,12 @@ class Lake:
             return
         # Writers attach one at a time: DuckLake creating a new catalog is not safe against
         # a second creator (measured: "Failed to initialize DuckLake: … database is locked").
-        with self._creating():
+        with self._one_writer_at_a_time():
             _attach(con, self.attach_sql(alias))
             _migrate(con, alias)
 
     @contextlib.contextmanager
-    def _creating(self) -> Iterator[None]:
+    def _one_writer_at_a_time(self) -> Iterator[None]:
         location = self.catalog.split(":", 1)[1]
         if self.kind == "postgres":
             with psycopg.connect(location, autocommit=True) as lock:

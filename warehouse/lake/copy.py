@@ -46,8 +46,10 @@ def copy_analytics_tables(
         counts = {}
         for table in tables:
             on_table(table)
-            c.execute(f"INSERT INTO lake.{table} BY NAME SELECT * FROM {SOURCE}.{table}")  # noqa: S608 - names from the catalog
-            counts[table] = _rows_in(c, "lake", table)
+            inserted = c.execute(
+                f"INSERT INTO lake.{table} BY NAME SELECT * FROM {SOURCE}.{table}"  # noqa: S608 - names from the catalog
+            ).fetchone()
+            counts[table] = int(inserted[0]) if inserted else 0
         for table in tables:
             for left, right in ((SOURCE, "lake"), ("lake", SOURCE)):
                 differing = _rows_in(c, left, table, minus=right)
