@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Self
 
 from warehouse.ids import new_id, utcnow
 from warehouse.posts import PostStatus
-from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows, fetch_value
-from warehouse.sql import literal
+from warehouse.rows import Cursor, ResultRow, TableRow, columns, fetch_row, fetch_rows, fetch_value
+from warehouse.sql import literal, one_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +59,7 @@ class EventRow(TableRow):
 
 
 @dataclass(frozen=True, slots=True)
-class ReviewRow:
+class ReviewRow(ResultRow):
     """An item with what a reviewer sees of its post."""
 
     item: ItemRow
@@ -69,15 +67,10 @@ class ReviewRow:
     post_status: str
     post_scheduled_at: datetime | None
 
-    @classmethod
-    def make(cls, values: tuple[Any, ...]) -> Self:
-        return cls(ItemRow.make(values[:_ITEM_WIDTH]), *values[_ITEM_WIDTH:])
-
 
 _BATCH = columns(BatchRow)
 _PENDING = literal(PostStatus.PENDING_APPROVAL)
 _ITEM = columns(ItemRow)
-_ITEM_WIDTH = len(dataclasses.fields(ItemRow))
 _REVIEW = (
     f"SELECT {columns(ItemRow, 'i')}, p.text, p.status, p.scheduled_at"  # noqa: S608 - constants
     " FROM approval_items i JOIN posts p ON p.id = i.post_id"
@@ -177,9 +170,8 @@ def latest_items_of_posts(cur: Cursor, post_ids: list[str]) -> dict[str, ItemRow
         return {}
     rows = fetch_rows(
         cur,
-        # IN (unnest) rather than list_contains(?, post_id), which scans the whole table.
         f"SELECT {_ITEM} FROM approval_items"  # noqa: S608 - constants
-        " WHERE post_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY id",
+        f" WHERE {one_of(cur, 'post_id')} ORDER BY id",
         [post_ids],
         ItemRow.make,
     )
@@ -221,7 +213,7 @@ def items_of_batches(cur: Cursor, batch_ids: list[str]) -> dict[str, list[Review
         return found
     rows = fetch_rows(
         cur,
-        f"{_REVIEW} WHERE list_contains(?, i.batch_id) ORDER BY i.id",
+        f"{_REVIEW} WHERE {one_of(cur, 'i.batch_id')} ORDER BY i.id",
         [batch_ids],
         ReviewRow.make,
     )
@@ -241,7 +233,7 @@ def events_of_items(cur: Cursor, item_ids: list[str]) -> dict[str, list[EventRow
     for row in fetch_rows(
         cur,
         f"SELECT {columns(EventRow)} FROM approval_events"  # noqa: S608 - constants
-        " WHERE list_contains(?, item_id) ORDER BY id",
+        f" WHERE {one_of(cur, 'item_id')} ORDER BY id",
         [item_ids],
         EventRow.make,
     ):

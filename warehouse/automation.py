@@ -5,27 +5,22 @@ Also the few post rows a queue creates (``posts.source = 'queue'``) and moves in
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Self
+from typing import Any
 
 from warehouse import posts, resources
 from warehouse.errors import DuplicateKeyError
 from warehouse.ids import new_id, utcnow
-from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows, fetch_value
+from warehouse.rows import Cursor, ResultRow, TableRow, columns, fetch_row, fetch_rows, fetch_value
+from warehouse.sql import json_text, one_of
 
 ACTIVE_ITEM_STATUSES = ["queued", "scheduled"]
 
 
 def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
-
-
-def _parsed(value: Any) -> Any:
-    """A JSON column's value (DuckDB hands JSON out as text)."""
-    return json.loads(value) if isinstance(value, str) else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +36,6 @@ class PresetRow(TableRow):
     created_at: datetime
     updated_at: datetime
     deleted_at: datetime | None
-
-    @classmethod
-    def make(cls, values: tuple[Any, ...]) -> Self:
-        (id_, ws, name, destinations, *rest) = values
-        return cls(id_, ws, name, _parsed(destinations), *rest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +57,6 @@ class AutomationRow(TableRow):
     updated_at: datetime
     deleted_at: datetime | None
 
-    @classmethod
-    def make(cls, values: tuple[Any, ...]) -> Self:
-        (id_, ws, name, enabled, source, schedule, target, *rest) = values
-        return cls(
-            id_, ws, name, enabled, _parsed(source), _parsed(schedule), _parsed(target), *rest
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class QueueRow(TableRow):
@@ -90,11 +73,6 @@ class QueueRow(TableRow):
     created_at: datetime
     updated_at: datetime
     deleted_at: datetime | None
-
-    @classmethod
-    def make(cls, values: tuple[Any, ...]) -> Self:
-        (id_, ws, name, timezone, slots, destinations, *rest) = values
-        return cls(id_, ws, name, timezone, _parsed(slots), _parsed(destinations), *rest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,20 +93,16 @@ class QueueItemRow(TableRow):
 
 
 @dataclass(frozen=True, slots=True)
-class QueuedPost:
+class QueuedPost(ResultRow):
     """A queue item with what its listing shows of the post."""
 
     item: QueueItemRow
     post_text: str
     post_status: str
 
-    @classmethod
-    def make(cls, values: tuple[Any, ...]) -> Self:
-        return cls(QueueItemRow.make(values[:_QUEUE_ITEM_WIDTH]), *values[_QUEUE_ITEM_WIDTH:])
-
 
 @dataclass(frozen=True, slots=True)
-class CalendarEntry:
+class CalendarEntry(ResultRow):
     """An entry of the calendar: a stored event, a scheduled post or a scheduled queue slot."""
 
     id: str
@@ -140,14 +114,9 @@ class CalendarEntry:
     ref_id: str | None
     stored: bool
 
-    @classmethod
-    def make(cls, values: tuple[Any, ...]) -> Self:
-        return cls(*values)
-
 
 _AUTOMATION = columns(AutomationRow)
 _QUEUE_ITEM = columns(QueueItemRow)
-_QUEUE_ITEM_WIDTH = len(dataclasses.fields(QueueItemRow))
 
 
 # -- destination presets -----------------------------------------------------------------------
@@ -262,8 +231,8 @@ def delete_automation(cur: Cursor, workspace_id: str, automation_id: str) -> Non
 def automations_targeting_queue(cur: Cursor, workspace_id: str, queue_id: str) -> int:
     found = fetch_value(
         cur,
-        "SELECT count(*) FROM content_automations WHERE workspace_id = ? AND deleted_at IS NULL"
-        " AND json_extract_string(target, '$.queue_id') = ?",
+        "SELECT count(*) FROM content_automations WHERE workspace_id = ? AND deleted_at IS NULL"  # noqa: S608 - constants
+        f" AND {json_text(cur, 'target', 'queue_id')} = ?",
         [workspace_id, queue_id],
     )
     return int(found or 0)
@@ -357,7 +326,7 @@ def list_items(
     return fetch_rows(
         cur,
         f"{_QUEUED_POSTS} WHERE qi.workspace_id = ? AND qi.queue_id = ?"
-        " AND list_contains(?, qi.status)"
+        f" AND {one_of(cur, 'qi.status')}"
         " AND (? IS NULL OR qi.position > ? OR (qi.position = ? AND qi.id > ?))"
         " ORDER BY qi.position, qi.id LIMIT ?",
         [workspace_id, queue_id, statuses, after_pos, after_pos, after_pos, after_id, limit],
@@ -370,7 +339,7 @@ def active_items(cur: Cursor, queue_id: str) -> list[QueueItemRow]:
     return fetch_rows(
         cur,
         f"SELECT {_QUEUE_ITEM} FROM queue_items"  # noqa: S608 - constants
-        " WHERE queue_id = ? AND list_contains(?, status) ORDER BY position, id",
+        f" WHERE queue_id = ? AND {one_of(cur, 'status')} ORDER BY position, id",
         [queue_id, ACTIVE_ITEM_STATUSES],
         QueueItemRow.make,
     )
@@ -380,7 +349,7 @@ def active_item_for_post(cur: Cursor, post_id: str) -> QueueItemRow | None:
     return fetch_row(
         cur,
         f"SELECT {_QUEUE_ITEM} FROM queue_items"  # noqa: S608 - constants
-        " WHERE post_id = ? AND list_contains(?, status) LIMIT 1",
+        f" WHERE post_id = ? AND {one_of(cur, 'status')} LIMIT 1",
         [post_id, ACTIVE_ITEM_STATUSES],
         QueueItemRow.make,
     )
@@ -430,7 +399,8 @@ def insert_queue_post(
 
 def known_media(cur: Cursor, workspace_id: str, ids: list[str]) -> set[str]:
     cur.execute(
-        "SELECT id FROM media WHERE workspace_id = ? AND list_contains(?, id)", [workspace_id, ids]
+        f"SELECT id FROM media WHERE workspace_id = ? AND {one_of(cur, 'id')}",  # noqa: S608 - constants
+        [workspace_id, ids],
     )
     return {media_id for (media_id,) in cur.fetchall()}
 
@@ -507,7 +477,7 @@ SELECT {columns(CalendarEntry)} FROM (
     WHERE e.workspace_id = ? AND e.starts_at >= ? AND e.starts_at < ?
       AND (? OR e.status <> 'canceled')
     UNION ALL
-    SELECT p.id, 'publication', left(p.text, 80), p.scheduled_at, p.status, 'post', p.id,
+    SELECT p.id, 'publication', substr(p.text, 1, 80), p.scheduled_at, p.status, 'post', p.id,
            false
     FROM posts p
     WHERE p.workspace_id = ? AND p.status IN {_UPCOMING}
@@ -516,7 +486,7 @@ SELECT {columns(CalendarEntry)} FROM (
           SELECT 1 FROM queue_items qi
           WHERE qi.post_id = p.id AND qi.status IN ('queued', 'scheduled'))
     UNION ALL
-    SELECT qi.id, 'queue_slot', q.name || ': ' || left(p.text, 80), qi.slot_at, qi.status,
+    SELECT qi.id, 'queue_slot', q.name || ': ' || substr(p.text, 1, 80), qi.slot_at, qi.status,
            'queue_item', qi.id, false
     FROM queue_items qi
     JOIN queues q ON q.id = qi.queue_id
@@ -565,7 +535,7 @@ def list_calendar(
 def count_active_items(cur: Cursor, queue_id: str) -> int:
     found = fetch_value(
         cur,
-        "SELECT count(*) FROM queue_items WHERE queue_id = ? AND list_contains(?, status)",
+        f"SELECT count(*) FROM queue_items WHERE queue_id = ? AND {one_of(cur, 'status')}",  # noqa: S608 - constants
         [queue_id, ACTIVE_ITEM_STATUSES],
     )
     return int(found or 0)

@@ -16,6 +16,7 @@ import re
 import sqlite3
 
 import duckdb
+import psycopg
 from sqlalchemy.exc import DBAPIError
 
 _CONFLICT = re.compile(r"\bconflict\b", re.IGNORECASE)
@@ -65,10 +66,10 @@ def _translate_sqlite(exc: sqlite3.Error) -> StoreError:
     return StoreError(str(exc))
 
 
-def _translate_sqlstate(exc: DBAPIError) -> StoreError:
+def _translate_sqlstate(exc: BaseException) -> StoreError:
     # PostgreSQL's SQLSTATE codes (psycopg's ``sqlstate``); None: no server answered.
-    state: str | None = getattr(exc.orig, "sqlstate", None)
-    text = str(exc.orig)
+    state: str | None = getattr(exc, "sqlstate", None)
+    text = str(exc)
     if state == "23505":  # unique_violation
         return DuplicateKeyError(text)
     if state in ("40001", "40P01", "55P03"):  # serialization, deadlock, lock not available
@@ -80,11 +81,16 @@ def _translate_sqlstate(exc: DBAPIError) -> StoreError:
 
 def translate(exc: BaseException) -> BaseException:
     """Murmur's error for an engine error; anything else is returned as it is."""
-    if isinstance(exc, DBAPIError):
-        if isinstance(exc.orig, sqlite3.Error):
-            translated_error = _translate_sqlite(exc.orig)
-        else:
-            translated_error = _translate_sqlstate(exc)
+    # Through SQLAlchemy (``PubDB``) or straight from the driver (``PubCursor``).
+    driver: BaseException = exc
+    if isinstance(exc, DBAPIError) and exc.orig is not None:
+        driver = exc.orig
+    if isinstance(exc, DBAPIError) or isinstance(driver, sqlite3.Error | psycopg.Error):
+        translated_error = (
+            _translate_sqlite(driver)
+            if isinstance(driver, sqlite3.Error)
+            else _translate_sqlstate(driver)
+        )
         translated_error.__cause__ = exc
         return translated_error
     if isinstance(exc, StoreError) or not isinstance(exc, duckdb.Error):

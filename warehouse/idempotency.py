@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Literal
 
 from warehouse.errors import DuplicateKeyError
 from warehouse.ids import utcnow
-from warehouse.rows import Cursor, fetch_one
+from warehouse.rows import Cursor, ResultRow, columns, fetch_one, fetch_row
+from warehouse.sql import rows_of
 
 Outcome = Literal["claimed", "replay", "conflict", "in_progress"]
 
@@ -29,6 +30,18 @@ class RecordKey:
 
     def params(self) -> list[str]:
         return [self.api_key_id, self.method, self.path, f"{self.workspace_id}:{self.key}"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordRow(ResultRow):
+    """What a claim reads of an existing record."""
+
+    fingerprint: str
+    status: str
+    response_status: int | None
+    response_body: str | None
+    locked_until: datetime
+    expires_at: datetime
 
 
 @dataclass(frozen=True)
@@ -72,14 +85,14 @@ def claim(
 ) -> Claim:
     """Take the key for this request, or say why not (run inside one transaction)."""
     now = utcnow()
-    found = fetch_one(
+    found = fetch_row(
         cur,
-        "SELECT fingerprint, status, response_status, response_body, locked_until, expires_at"
-        " FROM idempotency_keys"
+        f"SELECT {columns(RecordRow)} FROM idempotency_keys"  # noqa: S608 - constants
         " WHERE api_key_id = ? AND method = ? AND path = ? AND key = ?",
         rk.params(),
+        RecordRow.make,
     )
-    if found is not None and found["expires_at"] <= now:
+    if found is not None and found.expires_at <= now:
         cur.execute(
             "DELETE FROM idempotency_keys"
             " WHERE api_key_id = ? AND method = ? AND path = ? AND key = ?",
@@ -99,11 +112,11 @@ def claim(
             ],
         )
         return Claim("claimed")
-    if found["fingerprint"] != fingerprint:
+    if found.fingerprint != fingerprint:
         return Claim("conflict")
-    if found["status"] == "completed":
-        return Claim("replay", found["response_status"], found["response_body"])
-    if found["locked_until"] <= now:
+    if found.status == "completed":
+        return Claim("replay", found.response_status, found.response_body)
+    if found.locked_until <= now:
         # The first attempt died without finishing; nothing of it was committed, so take over.
         cur.execute(
             "UPDATE idempotency_keys SET locked_until = ?"
@@ -150,11 +163,11 @@ def insert_completed(
     expires = now + timedelta(seconds=ttl_seconds)
     params: list[object] = []
     for rk, fingerprint, status, body in records:
-        params += [*rk.params(), fingerprint, status, body, now, now, expires]
+        params += [*rk.params(), fingerprint, "completed", status, body, now, now, expires]
     cur.execute(
         "INSERT INTO idempotency_keys (api_key_id, method, path, key, fingerprint, status,"  # noqa: S608
-        " response_status, response_body, locked_until, created_at, expires_at) VALUES "
-        + ", ".join(["(?, ?, ?, ?, ?, 'completed', ?, ?, ?, ?, ?)"] * len(records)),
+        " response_status, response_body, locked_until, created_at, expires_at)"
+        f" VALUES {rows_of(11, len(records))}",
         params,
     )
 

@@ -9,16 +9,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Self
+from typing import Any
 
 from warehouse import resources
 from warehouse.errors import DuplicateKeyError
 from warehouse.ids import new_id, utcnow
-from warehouse.rows import Cursor, TableRow, columns, fetch_one, fetch_row, fetch_rows
+from warehouse.rows import Cursor, ResultRow, TableRow, columns, fetch_one, fetch_row, fetch_rows
+from warehouse.sql import holds, later_of
 
 
 @dataclass(frozen=True, slots=True)
-class ItemRow:
+class ItemRow(ResultRow):
     """A conversation as a reader sees it: ``status`` with run-out snoozes open, a preview."""
 
     id: str
@@ -39,12 +40,6 @@ class ItemRow:
     stored_status: str
     status: str
     preview: str | None
-
-    @classmethod
-    def make(cls, values: tuple[Any, ...]) -> Self:
-        args = list(values)
-        args[10] = list(args[10])  # tags
-        return cls(*args)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,15 +99,9 @@ class AutomationRow(TableRow):
     updated_at: datetime
     deleted_at: datetime | None
 
-    @classmethod
-    def make(cls, values: tuple[Any, ...]) -> Self:
-        (id_, ws, name, enabled, trigger, phrases, intent, action, params, *rest) = values
-        parsed = json.loads(params) if isinstance(params, str) else dict(params)
-        return cls(id_, ws, name, enabled, trigger, list(phrases), intent, action, parsed, *rest)
-
 
 @dataclass(frozen=True, slots=True)
-class Exchange:
+class Exchange(ResultRow):
     """A human reply and the inbound message it answered."""
 
     item_id: str
@@ -120,10 +109,6 @@ class Exchange:
     inbound_id: str
     inbound: str
     reply_id: str
-
-    @classmethod
-    def make(cls, values: tuple[Any, ...]) -> Self:
-        return cls(*values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,8 +225,9 @@ def upsert_conversation(
         ):
             return str(item_id)
         cur.execute(
-            "UPDATE inbox_items SET status = 'open', snoozed_until = NULL,"
-            " last_message_at = greatest(last_message_at, ?), updated_at = ? WHERE id = ?",
+            "UPDATE inbox_items SET status = 'open', snoozed_until = NULL,"  # noqa: S608 - constants
+            f" last_message_at = {later_of(cur, 'last_message_at', '?')}, updated_at = ?"
+            " WHERE id = ?",
             [at, now, item_id],
         )
     cur.execute(
@@ -291,7 +277,7 @@ def list_items(
         " WHERE (? IS NULL OR status = ?)"
         " AND (? IS NULL OR platform = ?) AND (? IS NULL OR kind = ?)"
         " AND (? IS NULL OR account_id = ?) AND (? IS NULL OR assignee = ?)"
-        " AND (? IS NULL OR list_contains(tags, ?))"
+        f" AND (? IS NULL OR {holds(cur, 'tags')})"
         " AND (? IS NULL OR last_message_at < ? OR (last_message_at = ? AND id < ?))"
         " ORDER BY last_message_at DESC, id DESC LIMIT ?",
         [
@@ -375,8 +361,8 @@ def add_outbound(
         [message_id, item_id, workspace_id, author_handle, text, sent_by, now],
     )
     cur.execute(
-        "UPDATE inbox_items SET status = 'replied', snoozed_until = NULL,"
-        " last_message_at = greatest(last_message_at, ?), updated_at = ?"
+        "UPDATE inbox_items SET status = 'replied', snoozed_until = NULL,"  # noqa: S608 - constants
+        f" last_message_at = {later_of(cur, 'last_message_at', '?')}, updated_at = ?"
         " WHERE workspace_id = ? AND id = ?",
         [now, now, workspace_id, item_id],
     )
@@ -410,8 +396,8 @@ def past_exchanges(
         "  AND i.direction = 'inbound' AND i.created_at <= o.created_at"
         "  ORDER BY i.created_at DESC, i.id DESC LIMIT 1) AS inbound, o.id AS reply_id"
         " FROM inbox_messages o WHERE o.workspace_id = ? AND o.direction = 'outbound'"
-        " AND o.delivery <> 'failed' AND starts_with(coalesce(o.sent_by, ''), 'key_')"
-        " ORDER BY o.created_at DESC, o.id DESC LIMIT ?)"
+        " AND o.delivery <> 'failed' AND substr(coalesce(o.sent_by, ''), 1, 4) = 'key_'"
+        " ORDER BY o.created_at DESC, o.id DESC LIMIT ?) AS replies"
         " WHERE inbound IS NOT NULL AND (? IS NULL OR inbound_id <> ?)",
         [workspace_id, limit, exclude_message_id, exclude_message_id],
         Exchange.make,

@@ -8,7 +8,6 @@ See docs/publishing.md for the protocol and why a destination is published exact
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,6 +17,7 @@ from warehouse.ids import new_id
 from warehouse.posts import LIVE, SETTLED, DestinationRow, PostStatus, sql_in
 from warehouse.rows import (
     Cursor,
+    ResultRow,
     TableRow,
     columns,
     fetch_all,
@@ -26,7 +26,15 @@ from warehouse.rows import (
     fetch_rows,
     fetch_value,
 )
-from warehouse.sql import literal
+from warehouse.sql import (
+    literal,
+    one_of,
+    returning,
+    rows_of,
+    seconds_between,
+    to_second,
+    typed,
+)
 
 # The post statuses these statements read and write, from the posts' one lifecycle.
 _LIVE = sql_in(LIVE)
@@ -50,7 +58,7 @@ class Claim(TableRow):
 
 
 @dataclass(frozen=True, slots=True)
-class JobRow:
+class JobRow(ResultRow):
     """What publishing one claimed destination needs: its post, its account, its attempt."""
 
     id: str
@@ -67,24 +75,6 @@ class JobRow:
     external_id: str | None
     handle: str | None
     account_status: str | None
-
-    @classmethod
-    def make(cls, values: tuple[Any, ...]) -> JobRow:
-        (id_, post, ws, account, platform, attempts, first, text, media, options, *rest) = values
-        parsed = json.loads(options) if options else {}
-        return cls(
-            id_,
-            post,
-            ws,
-            account,
-            platform,
-            attempts,
-            first,
-            text,
-            list(media or []),
-            parsed,
-            *rest,
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +136,19 @@ def claim_due(
     concurrent workers mostly claim disjoint batches instead of colliding on the same one.
     """
     # Placeholders only in SET and WHERE (none in FROM): DuckDB numbers an UPDATE's FROM
-    # placeholders first, while a remote store renders them in text order.
+    # placeholders first, while SQLite and PostgreSQL number them in text order.
+    params: list[Any] = [worker_id, lease_until, now, now, now, now, now, now, now, now]
+    if cur.dialect == "duckdb":
+        order = "hash(d2.id || ?) LIMIT ?)"
+        params += [worker_id, limit]
+    elif cur.dialect == "postgresql":
+        # Workers skip each other's rows instead of queueing on them.
+        order = "d2.id LIMIT ? FOR UPDATE OF d2 SKIP LOCKED)"
+        params += [limit]
+    else:
+        order = "d2.id LIMIT ?)"  # SQLite's writers take turns: no two claims overlap
+        params += [limit]
+    due_second = to_second(cur, "coalesce(d2.next_attempt_at, p2.scheduled_at)")
     return fetch_rows(
         cur,
         "UPDATE post_destinations AS d SET status = 'publishing', claimed_by = ?,"  # noqa: S608 - constants
@@ -161,10 +163,9 @@ def claim_due(
         "  AND p2.scheduled_at <= ?"
         "  AND ((d2.status = 'pending' AND (d2.next_attempt_at IS NULL OR d2.next_attempt_at <= ?))"
         "   OR (d2.status = 'publishing' AND d2.lease_expires_at < ?))"
-        "  ORDER BY date_trunc('second', coalesce(d2.next_attempt_at, p2.scheduled_at)),"
-        "   hash(d2.id || ?) LIMIT ?)"
-        " RETURNING d.id, d.post_id, d.attempts, d.first_attempt_at",
-        [worker_id, lease_until, now, now, now, now, now, now, now, now, worker_id, limit],
+        f"  ORDER BY {due_second}, {order}"
+        f" RETURNING {returning(cur, 'd', 'id, post_id, attempts, first_attempt_at')}",
+        params,
         Claim.make,
     )
 
@@ -180,7 +181,7 @@ def confirm_posts(cur: Cursor, post_ids: list[str], now: datetime) -> set[str]:
     rows = fetch_all(
         cur,
         f"UPDATE posts SET status = {_PUBLISHING}, updated_at = ?"  # noqa: S608 - constants
-        f" WHERE list_contains(?, id) AND status IN {_LIVE} RETURNING id",
+        f" WHERE {one_of(cur, 'id')} AND status IN {_LIVE} RETURNING id",
         [now, post_ids],
     )
     return {row["id"] for row in rows}
@@ -192,9 +193,9 @@ def release(cur: Cursor, destination_ids: list[str], worker_id: str, now: dateti
         return 0
     rows = fetch_all(
         cur,
-        "UPDATE post_destinations SET status = 'pending', claimed_by = NULL,"
+        "UPDATE post_destinations SET status = 'pending', claimed_by = NULL,"  # noqa: S608 - constants
         " lease_expires_at = NULL, attempts = attempts - 1, updated_at = ?"
-        " WHERE list_contains(?, id) AND claimed_by = ? AND status = 'publishing' RETURNING id",
+        f" WHERE {one_of(cur, 'id')} AND claimed_by = ? AND status = 'publishing' RETURNING id",
         [now, destination_ids, worker_id],
     )
     return len(rows)
@@ -206,12 +207,12 @@ def load_jobs(cur: Cursor, destination_ids: list[str]) -> list[JobRow]:
         return []
     return fetch_rows(
         cur,
-        "SELECT d.id, d.post_id, d.workspace_id, d.account_id, d.platform, d.attempts,"
+        "SELECT d.id, d.post_id, d.workspace_id, d.account_id, d.platform, d.attempts,"  # noqa: S608 - constants
         " d.first_attempt_at, p.text, p.media_ids, p.platform_options, p.scheduled_at,"
         " a.external_id, a.handle, a.status AS account_status"
         " FROM post_destinations d JOIN posts p ON p.id = d.post_id"
         " LEFT JOIN accounts a ON a.id = d.account_id"
-        " WHERE list_contains(?, d.id)",
+        f" WHERE {one_of(cur, 'd.id')}",
         [destination_ids],
         JobRow.make,
     )
@@ -223,7 +224,7 @@ def media_files(cur: Cursor, media_ids: list[str]) -> dict[str, MediaFileRow]:
         return {}
     rows = fetch_rows(
         cur,
-        f"SELECT {columns(MediaFileRow)} FROM media WHERE list_contains(?, id)",  # noqa: S608 - constants
+        f"SELECT {columns(MediaFileRow)} FROM media WHERE {one_of(cur, 'id')}",  # noqa: S608 - constants
         [media_ids],
         MediaFileRow.make,
     )
@@ -251,7 +252,7 @@ class Settlement:
 
 
 def settle(cur: Cursor, worker_id: str, done: Sequence[Settlement], now: datetime) -> set[str]:
-    """Record many outcomes in one statement; returns the destinations still under our claim.
+    """Record many outcomes; returns the destinations still under our claim.
 
     Each row changes only while ``claimed_by`` is us and ``attempts`` is the number we claimed
     with, so a worker whose lease was taken over changes nothing. A published row clears any
@@ -259,35 +260,33 @@ def settle(cur: Cursor, worker_id: str, done: Sequence[Settlement], now: datetim
     """
     if not done:
         return set()
-    # Placeholders only in FROM (see claim_due).
-    rows = fetch_all(
-        cur,
-        "UPDATE post_destinations AS d SET status = r.status, platform_post_id = r.pid,"
-        " platform_url = r.url, published_at = r.pub, error_code = r.code,"
-        " error_message = r.msg, next_attempt_at = r.next_at, claimed_by = NULL,"
-        " lease_expires_at = NULL, updated_at = r.now"
-        " FROM (SELECT unnest(?::VARCHAR[]) AS id, unnest(?::INTEGER[]) AS attempt,"
-        "  unnest(?::VARCHAR[]) AS status, unnest(?::VARCHAR[]) AS pid,"
-        "  unnest(?::VARCHAR[]) AS url, unnest(?::TIMESTAMP[]) AS pub,"
-        "  unnest(?::VARCHAR[]) AS code, unnest(?::VARCHAR[]) AS msg,"
-        "  unnest(?::TIMESTAMP[]) AS next_at, ?::VARCHAR AS worker, ?::TIMESTAMP AS now) AS r"
-        " WHERE d.id = r.id AND d.claimed_by = r.worker AND d.attempts = r.attempt"
-        " AND d.status = 'publishing' RETURNING d.id",
-        [
-            [s.destination_id for s in done],
-            [s.attempt for s in done],
-            [s.status for s in done],
-            [s.platform_post_id for s in done],
-            [s.platform_url for s in done],
-            [s.published_at for s in done],
-            [s.error_code for s in done],
-            [s.error_message for s in done],
-            [s.next_attempt_at for s in done],
-            worker_id,
-            now,
-        ],
-    )
-    return {row["id"] for row in rows}
+    # One short statement per outcome: the same text on every engine, and a batch is a
+    # worker's few concurrent platform calls.
+    still_ours: set[str] = set()
+    for one in done:
+        cur.execute(
+            "UPDATE post_destinations SET status = ?, platform_post_id = ?, platform_url = ?,"
+            " published_at = ?, error_code = ?, error_message = ?, next_attempt_at = ?,"
+            " claimed_by = NULL, lease_expires_at = NULL, updated_at = ?"
+            " WHERE id = ? AND claimed_by = ? AND attempts = ? AND status = 'publishing'"
+            " RETURNING id",
+            [
+                one.status,
+                one.platform_post_id,
+                one.platform_url,
+                one.published_at,
+                one.error_code,
+                one.error_message,
+                one.next_attempt_at,
+                now,
+                one.destination_id,
+                worker_id,
+                one.attempt,
+            ],
+        )
+        if cur.fetchone() is not None:
+            still_ours.add(one.destination_id)
+    return still_ours
 
 
 def log_attempts(
@@ -296,27 +295,27 @@ def log_attempts(
     """Append attempts to the publish log (``outcomes`` may say lost_lease instead)."""
     if not done:
         return
-    cur.execute(
-        "INSERT INTO publish_attempts (id, destination_id, post_id, workspace_id, worker_id,"
-        " attempt, outcome, platform_post_id, error_code, error_message, started_at, finished_at)"
-        " SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"
-        " unnest(?::VARCHAR[]), ?, unnest(?::INTEGER[]), unnest(?::VARCHAR[]),"
-        " unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"
-        " unnest(?::TIMESTAMP[]), unnest(?::TIMESTAMP[])",
-        [
-            [new_id("pat") for _ in done],
-            [s.destination_id for s in done],
-            [s.post_id for s in done],
-            [s.workspace_id for s in done],
+    params: list[Any] = []
+    for one, outcome in zip(done, outcomes, strict=True):
+        params += [
+            new_id("pat"),
+            one.destination_id,
+            one.post_id,
+            one.workspace_id,
             worker_id,
-            [s.attempt for s in done],
-            list(outcomes),
-            [s.platform_post_id for s in done],
-            [s.error_code for s in done],
-            [s.error_message for s in done],
-            [s.started_at for s in done],
-            [s.finished_at for s in done],
-        ],
+            one.attempt,
+            outcome,
+            one.platform_post_id,
+            one.error_code,
+            one.error_message,
+            one.started_at,
+            one.finished_at,
+        ]
+    cur.execute(
+        "INSERT INTO publish_attempts (id, destination_id, post_id, workspace_id, worker_id,"  # noqa: S608 - constants
+        " attempt, outcome, platform_post_id, error_code, error_message, started_at, finished_at)"
+        f" VALUES {rows_of(12, len(done))}",
+        params,
     )
 
 
@@ -341,11 +340,11 @@ def roll_up(cur: Cursor, post_ids: list[str] | None, now: datetime) -> list[Post
         "   max(published_at) AS last_published"
         "  FROM post_destinations WHERE (? AND post_id IN"
         f"   (SELECT id FROM posts WHERE status = {_PUBLISHING}))"
-        "   OR list_contains(?, post_id) GROUP BY post_id) AS s,"
-        "  (SELECT ?::TIMESTAMP AS now) AS k"
+        f"   OR {one_of(cur, 'post_id')} GROUP BY post_id) AS s,"
+        f"  (SELECT {typed(cur, 'TIMESTAMP')} AS now) AS k"
         f" WHERE p.id = s.post_id AND p.status IN {_LIVE}"
         " AND s.published + s.failed = s.total"
-        " RETURNING p.id, p.status, p.published_at, p.scheduled_at",
+        f" RETURNING {returning(cur, 'p', 'id, status, published_at, scheduled_at')}",
         # Placeholders only in FROM, in text order (see claim_due).
         [post_ids is None, post_ids or [], now],
         PostState.make,
@@ -366,14 +365,11 @@ def settle_queue_items(cur: Cursor, post_ids: list[str] | None, now: datetime) -
     cur.execute(
         "UPDATE queue_items AS qi SET"  # noqa: S608 - constants
         f" status = CASE WHEN p.status = {_FAILED} THEN 'failed' ELSE 'published' END,"
-        " updated_at = k.now"
-        " FROM posts AS p,"
-        "  (SELECT ?::TIMESTAMP AS now, ?::BOOLEAN AS every, ?::VARCHAR[] AS ids) AS k"
-        " WHERE p.id = qi.post_id"
+        " updated_at = ? FROM posts AS p WHERE p.id = qi.post_id"
         f" AND p.status IN {_SETTLED}"
         " AND qi.status IN ('queued', 'scheduled')"
-        " AND (k.every OR list_contains(k.ids, qi.post_id))",
-        # Placeholders only in FROM (see claim_due).
+        f" AND (? OR {one_of(cur, 'qi.post_id')})",
+        # Placeholders only in SET and WHERE (see claim_due).
         [now, post_ids is None, post_ids or []],
     )
 
@@ -413,7 +409,7 @@ def open_destinations(cur: Cursor, post_ids: list[str]) -> int:
     """How many of these posts' destinations are not yet published or failed."""
     value: Any = fetch_value(
         cur,
-        "SELECT count(*) FROM post_destinations WHERE list_contains(?, post_id)"
+        f"SELECT count(*) FROM post_destinations WHERE {one_of(cur, 'post_id')}"  # noqa: S608 - constants
         " AND status NOT IN ('published', 'failed')",
         [post_ids],
     )
@@ -453,9 +449,9 @@ def lateness(cur: Cursor, post_ids: list[str]) -> list[float]:
     """Seconds from scheduled_at to the end of the successful platform call, per destination."""
     rows = fetch_all(
         cur,
-        "SELECT epoch(a.finished_at) - epoch(p.scheduled_at) AS late"
+        f"SELECT {seconds_between(cur, 'a.finished_at', 'p.scheduled_at')} AS late"  # noqa: S608 - constants
         " FROM publish_attempts a JOIN posts p ON p.id = a.post_id"
-        " WHERE list_contains(?, a.post_id) AND a.outcome IN ('published', 'recovered')",
+        f" WHERE {one_of(cur, 'a.post_id')} AND a.outcome IN ('published', 'recovered')",
         [post_ids],
     )
     return [float(row["late"]) for row in rows]

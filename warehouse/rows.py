@@ -3,31 +3,132 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import json
+import types
+import typing
+from collections.abc import Callable, Sequence
+from datetime import date, datetime
+from enum import Enum
 from typing import Any, ClassVar, Self, TypeVar
 
-from warehouse.cursor import StoreCursor
+from warehouse.cursor import Cursor
 
 Row = dict[str, Any]
-Cursor = StoreCursor
 T = TypeVar("T")
+Convert = Callable[[Any], Any]
+
+__all__ = [
+    "Cursor",
+    "ResultRow",
+    "Row",
+    "TableRow",
+    "columns",
+    "fetch_all",
+    "fetch_one",
+    "fetch_row",
+    "fetch_rows",
+    "fetch_value",
+]
 
 
-class TableRow:
+def _same(value: Any) -> Any:
+    return value
+
+
+def _json(value: Any) -> Any:
+    # SQLite and DuckDB hand JSON out as text, PostgreSQL's driver parses it already.
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _sequence(value: Any) -> Any:
+    return [] if value is None else list(_json(value))
+
+
+def _mapping(value: Any) -> Any:
+    return {} if value is None else dict(_json(value))
+
+
+def _converter(hint: Any) -> Convert:
+    """How a column's value becomes the field's type, whichever engine handed it out."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        inner = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        convert = _converter(inner[0]) if len(inner) == 1 else _same
+        return lambda value: None if value is None else convert(value)
+    origin = typing.get_origin(hint) or hint
+    if origin is list:
+        return _sequence
+    if origin is dict:
+        return _mapping
+    if hint is Any:
+        return _json
+    if hint is bool:
+        return bool  # SQLite's 0 and 1
+    if hint is datetime:
+        return lambda value: datetime.fromisoformat(value) if isinstance(value, str) else value
+    if hint is date:
+        return lambda value: date.fromisoformat(value) if isinstance(value, str) else value
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        return hint
+    return _same
+
+
+class ResultRow:
+    """A typed result row: one dataclass field per selected column (or per nested row).
+
+    Timestamps are naive UTC (as ``utcnow()``), booleans are booleans, lists are lists and
+    JSON is parsed, whichever engine stored them: :meth:`make` converts each value by its
+    field's annotation. A field typed as another ``ResultRow`` takes that row's columns.
+    """
+
+    __slots__ = ()
+    _converters: ClassVar[list[tuple[Convert | type[ResultRow], int]]]
+
+    @classmethod
+    def make(cls, values: Sequence[Any]) -> Self:
+        """The row from its values in select order (its fields', a nested row's flattened)."""
+        plan = cls.__dict__.get("_converters")
+        if plan is None:
+            plan = cls._plan()
+        args: list[Any] = []
+        at = 0
+        for convert, width in plan:
+            if width:
+                nested = typing.cast(type[ResultRow], convert)
+                args.append(nested.make(values[at : at + width]))
+                at += width
+            else:
+                args.append(typing.cast(Convert, convert)(values[at]))
+                at += 1
+        return cls(*args)
+
+    @classmethod
+    def width(cls) -> int:
+        """How many selected values one row takes."""
+        return sum(width or 1 for _, width in cls.__dict__.get("_converters") or cls._plan())
+
+    @classmethod
+    def _plan(cls) -> list[tuple[Convert | type[ResultRow], int]]:
+        hints = typing.get_type_hints(cls)
+        plan: list[tuple[Convert | type[ResultRow], int]] = []
+        for field in dataclasses.fields(typing.cast(Any, cls)):
+            hint = hints[field.name]
+            if isinstance(hint, type) and issubclass(hint, ResultRow):
+                plan.append((hint, hint.width()))
+            else:
+                plan.append((_converter(hint), 0))
+        # Cached on the class itself (slots dataclasses have no instance dict to worry about).
+        type.__setattr__(cls, "_converters", plan)
+        return plan
+
+
+class TableRow(ResultRow):
     """A row of ``TABLE`` as the repository hands it out: one dataclass field per column.
 
-    Timestamps are naive UTC (as ``utcnow()``), lists are lists and JSON is parsed, so no
-    caller depends on how the engine stores them; ``make`` is where a subclass converts.
     tests/store/test_rows.py checks every subclass's fields against its table.
     """
 
     __slots__ = ()
     TABLE: ClassVar[str]
-
-    @classmethod
-    def make(cls, values: tuple[Any, ...]) -> Self:
-        """The row from its values in field order."""
-        return cls(*values)
 
 
 def columns(row_type: type[Any], alias: str = "") -> str:

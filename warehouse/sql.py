@@ -1,4 +1,4 @@
-"""Rendering values into SQL text, for the one place that cannot bind parameters.
+"""SQL text: values rendered where nothing binds, and the fragments engines spell differently.
 
 Scripts sent through ``Store.execute_script`` run server-side over Quack, which takes a
 single SQL string: no bound parameters. Every value rendered into such a script goes
@@ -10,10 +10,19 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Protocol
+
+Dialect = Literal["duckdb", "sqlite", "postgresql"]
+
+
+class Dialected(Protocol):
+    """Anything that knows which engine's SQL it runs (both store cursors)."""
+
+    @property
+    def dialect(self) -> Dialect: ...
 
 
 def literal(value: date | datetime | int | float | Path | str) -> str:
@@ -59,12 +68,10 @@ def render(value: Any) -> str:
     raise TypeError(f"cannot render {type(value).__name__} into SQL")
 
 
-def bind(sql: str, params: Sequence[Any]) -> str:
-    """``sql`` with each ``?`` outside quotes replaced by its rendered parameter."""
+def placeholders(sql: str, fill: Callable[[], str]) -> str:
+    """``sql`` with each ``?`` outside quotes replaced by what ``fill()`` returns for it."""
     out: list[str] = []
-    values = iter(params)
     quote: str | None = None
-    used = 0
     for char in sql:
         if quote is not None:
             if char == quote:
@@ -73,14 +80,105 @@ def bind(sql: str, params: Sequence[Any]) -> str:
         elif char in ("'", '"'):
             quote = char
             out.append(char)
-        elif char == "?":
-            try:
-                out.append(render(next(values)))
-            except StopIteration:
-                raise ValueError("fewer parameters than placeholders") from None
-            used += 1
         else:
-            out.append(char)
+            out.append(fill() if char == "?" else char)
+    return "".join(out)
+
+
+def bind(sql: str, params: Sequence[Any]) -> str:
+    """``sql`` with each ``?`` outside quotes replaced by its rendered parameter."""
+    values = iter(params)
+    used = 0
+
+    def fill() -> str:
+        nonlocal used
+        used += 1
+        try:
+            return render(next(values))
+        except StopIteration:
+            raise ValueError("fewer parameters than placeholders") from None
+
+    text = placeholders(sql, fill)
     if used != len(params):
         raise ValueError(f"{len(params)} parameters for {used} placeholders")
-    return "".join(out)
+    return text
+
+
+# -- what the engines spell differently --------------------------------------------------------
+# The repositories run on DuckDB (the store of ADR 0001) and on the publishing database
+# (SQLite embedded, PostgreSQL at scale). Lists are DuckDB lists there and JSON arrays here;
+# each function below is one such fragment, chosen by the cursor's dialect, and takes the
+# same bound parameters on every engine.
+
+
+def one_of(cur: Dialected, expr: str) -> str:
+    """``expr`` is one of the values of a bound list of strings (one ``?``)."""
+    if cur.dialect == "sqlite":
+        return f"{expr} IN (SELECT value FROM json_each(?))"  # noqa: S608 - constants
+    if cur.dialect == "postgresql":
+        return f"{expr} IN (SELECT jsonb_array_elements_text(CAST(? AS jsonb)))"
+    # IN (unnest) is a hash join on the list; list_contains(?, expr) scans every row.
+    return f"{expr} IN (SELECT unnest(?::VARCHAR[]))"
+
+
+def holds(cur: Dialected, column: str) -> str:
+    """The stored list ``column`` holds a bound string (one ``?``)."""
+    if cur.dialect == "sqlite":
+        return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE value = ?)"  # noqa: S608 - constants
+    if cur.dialect == "postgresql":
+        return f"{column} @> jsonb_build_array(CAST(? AS text))"
+    return f"list_contains({column}, ?)"
+
+
+def typed(cur: Dialected, sql_type: str) -> str:
+    """A placeholder whose type the engine cannot infer (in a select list): ``?`` cast."""
+    # SQLite types values, not columns: a CAST to TIMESTAMP would make a time a number.
+    return "?" if cur.dialect == "sqlite" else f"CAST(? AS {sql_type})"
+
+
+def json_text(cur: Dialected, column: str, key: str) -> str:
+    """The text at top-level ``key`` of the JSON object in ``column`` (a constant key)."""
+    if not key.isidentifier():
+        raise ValueError(f"not a JSON key of ours: {key!r}")
+    if cur.dialect == "sqlite":
+        return f"json_extract({column}, '$.{key}')"
+    if cur.dialect == "postgresql":
+        return f"({column} ->> '{key}')"
+    return f"json_extract_string({column}, '$.{key}')"
+
+
+def seconds_between(cur: Dialected, later: str, earlier: str) -> str:
+    """Seconds from timestamp ``earlier`` to ``later`` (a double; to the millisecond on SQLite)."""
+    if cur.dialect == "sqlite":
+        return f"((julianday({later}) - julianday({earlier})) * 86400.0)"
+    if cur.dialect == "postgresql":
+        return f"EXTRACT(EPOCH FROM ({later}) - ({earlier}))"
+    return f"(epoch({later}) - epoch({earlier}))"
+
+
+def to_second(cur: Dialected, expr: str) -> str:
+    """Timestamp ``expr`` truncated to its second (ordering and comparison only)."""
+    if cur.dialect == "sqlite":
+        return f"substr({expr}, 1, 19)"  # the stored text's 'YYYY-MM-DD HH:MM:SS'
+    return f"date_trunc('second', {expr})"
+
+
+def rows_of(width: int, count: int) -> str:
+    """``VALUES`` tuples for ``count`` rows of ``width`` placeholders each."""
+    row = "(" + ", ".join(["?"] * width) + ")"
+    return ", ".join([row] * count)
+
+
+def returning(cur: Dialected, alias: str, names: str) -> str:
+    """The RETURNING list of an ``UPDATE … AS alias … FROM``: ``names`` of the updated table."""
+    # SQLite's RETURNING sees only the updated table, and not by its alias; PostgreSQL
+    # needs the alias where a FROM table has a column of the same name.
+    if cur.dialect == "sqlite":
+        return names
+    return ", ".join(f"{alias}.{name.strip()}" for name in names.split(","))
+
+
+def later_of(cur: Dialected, first: str, second: str) -> str:
+    """The later of two timestamps (neither NULL)."""
+    # SQLite's two-argument max() is its greatest().
+    return f"max({first}, {second})" if cur.dialect == "sqlite" else f"greatest({first}, {second})"

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Self
+from typing import Any
 
 from warehouse import resources
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
-from warehouse.sql import literal
+from warehouse.sql import literal, one_of, rows_of
 
 EVENT_TYPES = (
     "post.created",
@@ -40,11 +40,6 @@ class EndpointRow(TableRow):
     created_at: datetime
     updated_at: datetime
     deleted_at: datetime | None
-
-    @classmethod
-    def make(cls, values: tuple[Any, ...]) -> Self:
-        (id_, ws, url, secret, description, event_types, *rest) = values
-        return cls(id_, ws, url, secret, description, list(event_types), *rest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,15 +149,11 @@ def delivery_body(event: EventRow) -> str:
     )
 
 
-def fan_out_script(events: list[EventRow], endpoints: list[EndpointRow], now: datetime) -> str:
-    """SQL creating one delivery per (event, subscribed endpoint) and marking events dispatched.
-
-    Run through ``Store.execute_script`` (one transaction on the host), so an event is never
-    half fanned out; a second runner doing the same batch fails on the unique (event,
-    endpoint) key and rolls back whole. Values go through :func:`literal` (scripts over Quack
-    cannot bind parameters).
-    """
-    statements: list[str] = []
+def _deliveries(
+    events: list[EventRow], endpoints: list[EndpointRow]
+) -> list[tuple[str, str, str, str, str, str]]:
+    """One new delivery (id, event, endpoint, workspace, type, body) per subscribed endpoint."""
+    found: list[tuple[str, str, str, str, str, str]] = []
     for event in events:
         body = delivery_body(event)
         for endpoint in endpoints:
@@ -170,28 +161,57 @@ def fan_out_script(events: list[EventRow], endpoints: list[EndpointRow], now: da
                 continue
             if event.event_type not in endpoint.event_types:
                 continue
-            values = ", ".join(
-                [
-                    literal(new_id("whd")),
-                    literal(event.id),
-                    literal(endpoint.id),
-                    literal(event.workspace_id),
-                    literal(event.event_type),
-                    literal(body),
-                    "'pending'",
-                    "0",
-                    literal(now),
-                    "NULL, NULL, NULL, NULL, NULL, NULL",
-                    literal(now),
-                    literal(now),
-                ]
+            found.append(
+                (new_id("whd"), event.id, endpoint.id, event.workspace_id, event.event_type, body)
             )
-            # Every value above went through literal(); the rest are constants.
-            statements.append(f"INSERT INTO webhook_deliveries VALUES ({values});")  # noqa: S608
-        statements.append(
-            f"UPDATE webhook_events SET dispatched_at = {literal(now)}"  # noqa: S608 - literal()
-            f" WHERE id = {literal(event.id)} AND dispatched_at IS NULL;"
-        )
+    return found
+
+
+_DELIVERY_INSERT = (
+    "INSERT INTO webhook_deliveries (id, event_id, endpoint_id, workspace_id, event_type, body,"
+    " status, attempts, next_attempt_at, created_at, updated_at) VALUES "
+)
+
+
+def fan_out(
+    cur: Cursor, events: list[EventRow], endpoints: list[EndpointRow], now: datetime
+) -> None:
+    """Create one delivery per (event, subscribed endpoint) and mark the events dispatched.
+
+    Run in one transaction, so an event is never half fanned out; a second runner doing the
+    same batch fails on the unique (event, endpoint) key and rolls back whole.
+    """
+    params: list[Any] = []
+    for delivery in _deliveries(events, endpoints):
+        params += [*delivery, "pending", 0, now, now, now]
+    if params:
+        cur.execute(_DELIVERY_INSERT + rows_of(11, len(params) // 11), params)
+    cur.execute(
+        f"UPDATE webhook_events SET dispatched_at = ? WHERE {one_of(cur, 'id')}"  # noqa: S608 - constants
+        " AND dispatched_at IS NULL",
+        [now, [event.id for event in events]],
+    )
+
+
+def fan_out_script(events: list[EventRow], endpoints: list[EndpointRow], now: datetime) -> str:
+    """:func:`fan_out` as one SQL script, for ``Store.execute_script`` on the DuckDB store.
+
+    Values go through :func:`literal` (scripts over Quack cannot bind parameters).
+    """
+    statements = [
+        _DELIVERY_INSERT
+        + "("
+        + ", ".join([*(literal(value) for value in delivery), "'pending'", "0"])
+        + ", "
+        + ", ".join([literal(now)] * 3)
+        + ");"
+        for delivery in _deliveries(events, endpoints)
+    ]
+    statements += [
+        f"UPDATE webhook_events SET dispatched_at = {literal(now)}"  # noqa: S608 - literal()
+        f" WHERE id = {literal(event.id)} AND dispatched_at IS NULL;"
+        for event in events
+    ]
     return "\n".join(statements)
 
 

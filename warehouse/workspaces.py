@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Self
 
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
+from warehouse.sql import one_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +56,6 @@ class ApiKeyRow(TableRow):
     created_at: datetime
     expires_at: datetime | None
     revoked_at: datetime | None
-
-    @classmethod
-    def make(cls, values: tuple[Any, ...]) -> Self:
-        (id_, org, name, mode, key_hash, hint, scopes, workspace_ids, *rest) = values
-        return cls(id_, org, name, mode, key_hash, hint, list(scopes), list(workspace_ids), *rest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +175,7 @@ def list_workspaces(
     return fetch_rows(
         cur,
         f"SELECT {_WORKSPACE} FROM workspaces"  # noqa: S608 - constants
-        " WHERE list_contains(?, id) AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
+        f" WHERE {one_of(cur, 'id')} AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
         [ids, after, after, limit],
         WorkspaceRow.make,
     )
@@ -319,7 +314,7 @@ def get_account(cur: Cursor, workspace_id: str, account_id: str) -> AccountRow |
 def accounts_by_ids(cur: Cursor, workspace_id: str, ids: list[str]) -> dict[str, AccountRow]:
     found = fetch_rows(
         cur,
-        f"SELECT {_ACCOUNT} FROM accounts WHERE workspace_id = ? AND list_contains(?, id)",  # noqa: S608 - constants
+        f"SELECT {_ACCOUNT} FROM accounts WHERE workspace_id = ? AND {one_of(cur, 'id')}",  # noqa: S608 - constants
         [workspace_id, ids],
         AccountRow.make,
     )

@@ -13,9 +13,9 @@ import structlog
 from api.errors import ServiceUnavailable
 from api.health.metrics import Metrics
 from warehouse import health as health_repo
+from warehouse.cursor import StoreCursor
 from warehouse.group_commit import GroupCommit
 from warehouse.ids import utcnow
-from warehouse.rows import Cursor
 from warehouse.store import Store
 
 log = structlog.get_logger(__name__)
@@ -25,12 +25,12 @@ T = TypeVar("T")
 RETRY_AFTER = {"Retry-After": "5"}
 
 
-async def _bounded(store: Store, work: Callable[[Cursor], T], timeout: float) -> T:
+async def _bounded(store: Store, work: Callable[[StoreCursor], T], timeout: float) -> T:
     """``work`` on a cursor of its own, off the loop; interrupted, TimeoutError past ``timeout``."""
     # The default executor, not the request threads: a saturated API still answers its probes
     # as long as the store does. The cursor is no request transaction and never moves the
     # store's change token, so a probe invalidates no cache.
-    running: list[Cursor] = []
+    running: list[StoreCursor] = []
     lock = threading.Lock()  # an interrupt never meets a cursor being closed
 
     def run() -> T:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.analytics import algorithms as alg
-from warehouse.rows import Cursor
+from warehouse.cursor import StoreCursor
 
 
 def test_engagement_rate_prefers_impressions_then_views() -> None:
@@ -150,7 +150,7 @@ def test_viral_trend_of_a_post_by_hand(tmp_path: Path) -> None:
     ]
     with Store.connect(tmp_path / "m.duckdb", host_file=tmp_path / "h.json", quack_token="t") as s:
 
-        def seed(cur: Cursor) -> None:
+        def seed(cur: StoreCursor) -> None:
             cur.execute(
                 "INSERT INTO dim_posts (workspace_id, platform, external_id, account_external_id,"
                 " kind, hashtags, published_at, captured_at)"

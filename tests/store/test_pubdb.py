@@ -209,6 +209,37 @@ def test_a_writer_held_past_busy_timeout_is_a_conflict_and_the_policy_retries(
         assert _destinations_of(first, "post_2") == 3
 
 
+def test_a_transaction_begins_on_first_use_and_a_reader_sees_one_snapshot(db: PubDB) -> None:
+    with db.transaction() as conn:
+        _new_post(conn, "post_1")
+    unused, reader = db.begin(write=True), db.begin(write=False)
+    assert not unused.begun
+    unused.commit()  # never begun: nothing to end, no turn taken in the write queue
+    assert reader.cur.execute("SELECT count(*) FROM posts").fetchone() == (1,)
+    assert reader.begun
+    writer = db.begin(write=True)
+    _new_post(writer.conn, "post_2")
+    writer.cur.execute("UPDATE posts SET text = ? WHERE id = ?", ["edited", "post_1"])
+    writer.commit()
+    # The reader keeps the view it began with; a new one sees the commit.
+    assert reader.cur.execute("SELECT count(*) FROM posts").fetchone() == (1,)
+    assert reader.cur.execute("SELECT text FROM posts WHERE id = ?", ["post_1"]).fetchone() == (
+        "post post_1",
+    )
+    reader.rollback()
+    again = db.begin(write=False)
+    assert again.cur.execute("SELECT count(*) FROM posts").fetchone() == (2,)
+    again.commit()
+    dropped = db.begin(write=True)
+    _new_post(dropped.conn, "post_3")
+    dropped.rollback()
+    with db.snapshot() as conn:
+        assert conn.execute(select(posts.c.id).order_by(posts.c.id)).scalars().all() == [
+            "post_1",
+            "post_2",
+        ]
+
+
 def test_a_database_that_cannot_be_opened_is_unavailable(tmp_path: Path) -> None:
     with pytest.raises(StoreUnavailableError):
         PubDB.open(sqlite_url(tmp_path / "missing-dir" / "publishing.sqlite"))

@@ -23,6 +23,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError
 
+from warehouse.cursor import PubCursor
 from warehouse.errors import ConflictError, StoreUnavailableError, translate
 from warehouse.retry import retrying
 
@@ -127,6 +128,13 @@ class PubDB:
     def __init__(self, engine: Engine, write_queue: WriteQueue | None = None) -> None:
         self.engine = engine
         self.write_queue = write_queue
+        # A reader sees one snapshot for its whole transaction: SQLite's WAL gives one to a
+        # plain BEGIN; PostgreSQL's default (read committed) would see each commit at once.
+        self.reader_options: dict[str, Any] = (
+            {"snapshot": True}
+            if engine.dialect.name == "sqlite"
+            else {"isolation_level": "REPEATABLE READ", "postgresql_readonly": True}
+        )
 
     @classmethod
     def open(
@@ -162,28 +170,34 @@ class PubDB:
         with self.snapshot() as conn:
             return MigrationContext.configure(conn).get_current_revision()
 
+    def begin(self, *, write: bool) -> PubTransaction:
+        """A transaction begun on first use: a writer's, or a reader's snapshot."""
+        return PubTransaction(self, write=write)
+
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
         """A write transaction: committed when the block ends, rolled back if it raises."""
-        # PostgreSQL queues writers on its row locks itself; SQLite's take turns in the queue.
-        turn = self.write_queue.turn() if self.write_queue else contextlib.nullcontext()
-        with turn:
-            try:
-                with self.engine.begin() as conn:
-                    yield conn
-            except DBAPIError as exc:
-                raise translate(exc) from exc
+        with self._block(write=True) as conn:
+            yield conn
 
     @contextmanager
     def snapshot(self) -> Iterator[Connection]:
         """A read transaction: one consistent view of the database, no lock taken."""
+        with self._block(write=False) as conn:
+            yield conn
+
+    @contextmanager
+    def _block(self, *, write: bool) -> Iterator[Connection]:
+        txn = self.begin(write=write)
         try:
-            with self.engine.connect() as conn:
-                conn = conn.execution_options(snapshot=True)
-                with conn.begin():
-                    yield conn
+            yield txn.conn
         except DBAPIError as exc:
+            txn.rollback()
             raise translate(exc) from exc
+        except BaseException:
+            txn.rollback()
+            raise
+        txn.commit()
 
     def run(self, work: Callable[[Connection], T]) -> T:
         """``work`` in a write transaction, run again (whole) if a concurrent writer refused it."""
@@ -202,3 +216,83 @@ class PubDB:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class PubTransaction:
+    """One transaction on the publishing database, begun when first used.
+
+    A writer's takes its turn in the write queue (SQLite) and the write lock at ``BEGIN``;
+    a reader's is a snapshot that takes no lock. :meth:`commit` and :meth:`rollback` end
+    it and give the connection back; a transaction never begun ends at no cost, so a
+    request answered from a cache never touches the database.
+    """
+
+    def __init__(self, db: PubDB, *, write: bool) -> None:
+        self._db = db
+        self.write = write
+        self._held: contextlib.ExitStack | None = None
+        self._conn: Connection | None = None
+        self._cur: PubCursor | None = None
+
+    @property
+    def begun(self) -> bool:
+        return self._conn is not None
+
+    @property
+    def conn(self) -> Connection:
+        """The transaction's connection, beginning the transaction if this is its first use."""
+        if self._conn is None:
+            held = contextlib.ExitStack()
+            try:
+                if self.write and self._db.write_queue is not None:
+                    held.enter_context(self._db.write_queue.turn())
+                conn = held.enter_context(self._db.engine.connect())
+                if not self.write:
+                    conn = conn.execution_options(**self._db.reader_options)
+                conn.begin()
+            except DBAPIError as exc:
+                held.close()
+                raise translate(exc) from exc
+            except BaseException:
+                held.close()
+                raise
+            self._held, self._conn = held, conn
+        return self._conn
+
+    @property
+    def cur(self) -> PubCursor:
+        """A cursor of the transaction (the repositories' kind), beginning it if need be."""
+        if self._cur is None:
+            self._cur = PubCursor(self.conn)
+        return self._cur
+
+    def commit(self) -> None:
+        """Commit and give the connection back (nothing to do if never begun)."""
+        conn, held = self._release()
+        if conn is None or held is None:
+            return
+        try:
+            conn.commit()
+        except DBAPIError as exc:
+            raise translate(exc) from exc
+        finally:
+            held.close()  # a failed commit's connection goes back rolled back
+
+    def rollback(self) -> None:
+        """Roll back and give the connection back; a connection already lost is let go."""
+        conn, held = self._release()
+        if conn is None or held is None:
+            return
+        try:
+            with contextlib.suppress(DBAPIError):
+                conn.rollback()
+        finally:
+            held.close()
+
+    def _release(self) -> tuple[Connection | None, contextlib.ExitStack | None]:
+        conn, held = self._conn, self._held
+        if self._cur is not None:
+            with contextlib.suppress(Exception):
+                self._cur.close()
+        self._conn, self._held, self._cur = None, None, None
+        return conn, held
