@@ -21,7 +21,8 @@ from api.ratelimit import Budget, RateLimiter, client_address, parse_networks
 from api.request_state import IdempotencyMode, RequestState
 from murmur.settings import Settings
 from warehouse import idempotency as idem_repo
-from warehouse.store import Store, StoreCursor, Transaction
+from warehouse.cursor import Cursor
+from warehouse.store import Store, Transaction
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -57,7 +58,7 @@ class Context:
     _workspace_id: str | None = field(default=None, repr=False)
 
     @property
-    def tx(self) -> StoreCursor:
+    def tx(self) -> Cursor:
         """The request's transaction (begun on first use; the route class ends it)."""
         return self.txn.cur
 

@@ -27,6 +27,7 @@ from warehouse.rows import (
     fetch_rows,
 )
 from warehouse.store import Transaction
+from warehouse.workspaces import AccountRow
 
 T = TypeVar("T")
 Granularity = Literal["day", "hour"]
@@ -353,20 +354,15 @@ def list_viral_trends(
 # -- insights ----------------------------------------------------------------------------------
 
 
-def account_external_ids(cur: Cursor, workspace_id: str, account_id: str) -> Row | None:
-    """A connected account's platform and every platform-side id the marts may know it by."""
-    return fetch_one(
-        cur,
-        """
-        SELECT a.platform, list_distinct(list_value(a.external_id)
-               || coalesce((SELECT list(DISTINCT m.account_external_id)
-                            FROM mart_account_daily m
-                            WHERE m.workspace_id = a.workspace_id AND m.account_id = a.id),
-                           [])) AS external_ids
-        FROM accounts a WHERE a.workspace_id = ? AND a.id = ?
-        """,
-        [workspace_id, account_id],
+def account_external_ids(cur: Cursor, account: AccountRow) -> list[str]:
+    """Every platform-side id the marts may know a connected account by, its own first."""
+    cur.execute(
+        "SELECT DISTINCT account_external_id FROM mart_account_daily"
+        " WHERE workspace_id = ? AND account_id = ? AND account_external_id <> ?"
+        " ORDER BY account_external_id",
+        [account.workspace_id, account.id, account.external_id],
     )
+    return [account.external_id, *(found for (found,) in cur.fetchall())]
 
 
 def list_insights(
@@ -508,21 +504,31 @@ def list_competitors(
     )
 
 
-def competitor_rankings(cur: Cursor, workspace_id: str, ids: list[str]) -> dict[str, Row]:
-    """The latest ranking row of each tracked competitor in ``ids`` (its competitor row first)."""
+def competitor_rankings(
+    cur: Cursor, workspace_id: str, competitors: list[CompetitorRow]
+) -> dict[str, Row]:
+    """The latest ranking row of each tracked competitor (by id), matched by platform and handle."""
+    if not competitors:
+        return {}
     found = fetch_all(
         cur,
         """
+        WITH t AS (SELECT unnest(?::VARCHAR[]) AS id, unnest(?::VARCHAR[]) AS platform,
+                          unnest(?::VARCHAR[]) AS handle)
         SELECT t.id AS tracked_id, r.*
-        FROM tracked_competitors t
+        FROM t
         JOIN mart_creator_rankings r
-          ON r.workspace_id = t.workspace_id AND r.platform = t.platform
+          ON r.workspace_id = ? AND r.platform = t.platform
          AND lower(ltrim(r.handle, '@')) = lower(ltrim(t.handle, '@'))
-        WHERE t.workspace_id = ? AND list_contains(?, t.id)
         QUALIFY row_number() OVER (PARTITION BY t.id
                 ORDER BY (r.kind = 'competitor') DESC, r.computed_at DESC) = 1
         """,
-        [workspace_id, ids],
+        [
+            [c.id for c in competitors],
+            [c.platform for c in competitors],
+            [c.handle for c in competitors],
+            workspace_id,
+        ],
     )
     return {row["tracked_id"]: row for row in found}
 

@@ -11,7 +11,8 @@ from datetime import datetime
 
 from warehouse.marts import RUN_MARKER
 from warehouse.posts import LIVE, sql_in
-from warehouse.rows import Cursor
+from warehouse.rows import Cursor, fetch_value
+from warehouse.sql import later_of
 
 
 def ping(cur: Cursor) -> None:
@@ -32,25 +33,36 @@ class Figures:
 # A destination is claimable by a publishing worker when its post is live and its time has
 # come, and it is waiting (pending, past its retry time) or held by a lease that expired: the
 # predicate of warehouse/publishing.py's claim_due. It became due at the latest of its post's
-# scheduled_at and its retry time, or when its lease expired.
-_FIGURES = (
-    "SELECT"  # noqa: S608 - constants
-    " (SELECT min(CASE WHEN d.status = 'pending'"
-    "    THEN greatest(p.scheduled_at, coalesce(d.next_attempt_at, p.scheduled_at))"
-    "    ELSE d.lease_expires_at END)"
-    "  FROM post_destinations AS d JOIN posts AS p ON p.id = d.post_id"
-    f"  WHERE p.status IN {sql_in(LIVE)} AND p.scheduled_at <= ?"
-    "  AND ((d.status = 'pending' AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= ?))"
-    "   OR (d.status = 'publishing' AND d.lease_expires_at < ?))) AS oldest_due_at,"
-    " (SELECT max(finished_at) FROM ingest_batches) AS last_ingest_at,"
-    " (SELECT max(computed_at) FROM mart_snapshots WHERE mart <> ?) AS last_mart_at"
-)
+# scheduled_at and its retry time, or when its lease expired. Publishing and pipeline tables
+# are read by separate statements: they live in separate databases under ADR 0002.
+def oldest_due_at(cur: Cursor, now: datetime) -> datetime | None:
+    """When the longest-waiting claimable destination became due (naive UTC), if any."""
+    became_due = later_of(cur, "p.scheduled_at", "coalesce(d.next_attempt_at, p.scheduled_at)")
+    found = fetch_value(
+        cur,
+        f"SELECT min(CASE WHEN d.status = 'pending' THEN {became_due}"  # noqa: S608 - constants
+        " ELSE d.lease_expires_at END)"
+        " FROM post_destinations AS d JOIN posts AS p ON p.id = d.post_id"
+        f" WHERE p.status IN {sql_in(LIVE)} AND p.scheduled_at <= ?"
+        " AND ((d.status = 'pending' AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= ?))"
+        "  OR (d.status = 'publishing' AND d.lease_expires_at < ?))",
+        [now, now, now],
+    )
+    # SQLite hands a time out as its stored text.
+    return datetime.fromisoformat(found) if isinstance(found, str) else found
+
+
+def freshness(cur: Cursor) -> tuple[datetime | None, datetime | None]:
+    """The newest finished ingest or import batch, and the newest mart build."""
+    cur.execute(
+        "SELECT (SELECT max(finished_at) FROM ingest_batches),"
+        " (SELECT max(computed_at) FROM mart_snapshots WHERE mart <> ?)",
+        [RUN_MARKER],
+    )
+    row = cur.fetchone()
+    return (None, None) if row is None else (row[0], row[1])
 
 
 def figures(cur: Cursor, now: datetime) -> Figures:
-    """Publishing backlog and pipeline freshness as of ``now`` (naive UTC), in one statement."""
-    cur.execute(_FIGURES, [now, now, now, RUN_MARKER])
-    row = cur.fetchone()
-    if row is None:
-        return Figures(None, None, None)
-    return Figures(row[0], row[1], row[2])
+    """Publishing backlog and pipeline freshness as of ``now`` (naive UTC)."""
+    return Figures(oldest_due_at(cur, now), *freshness(cur))

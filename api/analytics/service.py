@@ -320,8 +320,10 @@ def viral_trends(
 # -- insights ----------------------------------------------------------------------------------
 
 
-def _account_keys(cur: Cursor, workspace_id: str, account_id: str) -> Row:
-    return found(repo.account_external_ids(cur, workspace_id, account_id), "account", account_id)
+def _account_keys(cur: Cursor, workspace_id: str, account_id: str) -> tuple[str, list[str]]:
+    """A connected account's platform and every platform-side id the marts may know it by."""
+    account = found(ws_repo.get_account(cur, workspace_id, account_id), "account", account_id)
+    return account.platform, repo.account_external_ids(cur, account)
 
 
 def insights(
@@ -334,7 +336,7 @@ def insights(
 ) -> Insights:
     external_ids = None
     if account_id is not None:
-        external_ids = list(_account_keys(cur, workspace_id, account_id)["external_ids"])
+        _, external_ids = _account_keys(cur, workspace_id, account_id)
     rows = repo.list_insights(
         cur,
         workspace_id,
@@ -394,8 +396,8 @@ def _cell(weekday: int, hour: int, row: Row | None) -> BestTimeCell:
 
 
 def best_times(cur: Cursor, workspace_id: str, account_id: str) -> BestTimes:
-    keys = _account_keys(cur, workspace_id, account_id)
-    rows = repo.best_times(cur, workspace_id, keys["platform"], list(keys["external_ids"]))
+    platform, external_ids = _account_keys(cur, workspace_id, account_id)
+    rows = repo.best_times(cur, workspace_id, platform, external_ids)
     by_slot = {(int(r["weekday"]), int(r["hour"])): r for r in rows}
     grid = [_cell(d, h, by_slot.get((d, h))) for d in range(7) for h in range(24)]
     ranked = sorted(
@@ -405,7 +407,7 @@ def best_times(cur: Cursor, workspace_id: str, account_id: str) -> BestTimes:
     computed = max((r["computed_at"] for r in rows), default=None)
     return BestTimes(
         account_id=account_id,
-        platform=keys["platform"],
+        platform=platform,
         grid=grid,
         best=ranked[:3],
         computed_at=from_db(computed),
@@ -505,7 +507,7 @@ def _competitor_out(
 def competitors(cur: Cursor, workspace_id: str, page: PageRequest) -> Competitors:
     rows = repo.list_competitors(cur, workspace_id, page.after_value(), page.fetch)
     kept = rows[: page.limit]
-    rankings = repo.competitor_rankings(cur, workspace_id, [r.id for r in kept])
+    rankings = repo.competitor_rankings(cur, workspace_id, kept)
     baseline = _Baseline(cur, workspace_id)
     found = page.page(
         rows, lambda r: _competitor_out(r, rankings.get(r.id), baseline), lambda r: [r.id]
@@ -532,7 +534,7 @@ def track_competitor(cur: Cursor, workspace_id: str, body: CompetitorCreate) -> 
     competitor_id = repo.insert_competitor(cur, workspace_id, body.platform, handle)
     row = repo.get_live_competitor(cur, workspace_id, competitor_id)
     assert row is not None
-    rankings = repo.competitor_rankings(cur, workspace_id, [competitor_id])
+    rankings = repo.competitor_rankings(cur, workspace_id, [row])
     return _competitor_out(row, rankings.get(competitor_id), _Baseline(cur, workspace_id))
 
 

@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy import Connection
 
 from tests.store.conftest import ScaleServers
-from warehouse import approvals, idempotency, posts, publishing
+from warehouse import approvals, health, idempotency, posts, publishing
 from warehouse import automation as automation_repo
 from warehouse import inbox as inbox_repo
 from warehouse import webhooks as webhooks_repo
@@ -129,6 +129,15 @@ def test_a_post_is_claimed_settled_and_rolled_up(run: Run[Any]) -> None:
 
     ws, post, canceled, _ = run(seed)
     now = utcnow()
+
+    def due(cur: Cursor) -> tuple[Any, ...]:
+        states = [publishing.post_status(cur, post_id) for post_id in (post, canceled)]
+        return health.oldest_due_at(cur, now), min(
+            s.scheduled_at for s in states if s and s.scheduled_at
+        )
+
+    oldest_due, first_scheduled = run(due)
+    assert oldest_due == first_scheduled  # the metric the scrape reports as backlog age
 
     def claim(cur: Cursor) -> tuple[Any, ...]:
         claims = publishing.claim_due(cur, "w1", now, now + timedelta(minutes=5), 10)
