@@ -67,21 +67,6 @@ def operation_id(route: APIRoute) -> str:
     return route.name
 
 
-def open_host_store(settings: Settings) -> Store:
-    """Own the store for this API process and serve it to the others over Quack."""
-    settings.ensure_dirs()
-    secrets = Secrets.load(settings.data_dir)
-    return Store.open_host(
-        settings.store_path,
-        host_file=settings.host_file,
-        quack_token=secrets.quack_token,
-        quack_host=settings.quack_host,
-        quack_port=settings.quack_port,
-        lock_timeout=settings.store_lock_timeout_seconds,
-        checkpoint_wal_mb=settings.store_checkpoint_wal_mb,
-    )
-
-
 async def _purge_idempotency(store: Store) -> None:
     while True:
         await asyncio.sleep(600)
@@ -93,7 +78,7 @@ async def _purge_idempotency(store: Store) -> None:
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
-    """Build the API; without ``store`` it opens the store as host when it starts."""
+    """Build the API; without ``store`` it opens the store itself when it starts."""
     settings = settings or Settings()
 
     @contextlib.asynccontextmanager
@@ -101,7 +86,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
         owned = app.state.store is None
         if owned:
-            app.state.store = await asyncio.to_thread(open_host_store, settings)
+            app.state.store = await asyncio.to_thread(settings.open_store)
         app.state.cursor_codec = CursorCodec(Secrets.load(settings.data_dir).signing_key)
         app.state.post_writes = GroupCommit(
             app.state.store, posts_service.create_posts, name="posts"

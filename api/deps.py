@@ -83,20 +83,12 @@ class Context:
 
 def _look_up_key(store: Store, key_hash: str) -> ApiKey:
     """A write's key, read outside its transaction (which begins after the idempotency claim)."""
-    cur = store.new_cursor()
-    try:
-        return authenticate(cur, key_hash)
-    finally:
-        cur.close()
+    return store.read(lambda cur: authenticate(cur, key_hash))
 
 
 def _look_up_key_in(txn: Transaction, key_hash: str) -> ApiKey:
     """A read's key, read inside its own transaction: one thread hop instead of two."""
     return authenticate(txn.cur, key_hash)
-
-
-def _begin(txn: Transaction) -> None:
-    _ = txn.cur
 
 
 def _failed_keys_bucket(request: Request, settings: Settings) -> str:
@@ -195,7 +187,7 @@ async def context(
     """Authenticate, check scope and budget, claim the idempotency key, open the transaction."""
     is_write = request.method in WRITE_METHODS
     # The token is read before anything of the store is: see warehouse/changes.py.
-    txn = Transaction(store)
+    txn = store.begin(write=is_write)
     state = RequestState.of(request.scope)
     state.tx = txn
     key = await _authenticate(request, store, settings, txn, is_write)
@@ -246,8 +238,8 @@ async def context(
             lease_seconds=settings.idempotency_lease_seconds,
             ttl_seconds=settings.idempotency_ttl_seconds,
         )
-    else:
-        await run_in_threadpool(_begin, txn)
+    # Otherwise the transaction begins with its first statement: a writer's takes the write
+    # lock then, so nothing the request does before (an upload's claim) waits behind it.
     return ctx
 
 

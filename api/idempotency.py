@@ -143,11 +143,12 @@ def take(
     """Claim ``record`` for this request; raise the replay or the contract's 409s otherwise."""
     for _ in range(3):
         try:
-            with store.cursor() as cur:
-                if repo.claim_new(
+            with store.transaction() as cur:
+                taken = repo.claim_new(
                     cur, record, digest, lease_seconds=lease_seconds, ttl_seconds=ttl_seconds
-                ):
-                    return Claimed(record)
+                )
+            if taken:
+                return Claimed(record)
             outcome = store.run(
                 lambda cur: repo.claim(
                     cur, record, digest, lease_seconds=lease_seconds, ttl_seconds=ttl_seconds

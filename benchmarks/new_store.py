@@ -37,7 +37,7 @@ from typing import Any
 import duckdb
 from sqlalchemy import select
 
-from benchmarks.store_mixed_load import Recorder
+from benchmarks.recording import Recorder
 from tests.servers import create_bucket, postgres_server, s3_server
 from warehouse.ids import utcnow
 from warehouse.lake import S3, Lake, attach_publishing, run

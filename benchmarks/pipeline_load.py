@@ -1,9 +1,9 @@
 """A pipeline-like writer for the write benchmark: heavy server-side scripts until stopped.
 
-``python -m benchmarks.pipeline_load --data-dir D --seconds S`` attaches to the store's
-host over Quack (as a Dagster run does) and, in a loop, rebuilds a 1M-row table and
-appends an aggregate of it in one ``execute_script`` each, so the host's DuckDB is
-writing throughout. It prints how many scripts it committed as JSON.
+``python -m benchmarks.pipeline_load --data-dir D --seconds S`` opens the store's lake as a
+Dagster run does and, in a loop, rebuilds a 1M-row table and appends an aggregate of it in
+one lake transaction each, so the lake is written throughout. It prints how many scripts it
+committed as JSON.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from benchmarks.seed import open_store
 from warehouse.sql import literal
+from warehouse.store import Lakehouse
 
 ROWS = 1_000_000
 
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--seconds", type=float, required=True)
     args = parser.parse_args(argv)
-    store = open_store(args.data_dir)
+    store = Lakehouse(open_store(args.data_dir), owned=True)
     deadline = time.monotonic() + args.seconds
     runs = 0
     started = time.monotonic()

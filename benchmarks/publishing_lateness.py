@@ -37,7 +37,6 @@ from warehouse import publishing as repo
 from warehouse import workspaces as ws_repo
 from warehouse.ids import utcnow
 from warehouse.rows import Cursor
-from warehouse.store import Secrets, Store
 
 PLATFORM = "x"
 
@@ -66,13 +65,8 @@ def run(posts: int, workers: int, spread: float, lead: float, concurrency: int) 
     sim_port = free_port()
     sim_root = f"http://127.0.0.1:{sim_port}"
     procs: list[subprocess.Popen[bytes]] = []
-    settings = Settings(data_dir=data_dir, quack_port=0)
-    host = Store.open_host(
-        settings.store_path,
-        host_file=settings.host_file,
-        quack_token=Secrets.load(data_dir).quack_token,
-        quack_port=0,
-    )
+    settings = Settings(data_dir=data_dir)
+    host = settings.open_store()
     try:
         procs.append(
             subprocess.Popen(
@@ -92,7 +86,6 @@ def run(posts: int, workers: int, spread: float, lead: float, concurrency: int) 
         env = dict(
             os.environ,
             MURMUR_PLATFORMS_URL=sim_root,
-            MURMUR_QUACK_PORT="0",
             MURMUR_PUBLISHING_CONCURRENCY=str(concurrency),
             MURMUR_PUBLISHING_POLL_INTERVAL_SECONDS="0.2",
         )

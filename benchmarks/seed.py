@@ -2,8 +2,9 @@
 
 Posts are spread evenly over the last 90 days (post ``i`` on day ``i % 90``), each with one
 destination and a week of daily mart rows, so every size has the same shape and a 28-day
-analytics read covers about 7/90 of the history. Growing the data appends rows through
-``Store.execute_script`` (server-side over Quack when the benchmark's API is up).
+analytics read covers about 7/90 of the history. Growing the data appends the posts and
+destinations to the publishing database and their mart rows to the lake, each half in one
+transaction, beside the benchmark's running API (no owner).
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from warehouse.sql import literal
-from warehouse.store import Secrets, Store
+from warehouse.cursor import Cursor
+from warehouse.sql import literal, rows_of
+from warehouse.store import Lakehouse, Store
 
 DAYS = 90
 MART_DAYS_PER_POST = 7
@@ -28,13 +30,10 @@ class Tenant:
 
 
 def open_store(data_dir: Path) -> Store:
-    """The store of ``data_dir``: through its host when the benchmark API runs, else directly."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    return Store.connect(
-        data_dir / "murmur.duckdb",
-        host_file=data_dir / "store.host.json",
-        quack_token=Secrets.load(data_dir).quack_token,
-    )
+    """The store of ``data_dir``, opened by this process (the benchmark's API opens its own)."""
+    from murmur.settings import Settings
+
+    return Settings(data_dir=data_dir).open_store()
 
 
 def create_tenant(store: Store) -> Tenant:
@@ -64,36 +63,27 @@ def create_tenant(store: Store) -> Tenant:
     return store.run(work)
 
 
-def grow_script(workspace_id: str, lo: int, hi: int) -> str:
-    """SQL adding posts ``lo``…``hi - 1`` with destinations, mart rows, trends and snapshots.
-
-    Rendered for ``execute_script`` (Quack cannot bind): only the workspace id (a string
-    we generated) and integers go through ``warehouse.sql.literal``.
-    """
-    ws, lo_, hi_ = literal(workspace_id), literal(lo), literal(hi)
-    days, per = literal(DAYS), literal(MART_DAYS_PER_POST)
+def _new_posts_sql(workspace_id: str, lo: int, hi: int) -> str:
+    """The temp table ``bench_new``: posts ``lo``…``hi - 1``, each on one of the accounts."""
+    ws, lo_, hi_, days = literal(workspace_id), literal(lo), literal(hi), literal(DAYS)
     return f"""
-CREATE TEMP TABLE bench_accounts AS
+CREATE OR REPLACE TEMP TABLE bench_accounts AS
     SELECT row_number() OVER (ORDER BY id) - 1 AS n, id, platform, external_id
-    FROM accounts WHERE workspace_id = {ws};
-CREATE TEMP TABLE bench_new AS
+    FROM pub.accounts WHERE workspace_id = {ws};
+CREATE OR REPLACE TEMP TABLE bench_new AS
     SELECT i, 'post_0' || lpad(i::VARCHAR, 25, '0') AS id,
            (current_date - (i % {days})::INTEGER)::TIMESTAMP + INTERVAL 9 HOUR AS ts,
            a.id AS account_id, a.platform, a.external_id AS account_external_id
     FROM range({lo_}, {hi_}) r(i)
     JOIN bench_accounts a ON a.n = i % (SELECT count(*) FROM bench_accounts);
-INSERT INTO posts (id, workspace_id, text, status, scheduled_at, published_at,
-                   approval_required, tags, media_ids, platform_options, source, created_by,
-                   created_at, updated_at)
-    SELECT id, {ws}, 'Benchmark post ' || i, 'published', ts, ts, false,
-           ['bench', 'tag' || (i % 20)], [], '{{}}', 'api', NULL, ts, ts
-    FROM bench_new;
-INSERT INTO post_destinations (id, post_id, workspace_id, account_id, platform, status,
-                               platform_post_id, attempts, published_at, created_at,
-                               updated_at)
-    SELECT 'dst_0' || lpad(i::VARCHAR, 25, '0'), id, {ws}, account_id, platform,
-           'published', 'ext' || i, 1, ts, ts, ts
-    FROM bench_new;
+"""  # noqa: S608 - values rendered by literal() only
+
+
+def marts_script(workspace_id: str, posts_total: int) -> str:
+    """SQL adding ``bench_new``'s mart rows, trends and snapshots to the lake."""
+    ws, days, per = literal(workspace_id), literal(DAYS), literal(MART_DAYS_PER_POST)
+    total = literal(posts_total)
+    return f"""
 INSERT INTO mart_post_daily
     SELECT {ws}, (ts + INTERVAL (d) DAY)::DATE, platform, account_external_id, account_id,
            'ext' || i, id, 'own', 1000 + i % 97, 800 + i % 89, 500 + i % 83, 40 + i % 13,
@@ -113,22 +103,56 @@ INSERT INTO mart_viral_trends
 DELETE FROM mart_account_daily WHERE workspace_id = {ws};
 INSERT INTO mart_account_daily
     SELECT {ws}, current_date - d::INTEGER, platform, external_id, id, 'own', 'bench',
-           10000 + 10 * ({days} - d), 10, (SELECT count(*) FROM posts
-                                          WHERE workspace_id = {ws}) // ({days} * 9),
-           100000, 5000, 0.05
+           10000 + 10 * ({days} - d), 10, {total} // ({days} * 9), 100000, 5000, 0.05
     FROM bench_accounts, range({days}) t(d);
-INSERT OR REPLACE INTO mart_snapshots
+DELETE FROM mart_snapshots WHERE run_id = 'bench';
+INSERT INTO mart_snapshots
     SELECT m, strftime(current_date - d::INTEGER, '%Y-%m-%d'), now()::TIMESTAMP, 0,
            now()::TIMESTAMP, 'bench'
     FROM (VALUES ('mart_post_daily'), ('mart_account_daily')) v(m), range({days}) t(d);
-INSERT OR REPLACE INTO mart_snapshots
+INSERT INTO mart_snapshots
     VALUES ('mart_viral_trends', 'all', now()::TIMESTAMP, 0, now()::TIMESTAMP, 'bench');
-DROP TABLE bench_new;
-DROP TABLE bench_accounts;
 """  # noqa: S608 - values rendered by literal() only
 
 
 def grow(store: Store, workspace_id: str, lo: int, hi: int) -> None:
-    """Append posts ``lo``…``hi - 1`` and their mart rows, atomically, where the data lives."""
-    if hi > lo:
-        store.execute_script(grow_script(workspace_id, lo, hi))
+    """Append posts ``lo``…``hi - 1``: posts and destinations, then their mart rows."""
+    if hi <= lo:
+        return
+    with Lakehouse(store) as lake:
+        lake.execute_script(_new_posts_sql(workspace_id, lo, hi))
+        with lake.cursor() as cur:
+            new = cur.execute(
+                "SELECT i, id, ts, account_id, platform FROM bench_new ORDER BY i"
+            ).fetchall()
+
+        def publish(pub: Cursor) -> None:
+            posts = [
+                [post_id, workspace_id, f"Benchmark post {i}", "published", ts, ts, False,
+                 ["bench", f"tag{i % 20}"], [], "{}", "api", None, ts, ts]
+                for i, post_id, ts, _, _ in new
+            ]  # fmt: skip
+            destinations = [
+                ["dst_0" + str(i).rjust(25, "0"), post_id, workspace_id, account, platform,
+                 "published", f"ext{i}", 1, ts, ts, ts]
+                for i, post_id, ts, account, platform in new
+            ]  # fmt: skip
+            for start in range(0, len(posts), 500):
+                chunk = posts[start : start + 500]
+                pub.execute(
+                    "INSERT INTO posts (id, workspace_id, text, status, scheduled_at,"  # noqa: S608 - constants
+                    " published_at, approval_required, tags, media_ids, platform_options,"
+                    " source, created_by, created_at, updated_at)"
+                    f" VALUES {rows_of(14, len(chunk))}",
+                    [value for row in chunk for value in row],
+                )
+                chunk = destinations[start : start + 500]
+                pub.execute(
+                    "INSERT INTO post_destinations (id, post_id, workspace_id, account_id,"  # noqa: S608 - constants
+                    " platform, status, platform_post_id, attempts, published_at, created_at,"
+                    f" updated_at) VALUES {rows_of(11, len(chunk))}",
+                    [value for row in chunk for value in row],
+                )
+
+        store.run(publish)
+        lake.execute_script(marts_script(workspace_id, hi))

@@ -1,6 +1,6 @@
 """The benchmark's API server: Murmur's app served exactly as by `murmur serve`.
 
-``python -m benchmarks.server --data-dir D --port P`` hosts the store as ``murmur serve``
+``python -m benchmarks.server --data-dir D --port P`` serves the store as ``murmur serve``
 does (same ``create_app``, same logging, same uvicorn settings: httptools and uvloop
 when installed, uvicorn's access log off, one process), without the quickstart's
 start-up work. The reads' reference is not here: it is a separate app in its own
@@ -21,7 +21,7 @@ def bench_app(data_dir: Path, port: int) -> FastAPI:
     from api.app import create_app
     from murmur.settings import Settings
 
-    return create_app(Settings(data_dir=data_dir, port=port, quack_port=0))
+    return create_app(Settings(data_dir=data_dir, port=port))
 
 
 def uvicorn_options() -> dict[str, Any]:

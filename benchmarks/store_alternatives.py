@@ -48,7 +48,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.store_mixed_load import QUACK_TOKEN, Recorder, _free_port
+from benchmarks.recording import QUACK_TOKEN, Recorder
+from benchmarks.recording import free_port as _free_port
 from tests.servers import SUPERUSER, create_bucket, postgres_bin, postgres_server, s3_server
 
 DAYS = 40
@@ -124,7 +125,7 @@ def duck() -> Any:
 
 
 def load(con: Any, *names: str) -> None:
-    from warehouse.store import load_extension
+    from warehouse.extensions import load_extension
 
     for name in names:
         load_extension(con, name)

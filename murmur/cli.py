@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import threading
 from collections.abc import Callable
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -18,8 +19,9 @@ from rich.console import Console
 from murmur.logs import configure_logging
 from murmur.settings import Settings
 from murmur.supervise import StopSignals, Supervisor
+from warehouse.errors import StoreUnavailableError
 from warehouse.rows import Cursor
-from warehouse.store import Secrets, Store, StoreUnavailableError, read_host_file
+from warehouse.store import Store
 
 if TYPE_CHECKING:
     from pipelines.run import RunSummary, StepSummary
@@ -165,7 +167,8 @@ def init(data_dir: DataDir = None) -> None:
     with _open(settings) as store:
         ws_id = store.run(bootstrap_test_workspace)
     console.print(
-        f"Store ready at [bold]{settings.store_path}[/]; test workspace [bold]{ws_id}[/]."
+        f"Store ready in [bold]{settings.data_dir}[/]; test workspace [bold]{ws_id}[/].",
+        highlight=False,
     )
 
 
@@ -245,8 +248,8 @@ def keys_list(data_dir: DataDir = None) -> None:
     from warehouse.ids import utcnow
 
     settings = _settings(data_dir)
-    with _open(settings) as store, store.cursor() as cur:
-        rows = repo.list_api_keys(cur)
+    with _open(settings) as store:
+        rows = store.read(repo.list_api_keys)
     if not rows:
         err.print("No keys yet: murmur keys create mints one.")
         return
@@ -316,17 +319,39 @@ def serve(
     data_dir: DataDir = None,
     host: Annotated[str | None, typer.Option(help="Interface to listen on.")] = None,
     port: Annotated[int | None, typer.Option(help="Port to listen on.")] = None,
-    quack_port: Annotated[
-        int | None, typer.Option(help="Port of the store's Quack server.")
-    ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1, help="API processes on the port (each opens the store itself; none owns it)."
+        ),
+    ] = 1,
+    replica: Annotated[
+        bool, typer.Option(hidden=True, help="Share the port (serve's own).")
+    ] = False,
 ) -> None:
-    """Serve the API; this process hosts the store and serves it to others over Quack."""
-    settings = _settings(data_dir, host=host, port=port, quack_port=quack_port)
-    try:
-        _refuse_if_in_use(settings)
-    except Refused as exc:
-        raise _refused(exc) from None
-    raise typer.Exit(_run(settings, None, lambda watch: 0))
+    """Serve the API: this process, and ``--workers`` - 1 more sharing its port."""
+    settings = _settings(data_dir, host=host, port=port)
+    supervisor = Supervisor() if workers > 1 else None
+    env = {**os.environ, "MURMUR_DATA_DIR": str(settings.data_dir.resolve())}
+    replica_command = [
+        *_murmur(),
+        "serve",
+        "--host",
+        settings.host,
+        "--port",
+        str(settings.port),
+        "--replica",
+    ]
+
+    def start_replicas(watch: _Watch) -> int:
+        # The kernel spreads connections over the processes listening with SO_REUSEPORT.
+        for number in range(2, workers + 1):
+            assert supervisor is not None
+            supervisor.start(f"api-{number}", replica_command, env)
+        return 0
+
+    shared = replica or workers > 1
+    raise typer.Exit(_run(settings, supervisor, start_replicas, shared_port=shared))
 
 
 @app.command()
@@ -344,7 +369,7 @@ def up(
     """The whole product on the embedded default: store, key, API, simulator, workers, Dagster."""
     settings = _settings(data_dir, host=host, port=port)
     try:
-        _refuse_if_in_use(settings)
+        held = _one_up_per_directory(settings)
     except Refused as exc:
         raise _refused(exc) from None
     env = {**os.environ, "MURMUR_DATA_DIR": str(settings.data_dir.resolve())}
@@ -353,8 +378,8 @@ def up(
     quickstart: list[Minted] = []
 
     def with_store(store: Store) -> None:
-        # Minted once this process hosts the store (it holds the file): a second `up` on the
-        # same directory never gets here, so it cannot revoke the running instance's key.
+        # Minted once the API's port is this process's: a second `up` on the same port
+        # never gets here, so it cannot revoke the running instance's key.
         minted = _mint(store, [], QUICKSTART, "test", None, replace=True)
         quickstart.append(minted)
         # First, before the children's and the pipeline's logs: the one thing to copy.
@@ -443,22 +468,40 @@ def up(
         console.print(f"Analysts: murmur attach --data-dir {settings.data_dir}")
         return 0
 
-    raise typer.Exit(_run(settings, supervisor, after_api, before_api, with_store=with_store))
+    try:
+        code = _run(settings, supervisor, after_api, before_api, with_store=with_store)
+    finally:
+        held.close()
+    raise typer.Exit(code)
 
 
-def _refuse_if_in_use(settings: Settings) -> None:
-    """Refused when a running Murmur hosts this data directory's store (its store.host.json
-    names a live process): a second host would only wait for the file and then fail."""
-    info = read_host_file(settings.host_file)
-    if info is not None:
-        raise Refused(_in_use(settings, info.pid, info.uri))
+def _one_up_per_directory(settings: Settings) -> IO[str]:
+    """Hold the data directory's ``up`` lock while this ``up`` runs (the kernel drops it).
 
+    Any number of ``serve`` processes may share a directory (replicas); a second ``up`` may
+    not: it would start a second simulator, worker and Dagster, and mint a quickstart key
+    that revokes the running one's.
+    """
+    import fcntl
 
-def _in_use(settings: Settings, pid: int, uri: str) -> str:
-    return (
-        f"{settings.data_dir} is in use by a running Murmur (pid {pid}, store at {uri});"
-        " stop it first, or pass another --data-dir."
-    )
+    from warehouse.files import private_dir
+
+    lock = (private_dir(settings.data_dir) / "up.lock").open("a+")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        pid = lock.read().strip() or "?"
+        lock.close()
+        raise Refused(
+            f"{settings.data_dir} is in use by a running Murmur (pid {pid}, `murmur up`);"
+            " stop it first, or pass another --data-dir."
+        ) from None
+    lock.seek(0)
+    lock.truncate()
+    lock.write(str(os.getpid()))
+    lock.flush()
+    return lock
 
 
 def _run(
@@ -468,23 +511,28 @@ def _run(
     before_api: Callable[[], None] | None = None,
     *,
     with_store: Callable[[Store], None] | None = None,
+    shared_port: bool = False,
 ) -> int:
     """Serve the API and ``supervisor``'s children until told to stop; the exit status.
 
-    ``with_store`` runs first, as soon as this process hosts the store, before anything starts.
+    ``with_store`` runs first, once the store is open and the API's port bound, before
+    anything starts.
     """
     # SIGTERM, SIGINT and SIGHUP stop every child (and what it started), then the API, then
-    # its store (store.host.json removed): status 0. A child that keeps dying or an API that
-    # stops on its own stops everything as well: status 1.
+    # its store: status 0. A child that keeps dying or an API that stops on its own stops
+    # everything as well: status 1.
     with StopSignals() as signals:
         try:
-            api = _Api(settings)
-        except StoreUnavailableError as exc:  # the file held by another process, a port taken
-            info = read_host_file(settings.host_file)
-            if info is not None and info.pid != os.getpid():  # it started meanwhile
-                err.print(f"[bold red]Refused:[/] {_in_use(settings, info.pid, info.uri)}")
-            else:
-                err.print(f"[bold red]Cannot host the store:[/] {exc}")
+            api = _Api(settings, shared_port=shared_port)
+        except StoreUnavailableError as exc:
+            err.print(f"[bold red]Cannot open the store:[/] {exc}", soft_wrap=True)
+            return 1
+        except OSError as exc:  # the port taken by another program (or another Murmur)
+            err.print(
+                f"[bold red]Refused:[/] {settings.host}:{settings.port} is in use ({exc});"
+                " stop what serves it first, or pass another --port.",
+                soft_wrap=True,
+            )
             return 1
         watch = _Watch(signals, supervisor, api)
         code = 1  # until proven otherwise: an exception below still stops everything
@@ -505,7 +553,7 @@ def _run(
 
 
 # How long the API may take to finish its requests in flight once told to stop, then to close
-# the store (a checkpoint) and remove store.host.json.
+# the store.
 API_GRACE_SECONDS = 5.0
 API_STOP_SECONDS = 60.0
 
@@ -513,26 +561,32 @@ API_STOP_SECONDS = 60.0
 class _Api:
     """The API served by uvicorn in a thread: the main thread is left to signals and children."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, shared_port: bool = False) -> None:
         import uvicorn
 
-        from api.app import create_app, open_host_store
+        from api.app import create_app
         from api.server import server_options
 
-        # Opened here rather than in the app's startup, so that a store that cannot be hosted
-        # (its file held, its Quack port taken) is one line, not uvicorn's traceback.
-        self.store = open_host_store(settings)
+        # Opened here rather than in the app's startup, so that a store that cannot be opened
+        # (a database server down, a bad URL) is one line, not uvicorn's traceback; the port
+        # too, so that one taken is refused before anything else starts.
+        self.socket = _listen(settings.host, settings.port, shared=shared_port)
+        try:
+            self.store = settings.open_store()
+        except BaseException:
+            self.socket.close()
+            raise
         # In a thread uvicorn installs no signal handlers (it may not); StopSignals does.
         self.server = uvicorn.Server(
             uvicorn.Config(
                 create_app(settings, store=self.store),
-                host=settings.host,
-                port=settings.port,
                 timeout_graceful_shutdown=int(API_GRACE_SECONDS),
                 **server_options(),
             )
         )
-        self.thread = threading.Thread(target=self.server.run, name="api", daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.socket]}, name="api", daemon=True
+        )
 
     def start(self, signals: StopSignals) -> bool:
         """Start serving; False when it could not (the reason is logged) or a stop came first."""
@@ -553,8 +607,28 @@ class _Api:
             self.thread.join(API_STOP_SECONDS)
         if self.thread.is_alive():
             return False
-        self.store.close()  # checkpoints, stops Quack, removes store.host.json
+        self.store.close()
+        self.socket.close()
         return True
+
+
+def _listen(host: str, port: int, *, shared: bool) -> socket.socket:
+    """The API's listening socket; ``shared``: beside other Murmur API processes (replicas)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # SO_REUSEADDR: a restart is not refused for its predecessor's TIME_WAIT connections;
+        # a port something else listens on still is, unless every listener shares it.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if shared:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+        sock.set_inheritable(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 class _Watch:
@@ -811,69 +885,75 @@ def bench(
 
 @app.command()
 def attach(data_dir: DataDir = None) -> None:
-    """Print the DuckDB SQL that opens the store read-only from any DuckDB session."""
+    """Print the DuckDB SQL that attaches the store read-only: publishing as pub, lake as lake."""
+    from warehouse.lake import attach_publishing_sql
+
     settings = _settings(data_dir)
-    info = read_host_file(settings.host_file)
-    if info is None:
-        typer.echo(f"ATTACH '{settings.store_path.resolve()}' AS murmur (READ_ONLY);\nUSE murmur;")
-        return
-    token = Secrets.load(settings.data_dir).quack_token
+    lake = settings.lake
+    lines = [f"INSTALL {lake.kind}; LOAD {lake.kind}; INSTALL ducklake; LOAD ducklake;"]
+    secret = lake.secret_sql()
+    if secret is not None:
+        lines += ["INSTALL httpfs; LOAD httpfs;", f"{secret};"]
+    lines += [
+        f"{attach_publishing_sql(settings.pub_url)};",
+        f"{lake.attach_sql(read_only=True)};",
+        # Unqualified names find the lake's tables, then the publishing ones.
+        "SET search_path = 'lake,pub';",
+        "-- e.g. SELECT p.id, m.day, m.impressions FROM posts p"
+        " JOIN mart_post_daily m ON m.post_id = p.id;",
+    ]
     # Printed for the analyst to paste, never executed here.
-    typer.echo(
-        "INSTALL quack; LOAD quack;\n"  # noqa: S608
-        f"CREATE OR REPLACE SECRET murmur_quack (TYPE quack, TOKEN '{token}');\n"
-        f"ATTACH '{info.uri}' AS murmur (READ_ONLY);\n"
-        "USE murmur;\n"
-        "-- A query over Quack may scan one store table; run joins on the store itself:\n"
-        "-- SELECT * FROM murmur.query('SELECT … FROM posts JOIN post_destinations …');"
-    )
+    typer.echo("\n".join(lines))
 
 
 @app.command()
 def doctor(
     data_dir: DataDir = None,
-    sample: Annotated[
-        int, typer.Option(help="Key values checked per index (the newest rows first).")
-    ] = 1000,
-    repair: Annotated[
-        bool, typer.Option(help="Rebuild stale indexes, tighten loose file modes.")
-    ] = True,
+    repair: Annotated[bool, typer.Option(help="Tighten loose file modes.")] = True,
 ) -> None:
-    """Check that every index agrees with its table and the files are owner-only; repair."""
+    """Check that both halves of the store open and are sound, and the files are owner-only."""
     from murmur.doctor import examine
 
-    report = examine(_settings(data_dir), sample=sample, repair=repair)
-    keys = sum(f.checked for f in report.findings)
-    console.print(
-        f"Store opened {report.mode}; {len(report.findings)} indexes checked on {keys:,} key"
-        " values."
-    )
-    for finding in report.findings:
-        if not finding.ok:
-            state = "rebuilt" if finding.repaired else f"STALE ({finding.error or 'not repaired'})"
-            console.print(
-                f"  {finding.index.table}.{finding.index.name}: {len(finding.mismatches)} key"
-                f" values disagree (lookup vs scan, e.g. {finding.mismatches[0]}): {state}"
-            )
+    report = examine(_settings(data_dir), repair=repair)
+    console.print(f"Publishing database: {report.publishing}", highlight=False, soft_wrap=True)
+    console.print(f"Lake: {report.lake}", highlight=False, soft_wrap=True)
+    for line in report.problems:
+        err.print(f"  [bold red]problem:[/] {line}", highlight=False)
     for line in report.repaired:
-        console.print(f"  repaired: {line}")
+        console.print(f"  repaired: {line}", highlight=False)
     for path in report.loose_files:
         console.print(f"  readable by others: {path}", soft_wrap=True)
-    for line in report.failed:
-        err.print(f"  [bold red]failed:[/] {line}")
-    if report.stale_host_file and not repair:
-        console.print("  store.host.json names a process that is gone")
     console.print("[bold green]Healthy.[/]" if report.healthy else "[bold red]Not healthy.[/]")
     raise typer.Exit(0 if report.healthy else 1)
 
 
 @app.command()
 def migrate(data_dir: DataDir = None) -> None:
-    """Upgrade the store's schema in place (the API host also does this when it starts)."""
-    from warehouse.migrations import applied
+    """Move the store of an earlier Murmur (murmur.duckdb) into the publishing database and lake.
 
-    with _open(_settings(data_dir)) as store, store.cursor() as cur:
-        console.print(f"Schema versions applied: {sorted(applied(cur))}")
+    Every row of every table is compared with its source before each half commits; the old
+    file is then renamed murmur.duckdb.migrated. With no old store, it brings both halves'
+    schemas up to date (as every process also does when it opens the store).
+    """
+    from murmur.migrate import move_old_store
+
+    settings = _settings(data_dir)
+    try:
+        moved = move_old_store(settings, on_table=lambda name: err.print(f"  {name}"))
+    except StoreUnavailableError as exc:
+        err.print(f"[bold red]Cannot migrate:[/] {exc}", soft_wrap=True)
+        raise typer.Exit(1) from exc
+    if moved is None:
+        console.print("No store of an earlier Murmur here; the schemas are up to date.")
+        return
+    console.print(
+        f"Moved {sum(moved.publishing.values()):,} publishing rows ({len(moved.publishing)}"
+        f" tables) and {sum(moved.analytics.values()):,} analytics rows"
+        f" ({len(moved.analytics)} tables), every row compared; the old file is now"
+        f" {moved.kept_as}.",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @app.callback()

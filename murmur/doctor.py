@@ -1,4 +1,4 @@
-"""``murmur doctor``: is the store sound? Indexes against their tables, files, the host file."""
+"""``murmur doctor``: is the store sound? Both halves answer, SQLite's own check, file modes."""
 
 from __future__ import annotations
 
@@ -7,25 +7,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from murmur.settings import Settings
-from warehouse import integrity
-from warehouse.store import read_host_file
+from warehouse.lake.copy import lake_tables
 
 
 @dataclass
 class Report:
     """What the doctor found and what it repaired; ``healthy`` when nothing is left to do."""
 
-    mode: str = ""
-    findings: list[integrity.Finding] = field(default_factory=list)
+    publishing: str = ""  # where the publishing database is, and its schema revision
+    lake: str = ""  # where the lake is, and how many tables it holds
+    problems: list[str] = field(default_factory=list)
     loose_files: list[str] = field(default_factory=list)
-    stale_host_file: bool = False
     repaired: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
 
     @property
     def healthy(self) -> bool:
-        stale = [f for f in self.findings if not f.ok and not f.repaired]
-        return not stale and not self.loose_files and not self.failed
+        return not self.problems and not self.loose_files
 
 
 def _loose(data_dir: Path) -> list[Path]:
@@ -36,32 +33,15 @@ def _loose(data_dir: Path) -> list[Path]:
     ]
 
 
-def examine(settings: Settings, *, sample: int, repair: bool) -> Report:
-    """Check every index on ``sample`` key values each, the files' modes and the host file."""
+def examine(settings: Settings, *, repair: bool) -> Report:
+    """Open both halves, run SQLite's integrity check, check (and tighten) the files' modes."""
     report = Report()
-    host_file = settings.host_file
-    if host_file.exists() and read_host_file(host_file) is None:
-        report.stale_host_file = True  # its process is gone
-        if repair:
-            host_file.unlink(missing_ok=True)
-            report.repaired.append(f"removed {host_file.name} left by a process that is gone")
     settings.ensure_dirs()  # makes the data directory owner-only again
-    with settings.open_store() as store:
-        report.mode = store.mode
-        with store.cursor() as cur:
-            report.findings = integrity.check(cur, sample)
-            scripts = [
-                (f, integrity.repair_script(cur, f.index)) for f in report.findings if not f.ok
-            ]
-        for finding, script in scripts if repair else []:
-            try:
-                store.execute_script(script)
-            except Exception as exc:  # reported, and the doctor goes on with the others
-                finding.error = str(exc).splitlines()[0]
-                report.failed.append(f"{finding.index.table}.{finding.index.name}: {exc}")
-                continue
-            finding.repaired = True
-            report.repaired.append(f"rebuilt {finding.index.table}.{finding.index.name}")
+    try:
+        _examine_store(settings, report)
+    except Exception as exc:  # reported: what the doctor is for
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        report.problems.append(f"the store does not open or read: {first}")
     for path in _loose(settings.data_dir):
         if repair:
             path.chmod(0o700 if path.is_dir() else 0o600)
@@ -69,3 +49,20 @@ def examine(settings: Settings, *, sample: int, repair: bool) -> Report:
         else:
             report.loose_files.append(str(path.relative_to(settings.data_dir)))
     return report
+
+
+def _examine_store(settings: Settings, report: Report) -> None:
+    with settings.open_store() as store:
+        engine = store.pub.engine
+        report.publishing = (
+            f"{engine.dialect.name} {engine.url.render_as_string(hide_password=True)},"
+            f" revision {store.pub.revision()}"
+        )
+        if engine.dialect.name == "sqlite":
+            with store.pub.snapshot() as conn:
+                found = [str(row[0]) for row in conn.exec_driver_sql("PRAGMA integrity_check")]
+            if found != ["ok"]:
+                report.problems += [f"publishing database: {line}" for line in found]
+        with store.analytics() as cur:
+            tables = lake_tables(cur.raw, alias="lake")  # type: ignore[arg-type]
+        report.lake = f"{store.lake.catalog}, {len(tables)} tables, files in {store.lake.data}"

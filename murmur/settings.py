@@ -8,8 +8,11 @@ from pathlib import Path
 from pydantic import Field, IPvAnyNetwork, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from warehouse.errors import StoreUnavailableError
 from warehouse.files import private_dir
-from warehouse.store import Secrets, Store
+from warehouse.lake import S3, Lake
+from warehouse.pubdb.engine import sqlite_url
+from warehouse.store import Lakehouse, Store
 
 
 class Settings(BaseSettings):
@@ -22,11 +25,28 @@ class Settings(BaseSettings):
     )
     host: str = "127.0.0.1"
     port: int = 8000
-    quack_host: str = "127.0.0.1"
-    quack_port: int = Field(
-        default=9494,
-        description="Where the store host serves DuckDB's Quack protocol; 0 picks one.",
+    publishing_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL of the publishing database (PostgreSQL at scale:"
+        " postgresql+psycopg://…); default: SQLite <data_dir>/publishing.sqlite.",
     )
+    lake_catalog: str | None = Field(
+        default=None,
+        description="The lake's DuckLake catalog, sqlite:PATH or postgres:DSN;"
+        " default: sqlite:<data_dir>/lake.sqlite.",
+    )
+    lake_data: str | None = Field(
+        default=None,
+        description="Where the lake's Parquet files go: an absolute folder ending in /, or"
+        " s3://bucket/prefix/; default: <data_dir>/lake/.",
+    )
+    s3_endpoint: str | None = Field(
+        default=None, description="host:port of the S3-compatible store of an s3:// lake_data."
+    )
+    s3_key_id: str | None = Field(default=None, description="That store's access key id.")
+    s3_secret: str | None = Field(default=None, description="That store's secret key.")
+    s3_region: str = Field(default="us-east-1", description="That store's region.")
+    s3_use_ssl: bool = Field(default=True, description="Whether to reach that store by HTTPS.")
     simulator_port: int = Field(default=8600, description="Where `murmur up` runs the simulator.")
     platforms_url: str = Field(
         default="",
@@ -113,14 +133,6 @@ class Settings(BaseSettings):
     inbox_sync_interval_seconds: float = Field(
         default=30.0, description="How often the engagement runner reads each account's inbox."
     )
-    store_checkpoint_wal_mb: int = Field(
-        default=256,
-        ge=1,
-        description="WAL size at which the store host checkpoints (each stalls commits ~0.3 s).",
-    )
-    store_lock_timeout_seconds: float = Field(
-        default=30.0, description="How long a process waits for the store file held by another."
-    )
     probe_timeout_seconds: float = Field(
         default=2.0,
         gt=0,
@@ -128,7 +140,8 @@ class Settings(BaseSettings):
     )
 
     @cached_property
-    def store_path(self) -> Path:
+    def old_store_path(self) -> Path:
+        """The DuckDB store of Murmur before ADR 0002, which ``murmur migrate`` moves."""
         return self.data_dir / "murmur.duckdb"
 
     @cached_property
@@ -136,12 +149,37 @@ class Settings(BaseSettings):
         return self.data_dir / "media"
 
     @cached_property
-    def host_file(self) -> Path:
-        return self.data_dir / "store.host.json"
-
-    @cached_property
     def secret_file(self) -> Path:
         return self.data_dir / ".secret"
+
+    @cached_property
+    def changes_file(self) -> Path:
+        """The change token every committed write replaces (warehouse/changes.py)."""
+        return self.data_dir / "store.changes"
+
+    @property
+    def pub_url(self) -> str:
+        """The publishing database's SQLAlchemy URL."""
+        return self.publishing_url or sqlite_url(self.data_dir.resolve() / "publishing.sqlite")
+
+    @property
+    def lake(self) -> Lake:
+        """Where the lake lives, as settings say (the data directory's by default)."""
+        embedded = Lake.under(self.data_dir)
+        s3 = None
+        if self.s3_endpoint is not None:
+            s3 = S3(
+                endpoint=self.s3_endpoint,
+                key_id=self.s3_key_id or "",
+                secret=self.s3_secret or "",
+                region=self.s3_region,
+                use_ssl=self.s3_use_ssl,
+            )
+        return Lake(
+            catalog=self.lake_catalog or embedded.catalog,
+            data=self.lake_data or embedded.data,
+            s3=s3,
+        )
 
     def ensure_dirs(self) -> None:
         """Create the data and media directories, owner-only (warehouse/files.py)."""
@@ -149,11 +187,20 @@ class Settings(BaseSettings):
         private_dir(self.media_dir)
 
     def open_store(self) -> Store:
-        """The store of this data directory, as every process but the API host opens it."""
+        """This process's handle on the store (every process opens it itself)."""
         self.ensure_dirs()
-        return Store.connect(
-            self.store_path,
-            host_file=self.host_file,
-            quack_token=Secrets.load(self.data_dir).quack_token,
-            lock_timeout=self.store_lock_timeout_seconds,
+        if self.old_store_path.exists():
+            self._refuse_unmigrated()
+        return Store.open(self.pub_url, self.lake, self.changes_file)
+
+    def open_lakehouse(self) -> Lakehouse:
+        """A pipeline session on this process's own store (closing it closes the store)."""
+        return Lakehouse(self.open_store(), owned=True)
+
+    def _refuse_unmigrated(self) -> None:
+        # Murmur before ADR 0002 kept everything in murmur.duckdb; starting on an empty new
+        # store beside it would hide every post. ``murmur migrate`` moves it (and renames it).
+        raise StoreUnavailableError(
+            f"{self.old_store_path} holds a store of an earlier Murmur:"
+            " run `murmur migrate` to move it into the new store first"
         )

@@ -1,8 +1,8 @@
 """What every notebook starts with: open the Murmur store read-only, query it, show charts.
 
-The store is opened exactly as ``murmur attach --data-dir D`` prints: over Quack when the
-API is running (it owns the file), else the file itself; read-only either way, so a
-notebook never blocks the service or a pipeline run.
+The store is opened exactly as ``murmur attach --data-dir D`` prints: the publishing
+database as ``pub`` and the lake as ``lake``, both read-only, in the notebook's own DuckDB
+session; no process owns the store, so a notebook never waits for the service or a run.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ matplotlib.use("Agg")  # headless: charts are written as PNGs and displayed from
 
 from matplotlib.figure import Figure
 
-from warehouse.store import load_extension
+from warehouse.extensions import load_extension
 
 # The repository's root. Jupyter runs a notebook's kernel in the notebook's folder
 # (`jupyter execute notebooks/x.ipynb` from the root included), so relative paths are taken
@@ -52,24 +52,26 @@ def attach_sql(directory: Path) -> str:
 def connect(directory: Path | None = None) -> duckdb.DuckDBPyConnection:
     """A DuckDB session on the store, read-only, through `murmur attach`'s SQL."""
     directory = directory or data_dir()
-    if not (directory / "murmur.duckdb").exists():
+    if not (directory / "publishing.sqlite").exists() and not os.environ.get(
+        "MURMUR_PUBLISHING_URL"
+    ):
         raise FileNotFoundError(f"No Murmur store in {directory}: run `murmur init` first.")
     sql = attach_sql(directory)
     con = duckdb.connect()
     # INSTALL may need the network; the extensions ship as wheels, so load those instead.
-    for name in ("httpfs", "quack"):
+    for name in ("sqlite", "postgres", "ducklake", "httpfs"):
         load_extension(con, name)
-    sql = re.sub(r"INSTALL \w+;\s*LOAD \w+;", "", sql)
+    sql = re.sub(r"(INSTALL|LOAD) \w+;", "", sql)
     con.execute(sql)
     return con
 
 
 def mode(con: duckdb.DuckDBPyConnection) -> str:
-    """How the session reached the store: 'quack' (API running) or 'file'."""
+    """Where the store lives: 'embedded' (files) or 'scale' (PostgreSQL)."""
     found = con.execute(
-        "SELECT path FROM duckdb_databases() WHERE database_name = 'murmur'"
+        "SELECT type FROM duckdb_databases() WHERE database_name = 'pub'"
     ).fetchone()
-    return "quack" if found and str(found[0]).startswith("quack:") else "file"
+    return "embedded" if found and str(found[0]) == "sqlite" else "scale"
 
 
 def rows(
@@ -84,12 +86,10 @@ def rows(
 def local(
     con: duckdb.DuckDBPyConnection, name: str, sql: str, params: list[Any] | None = None
 ) -> int:
-    """Copy one table's slice into a session-local temp table ``temp.main.<name>``.
+    """Copy one query's rows into a session-local temp table ``temp.main.<name>``.
 
-    Over Quack (DuckDB 1.5.5) a query may stream from one remote table only: a join of two
-    store tables fails with "Multiple streaming scans". Copy each side (filtered, aggregated:
-    one remote table per copy) and join the copies locally. ``quack_query`` would run the
-    join on the host but bypasses the read-only attach, so the notebooks do not use it.
+    For a slice the notebook reads several times (joins need no copy: the session sees the
+    publishing tables and the lake's in one catalog).
     """
     if not name.isidentifier():
         raise ValueError(f"not a table name: {name!r}")

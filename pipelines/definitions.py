@@ -6,7 +6,7 @@ sensors in ``pipelines/<domain>/definitions.py``; here they are merged with the 
 
 from __future__ import annotations
 
-from dagster import Definitions, in_process_executor
+from dagster import Definitions, multiprocess_executor
 
 from murmur.settings import Settings
 from pipelines.analytics import definitions as analytics
@@ -16,23 +16,21 @@ from pipelines.resources import DEFAULT_SIMULATOR_URL, PlatformsResource, StoreR
 _settings = Settings()  # MURMUR_DATA_DIR, MURMUR_PLATFORMS_URL…: what `murmur up` passes
 
 
-def resources(
-    data_dir: str, platforms_url: str = DEFAULT_SIMULATOR_URL, lock_timeout: float = 30.0
-) -> dict[str, object]:
+def resources(data_dir: str, platforms_url: str = DEFAULT_SIMULATOR_URL) -> dict[str, object]:
     """The resources every asset uses, for one data directory."""
     return {
-        "store": StoreResource(data_dir=data_dir, lock_timeout_seconds=lock_timeout),
+        "store": StoreResource(data_dir=data_dir),
         "platforms": PlatformsResource(platforms_url=platforms_url),
     }
 
 
-# In-process executor: steps share the process, so a run holds at most one store handle at
-# a time; without the API host (direct mode) parallel step processes would queue on the file.
+# Dagster's multiprocess executor: every step process opens the store itself (no owner),
+# and partitions of one mart commit into the lake side by side (docs/pipeline.md).
 defs = Definitions.merge(
     ingest.defs,
     analytics.defs,
     Definitions(
         resources=resources(str(_settings.data_dir), _settings.platforms_url),
-        executor=in_process_executor,
+        executor=multiprocess_executor,
     ),
 )

@@ -12,7 +12,7 @@ from dagster import ConfigurableResource
 from pydantic import Field
 
 from murmur.settings import Settings
-from warehouse.store import Store, read_host_file
+from warehouse.store import Lakehouse
 
 if TYPE_CHECKING:
     from connectors.base import Connector
@@ -21,12 +21,9 @@ DEFAULT_SIMULATOR_URL: str = Settings.model_fields["platforms_url"].default
 
 
 class StoreResource(ConfigurableResource):  # type: ignore[type-arg]
-    """The Murmur store: through the API host over Quack when it runs, else the file directly."""
+    """The Murmur store, as a pipeline session: the lake read-write, publishing rows joined."""
 
     data_dir: str = Field(description="Murmur's data directory (MURMUR_DATA_DIR).")
-    lock_timeout_seconds: float = Field(
-        default=30.0, description="How long to wait for the file when another process holds it."
-    )
 
     @property
     def root(self) -> Path:
@@ -34,64 +31,57 @@ class StoreResource(ConfigurableResource):  # type: ignore[type-arg]
 
     @property
     def landing_dir(self) -> Path:
-        """Where batches and computed marts are staged as Parquet before the store loads them."""
+        """Where batches and computed marts are staged as Parquet before the lake loads them."""
         path = self.root / "landing"
         path.mkdir(parents=True, exist_ok=True)
         return path
 
     @contextlib.contextmanager
-    def open(self) -> Iterator[Store]:
-        """The store for one asset's work, closed afterwards (a direct handle holds the file).
+    def open(self) -> Iterator[Lakehouse]:
+        """A session for one asset's work, closed afterwards.
 
-        Inside :meth:`session` it is the session's store, left open for the next asset.
+        Inside :meth:`session` it is the session's, left open for the next asset.
         """
         shared = _SESSIONS.get(self._session_key)
         if shared is not None:
             yield shared
             return
-        store = self._connect()
+        session = self._connect()
         try:
-            yield store
+            yield session
         finally:
-            store.close()
+            session.close()
 
     @contextlib.contextmanager
-    def session(self) -> Iterator[Store]:
-        """One store for every asset run in this process until the block ends (``run_all``).
+    def session(self) -> Iterator[Lakehouse]:
+        """One session for every asset run in this process until the block ends (``run_all``).
 
-        Each open and close costs a connect, a schema check and, in direct mode, a
-        checkpoint on close that rewrites the row groups the step touched; a run of a dozen
-        assets pays that once instead of per asset. Assets run one at a time (in-process
-        executor), so they never share the handle concurrently.
+        Each open costs attaching the lake and copying the publishing rows the SQL joins;
+        a run of a dozen assets pays that once instead of per asset. Assets run one at a
+        time (in-process executor), so they never share the session concurrently.
         """
         if self._session_key in _SESSIONS:
             yield _SESSIONS[self._session_key]
             return
-        store = self._connect()
-        _SESSIONS[self._session_key] = store
+        session = self._connect()
+        _SESSIONS[self._session_key] = session
         try:
-            yield store
+            yield session
         finally:
             del _SESSIONS[self._session_key]
-            store.close()
-
-    @property
-    def hosted(self) -> bool:
-        """A running API hosts the store: a handle held over Quack keeps no one else out."""
-        return read_host_file(Settings(data_dir=self.root).host_file) is not None
+            session.close()
 
     @property
     def _session_key(self) -> str:
         return str(self.root.resolve())
 
-    def _connect(self) -> Store:
-        timeout = self.lock_timeout_seconds
-        return Settings(data_dir=self.root, store_lock_timeout_seconds=timeout).open_store()
+    def _connect(self) -> Lakehouse:
+        return Settings(data_dir=self.root).open_lakehouse()
 
 
 # Open sessions by data directory (see StoreResource.session); Dagster copies resources,
-# so the handle lives here rather than on the instance.
-_SESSIONS: dict[str, Store] = {}
+# so the session lives here rather than on the instance.
+_SESSIONS: dict[str, Lakehouse] = {}
 
 
 class PlatformsResource(ConfigurableResource):  # type: ignore[type-arg]

@@ -77,9 +77,7 @@ def run_all(
     naive = moment.replace(tzinfo=None)
     hour = moment.strftime("%Y-%m-%d-%H:00")  # the hour in progress: ingest captures now
     simulator = settings.platforms_url
-    res: dict[str, Any] = resources(
-        str(settings.data_dir), simulator, settings.store_lock_timeout_seconds
-    )
+    res: dict[str, Any] = resources(str(settings.data_dir), simulator)
     store: StoreResource = res["store"]
     tags = {"murmur/now": moment.isoformat()}
     owned = instance is None
@@ -93,11 +91,9 @@ def run_all(
 
     try:
         with contextlib.ExitStack() as held:
-            # Through a host the whole run keeps one handle (an open costs ~0.1 s of extension
-            # loading); directly, ingest opens per asset, since a direct handle holds the file
-            # while the platforms answer. The rest of the run keeps one handle either way.
-            if store.hosted:
-                held.enter_context(store.session())
+            # One session for the whole run: a session's open attaches the lake and copies
+            # the publishing rows its SQL joins, which every asset would otherwise repeat.
+            held.enter_context(store.session())
             if ingest and history:
                 for past in _history_due(store, moment):
                     key = past.strftime("%Y-%m-%d-%H:00")
@@ -111,7 +107,9 @@ def run_all(
                     record(_step("history", key, INGEST_ASSETS, then, inst, past_tags, key))
             if ingest:
                 record(_step("ingest", hour, INGEST_ASSETS, res, inst, tags, partition_key=hour))
-            held.enter_context(store.session())
+            # Accounts connected since the session opened are joined from here on.
+            with store.open() as s:
+                s.refresh_publishing()
             summary.days = _due_days(store, naive.date(), with_today=ingest)
             # Live runs compute as of the end of ingest, not of the run's start: the marts'
             # computed_at then follows the captures they read (a first run's history takes

@@ -10,14 +10,14 @@ import pytest
 from murmur.logs import configure_logging
 from murmur.settings import Settings
 from tests.support import LiveServer, Tenant, new_tenant, start_server
-from warehouse.store import Secrets, Store
+from warehouse.store import Store
 
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     configure_logging()
     data_dir: Path = tmp_path_factory.mktemp("murmur-data")
-    settings = Settings(data_dir=data_dir, quack_port=0, store_lock_timeout_seconds=10)
+    settings = Settings(data_dir=data_dir)
     live = start_server(settings)
     yield live
     live.stop()
@@ -33,13 +33,8 @@ def tenant(server: LiveServer) -> Iterator[Tenant]:
 
 @pytest.fixture
 def fresh_store(tmp_path: Path) -> Iterator[Store]:
-    """A store of the test's own in a temporary directory, opened directly (no host)."""
-    data = tmp_path / "data"
-    with Store.connect(
-        data / "murmur.duckdb",
-        host_file=data / "store.host.json",
-        quack_token=Secrets.load(data).quack_token,
-    ) as opened:
+    """A store of the test's own in a temporary directory."""
+    with Settings(data_dir=tmp_path / "data").open_store() as opened:
         yield opened
 
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import random
+import re
 import socket
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -22,7 +26,7 @@ from api.workspaces.service import bootstrap_test_workspace
 from connectors.platforms import PLATFORMS
 from murmur.settings import Settings
 from warehouse import workspaces as ws_repo
-from warehouse.store import Store
+from warehouse.store import Lakehouse, Store
 
 # How long a test waits for something before it fails: only to turn a hang into a failure
 # (every wait polls and returns as soon as its condition holds), so generous for a busy machine.
@@ -96,15 +100,27 @@ def start_simulator(seed: int) -> ThreadServer:
 
 @dataclass
 class LiveServer:
-    """The real API on a loopback port, hosting a real store in a temporary directory."""
+    """The real API on a loopback port, over a real store in a temporary directory."""
 
     base_url: str
     settings: Settings
     store: Store
     running: ThreadServer
+    _lake: Lakehouse | None = None
+
+    @property
+    def lake(self) -> Lakehouse:
+        """A pipeline's session on the server's store: what tests write marts through."""
+        if self._lake is None:
+            self._lake = Lakehouse(self.store)
+        else:
+            self._lake.refresh_publishing()  # accounts of tenants made since
+        return self._lake
 
     def stop(self) -> None:
         self.running.stop()
+        if self._lake is not None:
+            self._lake.close()
 
 
 def start_server(settings: Settings) -> LiveServer:
@@ -250,3 +266,69 @@ def iter_pages(api: Api, path: str, limit: int) -> Iterator[dict[str, Any]]:
         cursor = page["pagination"]["next_cursor"]
         if not cursor:
             return
+
+
+# An analyst's session runs in a process of its own: a test process holding the API's
+# publishing database through Python's sqlite3 must not also open it through DuckDB's
+# sqlite extension (ADR 0002: the two copies of SQLite do not see each other's locks).
+_ANALYST = """
+import json, sys
+import duckdb
+from warehouse.extensions import load_extension
+attach, sql, params = json.load(sys.stdin)
+con = duckdb.connect()
+for name in ("sqlite", "postgres", "ducklake", "httpfs"):
+    load_extension(con, name)
+con.execute(attach)
+cur = con.execute(sql, params)
+json.dump([list(row) for row in cur.fetchall()], sys.stdout, default=str)
+"""
+
+
+def attach_sql(settings: Settings) -> str:
+    """What ``murmur attach`` prints for ``settings``, without its INSTALL/LOAD lines."""
+    printed = subprocess.run(
+        [sys.executable, "-m", "murmur", "attach", "--data-dir", str(settings.data_dir)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=HANG_SECONDS,
+        env={**os.environ, **settings_env(settings)},
+    ).stdout
+    # The extensions ship as wheels: INSTALL would reach the network.
+    return re.sub(r"(INSTALL|LOAD) \w+;", "", printed)
+
+
+def analyst_rows(settings: Settings, sql: str, params: list[Any] | None = None) -> list[list[Any]]:
+    """Rows of ``sql`` in an analyst's DuckDB session (its own process), as ``murmur attach``
+    opens the store; values come back through JSON (times as text)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _ANALYST],
+        input=json.dumps([attach_sql(settings), sql, params or []]),
+        capture_output=True,
+        text=True,
+        timeout=HANG_SECONDS,
+    )
+    if done.returncode:
+        raise RuntimeError(f"the analyst's session failed: {done.stderr[-2000:]}")
+    rows: list[list[Any]] = json.loads(done.stdout)
+    return rows
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """The MURMUR_* variables that give a child process these settings' store."""
+    env = {"MURMUR_DATA_DIR": str(settings.data_dir)}
+    for name in (
+        "publishing_url",
+        "lake_catalog",
+        "lake_data",
+        "s3_endpoint",
+        "s3_key_id",
+        "s3_secret",
+    ):
+        value = getattr(settings, name)
+        if value is not None:
+            env[f"MURMUR_{name.upper()}"] = str(value)
+    if settings.s3_endpoint is not None:
+        env["MURMUR_S3_USE_SSL"] = "true" if settings.s3_use_ssl else "false"
+    return env

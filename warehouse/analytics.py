@@ -116,7 +116,7 @@ class SnapshotCache:
             checked = self._checked
         if checked is not None and checked[0] == txn.token:
             return checked[1]
-        found = self._read_version(txn.cur)
+        found = self._read_version(txn.analytics)
         with self._lock:
             self._checked = (txn.token, found)
         return found
@@ -136,7 +136,7 @@ class SnapshotCache:
             with self._lock:
                 if full in self._entries:
                     return cast("T", self._entries[full])
-            found = compute(txn.cur)
+            found = compute(txn.analytics)
             with self._lock:
                 self._computing.pop(full, None)
                 self._entries[full] = found

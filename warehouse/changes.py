@@ -1,10 +1,10 @@
 """The store's change signal: a token every committed write replaces, readable in ~1 µs.
 
-DuckDB tells no one when a transaction commits, and asking it anything costs a statement
-(~0.2 ms through the Python client). Every process that writes through :class:`Store`
-(the API host, the worker, the pipeline, the CLI; directly or over Quack) therefore
-writes 16 fresh random bytes into a small file beside the store *after* each commit, and
-the API process keeps its caches (keys, mart versions, pages) keyed by those bytes. A
+Neither half of the store tells anyone when a transaction commits, and asking costs a
+statement. Every process that writes through :class:`~warehouse.store.Store` (the API
+processes, the workers, the pipeline, the CLI) therefore writes 16 fresh random bytes into
+a small file in the data directory *after* each commit, and each API process keeps its
+caches (keys, mart versions, pages) keyed by those bytes. A
 reader reads the token *before* it opens its transaction, so whatever it then reads and
 caches under that token is at least as new as the token; the next commit anywhere
 replaces the token and every such entry stops matching.
@@ -12,8 +12,7 @@ replaces the token and every such entry stops matching.
 The file is mapped into memory (shared), so reading the token is a 16-byte copy that
 neither makes a system call nor releases the GIL (a released GIL costs the event loop a
 wait behind the worker threads); a torn read yields a value never seen before, which only
-costs a cache miss. Writes that bypass :class:`Store` (an analyst with raw
-``quack_query``) are not signalled; docs/adr/0001-store.md says so.
+costs a cache miss. Analysts' sessions are read-only, so they have nothing to signal.
 """
 
 from __future__ import annotations
@@ -32,10 +31,16 @@ _SIZE = 2 * TOKEN_BYTES
 
 
 class ChangeSignal:
-    """The token file of one store: ``token()`` to read it, ``bump()`` after a commit."""
+    """The token file of one store: ``token()`` to read it, ``bump()`` after a commit.
 
-    def __init__(self, path: Path) -> None:
+    ``sees_every_writer``: whether every process that writes the store writes this file,
+    which holds when both halves are files of one machine. At scale (PostgreSQL, writers on
+    several machines) it does not, and the tokens then never repeat: no cache is trusted.
+    """
+
+    def __init__(self, path: Path, *, sees_every_writer: bool = True) -> None:
         self.path = path
+        self.sees_every_writer = sees_every_writer
         self._map: mmap.mmap | None = None
         self._lock = threading.Lock()
 
@@ -54,10 +59,14 @@ class ChangeSignal:
 
     def token(self) -> bytes:
         """The current token (changes whenever any process commits a write)."""
+        if not self.sees_every_writer:
+            return random.randbytes(TOKEN_BYTES)
         return (self._map or self._open())[:TOKEN_BYTES]
 
     def keys_token(self) -> bytes:
         """A token that every write except an API request's changes (what key caches need)."""
+        if not self.sees_every_writer:
+            return random.randbytes(TOKEN_BYTES)
         return (self._map or self._open())[TOKEN_BYTES:_SIZE]
 
     def bump(self, *, keys: bool = True) -> None:

@@ -1,7 +1,7 @@
 """The cursor application code is given: the engine's cursor, with Murmur's errors.
 
 Repositories write one SQL text with ``?`` placeholders and run it on either cursor:
-:class:`StoreCursor` over DuckDB (the store of ADR 0001) or :class:`PubCursor` over the
+:class:`StoreCursor` over DuckDB (the lake's sessions) or :class:`PubCursor` over the
 publishing database (SQLite or PostgreSQL, ADR 0002). Where the engines' SQL differs
 (lists, casts, JSON), the repositories ask ``warehouse.sql`` for the fragment of the
 cursor's :attr:`dialect`.
@@ -28,7 +28,7 @@ SQLITE_TIMESTAMP = "%Y-%m-%d %H:%M:%S.%f"
 
 
 class RawCursor(Protocol):
-    """What the store's cursors have in common: a DuckDB connection, or the host's."""
+    """What a DuckDB connection offers the store's cursor."""
 
     @property
     def description(self) -> Any: ...

@@ -1,10 +1,11 @@
 """The store's failures in Murmur's terms: the engine's errors are translated here, once.
 
-Application code catches these, never the engine's classes or messages. DuckDB reports the
-same failure under different classes and texts depending on where it happens (in-process,
-at ``COMMIT``, or on the host over Quack, where a conflict arrives as a plain error reading
-"Conflict on tuple deletion!"); :func:`translate` is the one place that knows them, and the
-store's cursor (:class:`warehouse.store.StoreCursor`) applies it to every statement.
+Application code catches these, never the engine's classes or messages. DuckDB (the lake's
+engine) reports the same failure under different classes and texts depending on where it
+happens (in a statement, at ``COMMIT``, or in DuckLake's catalog as a message);
+:func:`translate` is the one place that knows them, and the cursors
+(:class:`warehouse.cursor.StoreCursor`, :class:`warehouse.cursor.PubCursor`) apply it to
+every statement.
 SQLite and PostgreSQL (the publishing database, warehouse/pubdb) name their failures by
 result code and SQLSTATE, which :class:`warehouse.pubdb.engine.PubDB` hands here through
 SQLAlchemy.
@@ -44,7 +45,7 @@ class CopyMismatchError(StoreError):
 
 
 class StoreUnavailableError(StoreError):
-    """The store cannot be reached: its file is held or cannot be opened, or no host answers."""
+    """The store cannot be reached: a file cannot be opened, or a database server answers not."""
 
 
 # SQLite's extended result codes (Python's ``sqlite_errorname``) for the failures above.

@@ -16,8 +16,14 @@ from warehouse.sql import later_of
 
 
 def ping(cur: Cursor) -> None:
-    """A trivial query that needs the store's catalog and a table to answer."""
-    cur.execute("SELECT count(*) FROM (SELECT 1 FROM workspaces LIMIT 1)")
+    """A trivial query that needs the publishing database and a table of it to answer."""
+    cur.execute("SELECT count(*) FROM (SELECT 1 FROM workspaces LIMIT 1) AS one")
+    cur.fetchall()
+
+
+def ping_lake(cur: Cursor) -> None:
+    """A trivial query that needs the lake's catalog and a table of it to answer."""
+    cur.execute("SELECT count(*) FROM (SELECT 1 FROM mart_snapshots LIMIT 1) AS one")
     cur.fetchall()
 
 
@@ -61,8 +67,3 @@ def freshness(cur: Cursor) -> tuple[datetime | None, datetime | None]:
     )
     row = cur.fetchone()
     return (None, None) if row is None else (row[0], row[1])
-
-
-def figures(cur: Cursor, now: datetime) -> Figures:
-    """Publishing backlog and pipeline freshness as of ``now`` (naive UTC)."""
-    return Figures(oldest_due_at(cur, now), *freshness(cur))

@@ -1,10 +1,9 @@
 """The raw ingest writer: a batch of accounts, posts and snapshots into the raw tables, atomically.
 
 Connectors (through their Dagster assets) and the file importers both land data here. A
-batch is written as Parquet files under a landing directory, then loaded by ONE script
-that deletes the batch's previous rows and inserts the new ones in a single transaction
-(server-side over Quack when the API hosts the store), so re-running a partition or
-re-importing a file replaces its rows and a failure leaves nothing half-written.
+batch's frames go to the lake as Arrow in ONE lake transaction that deletes the batch's
+previous rows and inserts the new ones, so re-running a partition or re-importing a file
+replaces its rows and a failure leaves nothing half-written.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import contextlib
 import hashlib
 import json
 import re
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,9 +22,9 @@ import polars as pl
 
 from connectors.base import AccountSnapshot, EngagementSnapshot, Kind, PostRecord
 from warehouse.errors import StoreError
+from warehouse.extensions import ArrowStream
 from warehouse.rows import Cursor
-from warehouse.sql import literal
-from warehouse.store import Store
+from warehouse.store import Lakehouse, StoreCursor
 
 _TS = pl.Datetime("us")
 
@@ -135,7 +133,7 @@ def naive_utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(tzinfo=None)
 
 
-def write_batch(store: Store, batch: IngestBatch, landing_dir: Path) -> BatchCounts:
+def write_batch(store: Lakehouse, batch: IngestBatch) -> BatchCounts:
     """Write a batch of record objects (connectors' volume) through :func:`write_frames`."""
     posts = pl.DataFrame(
         [
@@ -197,22 +195,20 @@ def write_batch(store: Store, batch: IngestBatch, landing_dir: Path) -> BatchCou
         ],
         schema=ACCOUNT_COLUMNS,
     )
-    return write_frames(store, batch.meta(), posts, snapshots, accounts, landing_dir)
+    return write_frames(store, batch.meta(), posts, snapshots, accounts)
 
 
 def write_frames(
-    store: Store,
+    store: Lakehouse,
     meta: BatchMeta,
     posts: pl.DataFrame,
     snapshots: pl.DataFrame,
     accounts: pl.DataFrame,
-    landing_dir: Path,
 ) -> BatchCounts:
     """Replace the batch's rows in the raw tables with these frames, in one transaction.
 
     Frames carry the columns of POST_COLUMNS / SNAPSHOT_COLUMNS / ACCOUNT_COLUMNS (absent
-    optional ones become NULL; timestamps may be naive UTC or aware). The Parquet files
-    are removed after a successful load and kept for inspection when it fails.
+    optional ones become NULL; timestamps may be naive UTC or aware).
     """
     ingested_at = naive_utc(datetime.now(UTC))
     stamp = {
@@ -251,75 +247,33 @@ def write_frames(
         schema_overrides={"partition_key": pl.String(), "started_at": _TS, "finished_at": _TS},
     )
 
-    landing_dir.mkdir(parents=True, exist_ok=True)
-    if store.mode != "remote":
-        # In-process store (direct, or the host itself): hand DuckDB the frames as Arrow
-        # (zero copy) instead of a Parquet round trip, which cost a write and a read of
-        # every row (docs/performance.md, "Pipeline and import").
-        _load_in_process(store, meta.id, frames)
-        return counts
-
-    # The store host reads these files itself over Quack, so the paths must be absolute.
-    batch_dir = (landing_dir / safe_name(meta.id)).resolve()
-    if batch_dir.exists():
-        shutil.rmtree(batch_dir)
-    batch_dir.mkdir(parents=True)
-    files: dict[str, Path] = {}
-    for table, frame in frames.items():
-        files[table] = batch_dir / f"{table}.parquet"
-        # The files live for seconds: favour write speed over size.
-        frame.write_parquet(files[table], compression="lz4", statistics=False)
-
-    # execute_script cannot bind parameters over Quack: the batch id and the landing paths
-    # are rendered through warehouse.sql.literal, the only values in this script.
-    batch = literal(meta.id)
-    statements = [
-        f"DELETE FROM {table} WHERE ingest_batch = {batch};"  # noqa: S608 - see above
-        for table in ("raw_posts", "raw_engagement_snapshots", "raw_account_snapshots")
-    ]
-    statements.append(f"DELETE FROM ingest_batches WHERE id = {batch};")  # noqa: S608
-    statements.extend(
-        f"INSERT INTO {table} BY NAME SELECT * FROM read_parquet({literal(path)});"  # noqa: S608
-        for table, path in files.items()
-    )
-    store.execute_script("\n".join(statements))
-    shutil.rmtree(batch_dir, ignore_errors=True)
+    # Handed to DuckDB as Arrow (zero copy) rather than a Parquet round trip, which cost a
+    # write and a read of every row (docs/performance.md, "Pipeline and import").
+    _load(store, meta.id, frames)
     return counts
-
-
-class _ArrowStream:
-    """A frame seen by DuckDB through the Arrow C stream interface (no pyarrow needed)."""
-
-    def __init__(self, frame: pl.DataFrame) -> None:
-        self._frame = frame
-
-    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
-        return self._frame.__arrow_c_stream__(requested_schema)
 
 
 _RAW_TABLES = ("raw_posts", "raw_engagement_snapshots", "raw_account_snapshots")
 
 
-def _load_in_process(store: Store, batch_id: str, frames: dict[str, pl.DataFrame]) -> None:
-    """Replace the batch's rows from in-memory frames, in one transaction on this process."""
-    with store.cursor() as cur:
-        views = {table: f"_landing_{table}" for table in frames}
+def _load(store: Lakehouse, batch_id: str, frames: dict[str, pl.DataFrame]) -> None:
+    """Replace the batch's rows with the frames' in one lake transaction (again if refused)."""
+    views = {table: f"_landing_{table}" for table in frames}
+
+    def work(cur: StoreCursor) -> None:
         for table, frame in frames.items():
-            cur.register(views[table], _ArrowStream(frame))
-        try:
-            cur.execute("BEGIN TRANSACTION")
-            for table in _RAW_TABLES:
-                # table names are our constants; the batch id is bound
-                cur.execute(f"DELETE FROM {table} WHERE ingest_batch = ?", [batch_id])  # noqa: S608
-            cur.execute("DELETE FROM ingest_batches WHERE id = ?", [batch_id])
-            for table, view in views.items():
-                cur.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {view}")  # noqa: S608
-            cur.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(StoreError):
-                cur.execute("ROLLBACK")
-            raise
-        finally:
+            cur.register(views[table], ArrowStream(frame))
+        for table in _RAW_TABLES:
+            # table names are our constants; the batch id is bound
+            cur.execute(f"DELETE FROM {table} WHERE ingest_batch = ?", [batch_id])  # noqa: S608
+        cur.execute("DELETE FROM ingest_batches WHERE id = ?", [batch_id])
+        for table, view in views.items():
+            cur.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {view}")  # noqa: S608
+
+    try:
+        store.run(work)
+    finally:
+        with store.cursor() as cur:
             for view in views.values():
                 with contextlib.suppress(StoreError):
                     cur.unregister(view)
@@ -392,7 +346,7 @@ class CsvLoad:
     counts: BatchCounts
 
 
-def youtube_csv_columns(store: Store, path: Path) -> list[str] | None:
+def youtube_csv_columns(store: Lakehouse, path: Path) -> list[str] | None:
     """The header of a CSV file as DuckDB reads it; None when DuckDB cannot read it."""
     try:
         with store.cursor() as cur:
@@ -526,7 +480,7 @@ FROM c GROUP BY channel;
 
 
 def load_youtube_csv(
-    store: Store,
+    store: Lakehouse,
     path: Path,
     columns: list[str],
     required: tuple[str, ...],
@@ -543,7 +497,7 @@ def load_youtube_csv(
     Excel mangled (docs/importers.md lists them). ``meta`` is called once the records
     pass their checks (the batch id needs the file's digest, computed meanwhile).
     """
-    if store.mode == "remote" or any(c not in columns for c in required):
+    if any(c not in columns for c in required):
         return None
     have = set(columns)
     sql = _youtube_sql(have)

@@ -1,11 +1,12 @@
 """The SQL that builds staging and marts from the raw tables, and the reads the pipeline needs.
 
 Partitioned marts are rebuilt per UTC day: each script deletes its days and inserts them
-again inside one ``Store.execute_script`` (one transaction, server-side over Quack), so a
-re-run gives the same rows and a reader sees the old or the new day, never half of one.
-Those scripts cannot bind parameters (Quack's ``quack_query`` takes text), so the only
-values rendered into them are dates, timestamps, numbers and paths, and only through
-:func:`warehouse.sql.literal`. Every other statement here binds its parameters.
+again inside one lake transaction (``Lakehouse.execute_script``), so a re-run gives the
+same rows and a reader sees the old or the new day, never half of one. A script is many
+statements in one text, which binds no parameters: the only values rendered into them are
+dates, timestamps, numbers and paths, and only through :func:`warehouse.sql.literal`.
+Every other statement here binds its parameters. The scripts join the connected accounts
+as ``pub.accounts`` (the session's copy of the publishing table, warehouse/store.py).
 
 Cost follows the new data: every partition query filters on its time window, plus a
 bounded look-back (``LOOKBACK_DAYS``) for the last snapshot before the window.
@@ -18,9 +19,9 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from warehouse.rows import Cursor, Row, fetch_all, fetch_value
+from warehouse.rows import Cursor, ResultRow, Row, fetch_all, fetch_rows, fetch_value
 from warehouse.sql import literal
-from warehouse.store import Store
+from warehouse.store import Lakehouse
 
 # The cumulative counters a platform reports; staging turns them into deltas.
 METRICS = ("impressions", "reach", "views", "likes", "comments", "shares", "saves", "clicks")
@@ -62,10 +63,13 @@ def _rate(eng: str, imp: str, views: str) -> str:
 def _snapshot_rows(
     mart: str, table: str, start: date, end: date, run_id: str, computed_at: datetime
 ) -> str:
-    """Upsert one mart_snapshots row per day of [start, end) with that day's row count."""
+    """Replace the mart_snapshots rows of [start, end): one per day, with its row count."""
     # table is one of our constants; every value goes through literal()
     return f"""
-INSERT OR REPLACE INTO mart_snapshots (mart, partition_key, computed_at, rows, data_through, run_id)
+DELETE FROM mart_snapshots WHERE mart = {literal(mart)}
+    AND partition_key >= {literal(start.isoformat())}
+    AND partition_key < {literal(end.isoformat())};
+INSERT INTO mart_snapshots (mart, partition_key, computed_at, rows, data_through, run_id)
 SELECT {literal(mart)}, strftime(d.day, '%Y-%m-%d'), {literal(computed_at)},
        coalesce(c.n, 0), t.through, {literal(run_id)}
 FROM (SELECT CAST(range AS DATE) AS day
@@ -117,14 +121,24 @@ def staging_script(start: date, end: date, *, run_id: str, computed_at: datetime
     order = "{'c': captured_at, 'i': ingested_at, 'b': ingest_batch}"
 
     def newer(col: str) -> str:
-        return (
-            f"CASE WHEN excluded.captured_at >= dim_posts.captured_at"
-            f" THEN excluded.{col} ELSE dim_posts.{col} END"
-        )
+        return f"CASE WHEN x.captured_at >= d.captured_at THEN x.{col} ELSE d.{col} END"
 
+    dim_post_columns = (
+        "workspace_id, platform, external_id, account_external_id, post_id, kind, text,"
+        " hashtags, media_type, url, category, published_at, deleted_at, captured_at"
+    )
+    dim_account_columns = (
+        "workspace_id, platform, external_id, account_id, kind, handle, display_name,"
+        " category, followers, captured_at"
+    )
+    on_key = (
+        "d.workspace_id = x.workspace_id AND d.platform = x.platform"
+        " AND d.external_id = x.external_id"
+    )
+
+    # MERGE rather than INSERT … ON CONFLICT: the lake has no keys to conflict on.
     return f"""
-INSERT INTO dim_posts (workspace_id, platform, external_id, account_external_id, post_id, kind,
-    text, hashtags, media_type, url, category, published_at, deleted_at, captured_at)
+MERGE INTO dim_posts AS d USING (
 WITH measured AS (
     SELECT DISTINCT {key} FROM raw_engagement_snapshots
     WHERE captured_at >= {t0} AND captured_at < {t1}
@@ -151,45 +165,51 @@ newest AS (
     FROM src GROUP BY {key}
 )
 SELECT workspace_id, platform, external_id,
-       coalesce(known_account, r.account_external_id), r.post_id, r.kind, r.text, r.hashtags,
-       r.media_type, r.url, r.category, r.published_at, r.deleted_at, r.captured_at
+       coalesce(known_account, r.account_external_id) AS account_external_id,
+       r.post_id AS post_id, r.kind AS kind, r.text AS text, r.hashtags AS hashtags,
+       r.media_type AS media_type, r.url AS url, r.category AS category,
+       r.published_at AS published_at, r.deleted_at AS deleted_at, r.captured_at AS captured_at
 FROM newest
-ON CONFLICT (workspace_id, platform, external_id) DO UPDATE SET
+) AS x ON {on_key}
+WHEN MATCHED AND (x.captured_at >= d.captured_at
+   OR (d.account_external_id IN ({placeholders})
+       AND x.account_external_id NOT IN ({placeholders}))) THEN UPDATE SET
     account_external_id = CASE
-        WHEN excluded.account_external_id IN ({placeholders}) THEN dim_posts.account_external_id
-        WHEN dim_posts.account_external_id IN ({placeholders}) THEN excluded.account_external_id
+        WHEN x.account_external_id IN ({placeholders}) THEN d.account_external_id
+        WHEN d.account_external_id IN ({placeholders}) THEN x.account_external_id
         ELSE {newer("account_external_id")} END,
-    post_id = coalesce({newer("post_id")}, dim_posts.post_id, excluded.post_id),
+    post_id = coalesce({newer("post_id")}, d.post_id, x.post_id),
     kind = {newer("kind")}, text = {newer("text")}, hashtags = {newer("hashtags")},
     media_type = {newer("media_type")}, url = {newer("url")}, category = {newer("category")},
     published_at = {newer("published_at")},
-    deleted_at = coalesce({newer("deleted_at")}, dim_posts.deleted_at, excluded.deleted_at),
-    captured_at = greatest(excluded.captured_at, dim_posts.captured_at)
-WHERE excluded.captured_at >= dim_posts.captured_at
-   OR (dim_posts.account_external_id IN ({placeholders})
-       AND excluded.account_external_id NOT IN ({placeholders}));
+    deleted_at = coalesce({newer("deleted_at")}, d.deleted_at, x.deleted_at),
+    captured_at = greatest(x.captured_at, d.captured_at)
+WHEN NOT MATCHED THEN INSERT ({dim_post_columns})
+    VALUES ({", ".join("x." + c.strip() for c in dim_post_columns.split(","))});
 
-INSERT INTO dim_accounts (workspace_id, platform, external_id, account_id, kind, handle,
-    display_name, category, followers, captured_at)
-SELECT workspace_id, platform, external_id, r.account_id, r.kind, r.handle, r.display_name,
-       r.category, r.followers, r.captured_at
-FROM (
+MERGE INTO dim_accounts AS d USING (
     -- each account's newest snapshot (latest capture, then ingest, then batch): one
     -- aggregate over the hourly snapshots, ~4x cheaper than a row_number() window
-    SELECT {key},
-           arg_max({{'account_id': account_id, 'kind': kind, 'handle': handle,
-                     'display_name': display_name, 'category': category,
-                     'followers': followers, 'captured_at': captured_at}},
-                   {order}) AS r
-    FROM raw_account_snapshots WHERE captured_at >= {t0} AND captured_at < {t1}
-    GROUP BY {key}
-)
-ON CONFLICT (workspace_id, platform, external_id) DO UPDATE SET
-    account_id = coalesce(excluded.account_id, dim_accounts.account_id),
-    kind = excluded.kind, handle = excluded.handle, display_name = excluded.display_name,
-    category = coalesce(excluded.category, dim_accounts.category),
-    followers = excluded.followers, captured_at = excluded.captured_at
-WHERE excluded.captured_at >= dim_accounts.captured_at;
+    SELECT {key}, r.account_id AS account_id, r.kind AS kind, r.handle AS handle,
+           r.display_name AS display_name, r.category AS category, r.followers AS followers,
+           r.captured_at AS captured_at
+    FROM (
+        SELECT {key},
+               arg_max({{'account_id': account_id, 'kind': kind, 'handle': handle,
+                         'display_name': display_name, 'category': category,
+                         'followers': followers, 'captured_at': captured_at}},
+                       {order}) AS r
+        FROM raw_account_snapshots WHERE captured_at >= {t0} AND captured_at < {t1}
+        GROUP BY {key}
+    )
+) AS x ON {on_key}
+WHEN MATCHED AND x.captured_at >= d.captured_at THEN UPDATE SET
+    account_id = coalesce(x.account_id, d.account_id),
+    kind = x.kind, handle = x.handle, display_name = x.display_name,
+    category = coalesce(x.category, d.category),
+    followers = x.followers, captured_at = x.captured_at
+WHEN NOT MATCHED THEN INSERT ({dim_account_columns})
+    VALUES ({", ".join("x." + c.strip() for c in dim_account_columns.split(","))});
 
 DELETE FROM stg_engagement_deltas WHERE day >= {day0} AND day < {literal(end)};
 
@@ -357,7 +377,7 @@ FROM h
 LEFT JOIN dim_posts p USING (workspace_id, platform, external_id)
 LEFT JOIN dim_accounts a ON a.workspace_id = h.workspace_id AND a.platform = h.platform
      AND a.external_id = p.account_external_id
-LEFT JOIN accounts acc ON acc.workspace_id = h.workspace_id AND acc.platform = h.platform
+LEFT JOIN pub.accounts acc ON acc.workspace_id = h.workspace_id AND acc.platform = h.platform
      AND acc.external_id = p.account_external_id
 ORDER BY h.hour;
 
@@ -374,7 +394,7 @@ FROM stg_engagement_deltas s
 LEFT JOIN dim_posts p USING (workspace_id, platform, external_id)
 LEFT JOIN dim_accounts a ON a.workspace_id = s.workspace_id AND a.platform = s.platform
      AND a.external_id = p.account_external_id
-LEFT JOIN accounts acc ON acc.workspace_id = s.workspace_id AND acc.platform = s.platform
+LEFT JOIN pub.accounts acc ON acc.workspace_id = s.workspace_id AND acc.platform = s.platform
      AND acc.external_id = p.account_external_id
 WHERE s.day >= {literal(start)} AND s.day < {literal(end)} AND s.first_seen
 ORDER BY s.captured_at;
@@ -468,7 +488,7 @@ LEFT JOIN published p USING ({key}, day)
 LEFT JOIN activity act USING ({key}, day)
 LEFT JOIN dim_accounts a ON a.workspace_id = k.workspace_id AND a.platform = k.platform
      AND a.external_id = k.account_external_id
-LEFT JOIN accounts acc ON acc.workspace_id = k.workspace_id AND acc.platform = k.platform
+LEFT JOIN pub.accounts acc ON acc.workspace_id = k.workspace_id AND acc.platform = k.platform
      AND acc.external_id = k.account_external_id
 ORDER BY k.day;
 {_snapshot_rows("mart_account_daily", "mart_account_daily", start, end, run_id, computed_at)}
@@ -489,7 +509,8 @@ def replace_from_parquet_script(
     return f"""
 DELETE FROM {table} WHERE workspace_id IN ({ws});
 INSERT INTO {table} BY NAME SELECT * FROM read_parquet({literal(parquet)});
-INSERT OR REPLACE INTO mart_snapshots (mart, partition_key, computed_at, rows, data_through, run_id)
+DELETE FROM mart_snapshots WHERE mart = {literal(table)} AND partition_key = 'all';
+INSERT INTO mart_snapshots (mart, partition_key, computed_at, rows, data_through, run_id)
 SELECT {literal(table)}, 'all', {literal(computed_at)}, (SELECT count(*) FROM {table}),
        (SELECT max(data_through) FROM mart_snapshots WHERE mart = 'mart_post_daily'),
        {literal(run_id)};
@@ -510,8 +531,8 @@ _FILE_MARTS = frozenset(
 # -- reads that join several tables --------------------------------------------------------------
 
 
-def read(store: Store, sql: str, params: list[Any]) -> list[Row]:
-    """Run a read that scans several tables (on the host when the store is remote)."""
+def read(store: Lakehouse, sql: str, params: list[Any]) -> list[Row]:
+    """Run a read of the lake in one transaction."""
     return store.run(lambda cur: fetch_all(cur, sql, params))
 
 
@@ -555,7 +576,7 @@ def platform_data_ends(cur: Cursor) -> dict[tuple[str, str], datetime]:
 
 
 def post_rates(
-    store: Store, w: Window, kinds: list[str], *, published_in_window: bool = True
+    store: Lakehouse, w: Window, kinds: list[str], *, published_in_window: bool = True
 ) -> list[Row]:
     """Posts with their totals in the window (growth plus first-seen totals) and handle.
 
@@ -587,7 +608,7 @@ def post_rates(
         "  AND m.external_id = p.external_id"
         " LEFT JOIN dim_accounts da ON da.workspace_id = p.workspace_id"
         "  AND da.platform = p.platform AND da.external_id = p.account_external_id"
-        " LEFT JOIN accounts acc ON acc.workspace_id = p.workspace_id"
+        " LEFT JOIN pub.accounts acc ON acc.workspace_id = p.workspace_id"
         "  AND acc.platform = p.platform AND acc.external_id = p.account_external_id"
         " WHERE p.workspace_id = ? AND (NOT ? OR (p.published_at >= ? AND p.published_at < ?))"
         " AND list_contains(?, p.kind)"
@@ -644,7 +665,7 @@ def _trend_params(w: Window, width: timedelta) -> list[Any]:
     return [w.workspace_id, w.start, w.end, w.start, w.end, w.end, width_us, width_us]
 
 
-def capture_cadence_hours(store: Store, w: Window) -> float | None:
+def capture_cadence_hours(store: Lakehouse, w: Window) -> float | None:
     """The median gap, in hours, between a post's consecutive readings in the window."""
     rows = read(
         store,
@@ -659,7 +680,7 @@ def capture_cadence_hours(store: Store, w: Window) -> float | None:
     return float(gap) if gap is not None else None
 
 
-def trend_posts(store: Store, w: Window, width: timedelta, windows: int) -> list[Row]:
+def trend_posts(store: Lakehouse, w: Window, width: timedelta, windows: int) -> list[Row]:
     """Per post with engagement in the last ``windows`` trend windows: its sums per window.
 
     ``wins`` and ``engagements`` are parallel lists (window 0 ends at ``w.end``); hashtags,
@@ -685,7 +706,7 @@ FROM pw GROUP BY external_id, platform ORDER BY external_id, platform
     )
 
 
-def trend_ages(store: Store, w: Window, width: timedelta) -> list[Row]:
+def trend_ages(store: Lakehouse, w: Window, width: timedelta) -> list[Row]:
     """Per account and age (whole trend windows since publication): its posts' engagements."""
     return read(
         store,
@@ -809,7 +830,6 @@ def newest_capture(cur: Cursor, table: str) -> datetime | None:
 
 def totals_match(cur: Cursor, start: date, end: date) -> dict[str, int]:
     """Engagements (growth) in staging and the post marts, and first-seen, for [start, end)."""
-    # One table per statement: over Quack a client query may scan one remote table.
     # Growth only: first-seen totals are kept apart (mart_post_first_seen).
     parts = " + ".join(f"sum({m}) FILTER (WHERE NOT first_seen)" for m in ENGAGEMENT_METRICS)
     out = {}
@@ -879,7 +899,10 @@ _CHECKED: dict[str, frozenset[str]] = {
 
 
 def ingest_targets(cur: Cursor, platform: str) -> dict[str, dict[str, list[Row]]]:
-    """Per workspace: its active connected accounts and tracked competitors on ``platform``."""
+    """Per workspace: its active connected accounts and tracked competitors on ``platform``.
+
+    A read of the publishing tables (PubDB).
+    """
     found: dict[str, dict[str, list[Row]]] = {}
     for row in fetch_all(
         cur,
@@ -900,13 +923,30 @@ def ingest_targets(cur: Cursor, platform: str) -> dict[str, dict[str, list[Row]]
     return found
 
 
-def published_destinations(store: Store, since: datetime, until: datetime) -> list[Row]:
-    """Murmur's own posts published on a platform in [since, until), with their account."""
-    return read(
-        store,
+@dataclass(frozen=True, slots=True)
+class PublishedDestination(ResultRow):
+    """One of Murmur's own posts as published on a platform, with its account."""
+
+    workspace_id: str
+    post_id: str
+    account_id: str
+    platform: str
+    platform_post_id: str
+    platform_url: str | None
+    published_at: datetime
+    text: str
+    account_external_id: str
+
+
+def published_destinations(
+    cur: Cursor, since: datetime, until: datetime
+) -> list[PublishedDestination]:
+    """Murmur's own posts published in [since, until), with their account (PubDB's tables)."""
+    return fetch_rows(
+        cur,
         "SELECT d.workspace_id, d.post_id, d.account_id, d.platform, d.platform_post_id,"
         " d.platform_url, coalesce(d.published_at, p.published_at) AS published_at,"
-        " p.text, p.tags, a.external_id AS account_external_id"
+        " p.text, a.external_id AS account_external_id"
         " FROM post_destinations d JOIN posts p ON p.id = d.post_id"
         " JOIN accounts a ON a.id = d.account_id"
         " WHERE d.platform_post_id IS NOT NULL AND d.status = 'published'"
@@ -914,6 +954,7 @@ def published_destinations(store: Store, since: datetime, until: datetime) -> li
         " AND coalesce(d.published_at, p.published_at) < ?"
         " ORDER BY d.workspace_id, d.id",
         [since, until],
+        PublishedDestination.make,
     )
 
 
@@ -941,20 +982,18 @@ def last_run(cur: Cursor) -> datetime | None:
 
 
 def mark_run_script(started_at: datetime, run_id: str, rows: int) -> str:
-    """Record a complete run_all, the watermark for the next run's due days.
-
-    A script, not a bound statement: an upsert cannot run client-side over Quack.
-    """
+    """Record a complete run_all, the watermark for the next run's due days."""
     values = f"{literal(RUN_MARKER)}, 'all', {literal(started_at)}, {literal(rows)}, NULL"
     columns = "mart, partition_key, computed_at, rows, data_through, run_id"
-    sql = f"INSERT OR REPLACE INTO mart_snapshots ({columns}) VALUES ({values}, {literal(run_id)});"  # noqa: S608 - literal() values only
-    return sql
+    return (
+        f"DELETE FROM mart_snapshots WHERE mart = {literal(RUN_MARKER)} AND partition_key = 'all';"  # noqa: S608 - literal() values only
+        f"\nINSERT INTO mart_snapshots ({columns}) VALUES ({values}, {literal(run_id)});"
+    )
 
 
 def days_with_new_raw(cur: Cursor, since: datetime | None) -> list[date]:
     """UTC days of raw rows ingested after ``since`` (all days when None)."""
     days: set[date] = set()
-    # One table per statement: over Quack a client query may scan one remote table.
     for table in ("raw_engagement_snapshots", "raw_account_snapshots", "raw_posts"):
         # A plain comparison, not `? IS NULL OR …`: only then do the row groups' zone maps
         # on ingested_at skip the history ingested before the last run.
@@ -968,7 +1007,7 @@ def days_with_new_raw(cur: Cursor, since: datetime | None) -> list[date]:
     return sorted(days)
 
 
-def days_with_new_posts(store: Store, since: datetime | None) -> list[date]:
+def days_with_new_posts(store: Lakehouse, since: datetime | None) -> list[date]:
     """Publication days that posts ingested after ``since`` enter or leave.
 
     A post no mart has seen yet counts on its publication day; a post whose publication

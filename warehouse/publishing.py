@@ -1,7 +1,7 @@
 """The publishing worker's statements: claim with a lease, record outcomes, roll posts up.
 
-The worker may reach the store over Quack, where only a single statement is atomic, so every
-state change here is ONE statement, fenced by the claim it acts under (``claimed_by`` and the
+Every state change here is ONE statement, so a worker killed between two leaves nothing half
+done, fenced by the claim it acts under (``claimed_by`` and the
 ``attempts`` number it claimed with): a worker whose lease was taken over changes nothing.
 See docs/publishing.md for the protocol and why a destination is published exactly once.
 """
@@ -420,7 +420,7 @@ def register_worker(
     cur: Cursor, worker_id: str, hostname: str, pid: int, concurrency: int, now: datetime
 ) -> None:
     """Record a worker starting (or restarting under the same id)."""
-    # Two statements, idempotent: Quack (DuckDB 1.5.5) has no INSERT OR REPLACE / ON CONFLICT.
+    # Two statements, idempotent, and the same on every engine.
     restarted = fetch_one(
         cur,
         "UPDATE publishing_workers SET hostname = ?, pid = ?, concurrency = ?, started_at = ?,"

@@ -1,9 +1,8 @@
 """SQL text: values rendered where nothing binds, and the fragments engines spell differently.
 
-Scripts sent through ``Store.execute_script`` run server-side over Quack, which takes a
-single SQL string: no bound parameters. Every value rendered into such a script goes
-through :func:`literal`, which accepts only types whose rendering cannot change the
-statement's shape.
+A lake script (``Lakehouse.execute_script``) is many statements in one text, which binds no
+parameters. Every value rendered into such a script goes through :func:`literal`, which
+accepts only types whose rendering cannot change the statement's shape.
 """
 
 from __future__ import annotations
@@ -105,10 +104,10 @@ def bind(sql: str, params: Sequence[Any]) -> str:
 
 
 # -- what the engines spell differently --------------------------------------------------------
-# The repositories run on DuckDB (the store of ADR 0001) and on the publishing database
-# (SQLite embedded, PostgreSQL at scale). Lists are DuckDB lists there and JSON arrays here;
-# each function below is one such fragment, chosen by the cursor's dialect, and takes the
-# same bound parameters on every engine.
+# The repositories run on the publishing database (SQLite embedded, PostgreSQL at scale),
+# and ran on DuckDB before (ADR 0001), which the lake's cursors still speak. Lists are JSON
+# arrays there (DuckDB lists here); each function below is one such fragment, chosen by the
+# cursor's dialect, and takes the same bound parameters on every engine.
 
 
 def one_of(cur: Dialected, expr: str) -> str:

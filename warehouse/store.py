@@ -1,71 +1,66 @@
-"""The shared DuckDB store: one host process owns the file; the others reach it over Quack.
+"""The store, opened by every process itself: the publishing database and the lake (ADR 0002).
 
-DuckDB lets one process open a file read-write and no other process open it at all
-while that lasts. The host (the API server) therefore owns the file, reads and writes it
-in-process with a cursor per request, and serves DuckDB's Quack protocol on loopback.
-Any other process (a Dagster run, the CLI, an analyst) finds the host through
-``store.host.json`` and attaches over Quack; when no host is up it opens the file
-itself for as long as it needs it. See docs/adr/0001-store.md.
+No process owns it and none waits for another to be up. The publishing half (workspaces,
+keys, posts, inbox, queues, webhooks…) is :class:`~warehouse.pubdb.engine.PubDB`: a SQLite
+file in WAL mode embedded, PostgreSQL at scale. The analytics half (raw captures, staging,
+marts) is a :class:`~warehouse.lake.Lake`: DuckLake, its catalog in SQLite or PostgreSQL,
+its Parquet on disk or S3, read and written through DuckDB sessions.
+
+A process reaches a SQLite file through one copy of SQLite only (ADR 0002, Consequences):
+Python's ``sqlite3`` (under PubDB) and DuckDB's ``sqlite`` extension do not see each
+other's locks in one process. So the API, the workers and the pipeline read and write the
+publishing tables through PubDB, and a pipeline's DuckDB session gets the few publishing
+rows its SQL joins as a copy (:class:`Lakehouse`); only an analyst's own DuckDB attaches
+the publishing file itself.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import secrets
-import sys
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TypeVar
 
 import duckdb
+import polars as pl
 import structlog
 
+from warehouse import lake as lakes
 from warehouse.changes import ChangeSignal
-from warehouse.cursor import StoreCursor
-from warehouse.errors import (
-    ConflictError,
-    DuplicateKeyError,
-    StoreError,
-    StoreUnavailableError,
-    translate,
-)
+from warehouse.cursor import Cursor, StoreCursor
+from warehouse.errors import StoreUnavailableError, translate
+from warehouse.extensions import ArrowStream
 from warehouse.files import private_dir
-from warehouse.integrity import check_and_repair
-from warehouse.migrations import migrate
+from warehouse.lake import Lake
+from warehouse.pubdb.engine import PubDB, PubTransaction
 from warehouse.retry import retrying
-from warehouse.sql import bind
 
 log = structlog.get_logger(__name__)
 
-# DuckDB's Python client tries ``import pandas`` three times per statement; without pandas
-# installed each try is a failed import that walks sys.path under the interpreter's import
-# lock, which 32 request threads then queue on (py-spy: 12% of a POST /posts under load;
-# ~80 us per statement with 8 threads). A None entry makes the failure immediate; it is set
-# only when pandas is absent, so nothing that could import it loses it.
-if importlib.util.find_spec("pandas") is None:
-    sys.modules.setdefault("pandas", None)  # type: ignore[arg-type]
-
 T = TypeVar("T")
 
-Mode = Literal["host", "direct", "remote"]
+__all__ = [
+    "Lakehouse",
+    "Secrets",
+    "Store",
+    "StoreCursor",
+    "StoreUnavailableError",
+    "Transaction",
+]
 
-# Quack is served by an extension; these ship as wheels so that nothing is downloaded.
-_QUACK_EXTENSIONS = ("httpfs", "quack")
-
-__all__ = ["Secrets", "Store", "StoreCursor", "StoreUnavailableError", "Transaction"]
+#: The columns of ``accounts`` a pipeline's SQL joins, copied into its session as ``pub.accounts``.
+PIPELINE_ACCOUNT_COLUMNS = ("id", "workspace_id", "platform", "handle", "external_id", "status")
 
 
 @dataclass(frozen=True)
 class Secrets:
-    """Per-installation secrets kept beside the store (mode 0600)."""
+    """Per-installation secrets kept in the data directory (mode 0600)."""
 
-    quack_token: str
     signing_key: str
 
     @classmethod
@@ -73,8 +68,8 @@ class Secrets:
         """Read the data directory's secrets, creating them on first use."""
         path = private_dir(data_dir) / ".secret"
         if not path.exists():
-            body = {"quack_token": secrets.token_urlsafe(24), "signing_key": secrets.token_hex(32)}
-            tmp = path.with_suffix(".tmp")
+            body = {"signing_key": secrets.token_hex(32)}
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as fh:
                 json.dump(body, fh)
@@ -83,209 +78,124 @@ class Secrets:
                 os.link(tmp, path)
             tmp.unlink(missing_ok=True)
         body = json.loads(path.read_text())
-        return cls(quack_token=body["quack_token"], signing_key=body["signing_key"])
-
-
-def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
-    """Load a DuckDB extension from its installed wheel, or from DuckDB's repository when online."""
-    try:
-        from duckdb_extensions import import_extension
-
-        import_extension(name, con=con)
-    except (ImportError, duckdb.Error, OSError):
-        con.execute(f"INSTALL {name}")  # name is one of our own constants
-    con.execute(f"LOAD {name}")
-
-
-def is_lock_error(exc: BaseException) -> bool:
-    """The file is held by another process (opening it, before any cursor exists)."""
-    return isinstance(translate(exc), StoreUnavailableError)
-
-
-@dataclass(frozen=True)
-class HostInfo:
-    """Where the store host serves Quack, as written to store.host.json."""
-
-    uri: str
-    pid: int
-    store_path: str
-
-    def alive(self) -> bool:
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-
-
-def read_host_file(path: Path) -> HostInfo | None:
-    try:
-        body = json.loads(path.read_text())
-        info = HostInfo(uri=body["uri"], pid=int(body["pid"]), store_path=body["store_path"])
-    except (OSError, ValueError, KeyError):
-        return None
-    return info if info.alive() else None
-
-
-class HostCursor:
-    """The part of a DuckDB cursor the repositories use, running each statement on the host.
-
-    Over Quack (DuckDB 1.5.5) an attached catalog takes only single-table SELECTs and plain
-    INSERTs: an UPDATE or DELETE fails ("Can only update base table"), a statement reading two
-    tables fails ("Multiple streaming scans"), and RETURNING is refused. ``quack_query(uri,
-    sql)`` runs any statement on the host, but binds no parameters; so the repositories keep
-    writing bound SQL and this cursor renders each value through :func:`warehouse.sql.bind`,
-    the one rendering helper. Each statement commits on its own on the host.
-    """
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-        self._rows: list[tuple[Any, ...]] = []
-        self.description: list[tuple[Any, ...]] | None = None
-
-    def execute(self, sql: str, params: Sequence[Any] | None = None) -> HostCursor:
-        self._rows = []
-        self.description, self._rows = self._store._on_host(bind(sql, list(params or [])))
-        return self
-
-    def fetchall(self) -> list[tuple[Any, ...]]:
-        rows, self._rows = self._rows, []
-        return rows
-
-    def fetchone(self) -> tuple[Any, ...] | None:
-        return self._rows.pop(0) if self._rows else None
-
-    def close(self) -> None:
-        self._rows = []
+        return cls(signing_key=body["signing_key"])
 
 
 class Store:
-    """A handle on the store for this process: as its host, directly, or through the host."""
+    """This process's handle on the store: publishing transactions and lake reads.
 
-    def __init__(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        mode: Mode,
-        path: Path,
-        *,
-        host_file: Path | None = None,
-        quack_uri: str | None = None,
-    ) -> None:
-        self._con = con
-        self.mode: Mode = mode
-        self.path = path
-        self.quack_uri = quack_uri
-        self._host_file = host_file
-        # A Quack client connection is not safe for concurrent statements.
-        self._remote_lock = threading.RLock() if mode == "remote" else None
+    Writes to the publishing tables go through :meth:`transaction` / :meth:`run` (or a
+    request's :class:`Transaction`); each committed write replaces the change token
+    (warehouse/changes.py) so that every process's caches see it. Reads of the analytics
+    tables go through :meth:`analytics`, a read-only DuckDB session on the lake.
+    """
+
+    def __init__(self, pub: PubDB, lake: Lake, changes: ChangeSignal) -> None:
+        self.pub = pub
+        self.lake = lake
+        self.changes = changes
+        self._lake_lock = threading.Lock()
+        self._lake_con: duckdb.DuckDBPyConnection | None = None
         self._closed = False
-        self._port_claim: PortClaim | None = None
-        self.changes = ChangeSignal(path.with_name(path.name + ".changes"))
-
-    # -- opening ---------------------------------------------------------------------------
 
     @classmethod
-    def open_host(
-        cls,
-        path: Path,
-        *,
-        host_file: Path,
-        quack_token: str,
-        quack_host: str = "127.0.0.1",
-        quack_port: int = 9494,
-        lock_timeout: float = 30.0,
-        checkpoint_wal_mb: int = 256,
-    ) -> Store:
-        """Own the store file, upgrade its schema and serve it over Quack to other processes."""
-        con = _connect_file(path, lock_timeout)
-        claim: PortClaim | None = None
+    def open(cls, pub_url: str, lake: Lake, changes_path: Path) -> Store:
+        """Open both halves (created and migrated when missing); unavailable ones raise."""
+        pub = PubDB.open(pub_url)
         try:
-            # A checkpoint stalls every commit for ~0.1-0.15 s per table it touches whatever
-            # the WAL holds (measured at 140k posts: ~0.35 s after a burst of POST /posts),
-            # so it should be rare: at DuckDB's default (16 MB) a steady 900 posts/s met one
-            # every ~4 s, which set the writes' p99; at 256 MB it is about once a minute.
-            con.execute(f"SET checkpoint_threshold = '{int(checkpoint_wal_mb)}MB'")
-            for ext in _QUACK_EXTENSIONS:
-                load_extension(con, ext)
-            claim = PortClaim.take(quack_host, quack_port)
-            row = con.execute(
-                "SELECT * FROM quack_serve(?, token := ?)",
-                [f"quack:{quack_host}:{claim.port}", quack_token],
-            ).fetchone()
+            # A writer's attach creates and migrates a missing lake, so readers find it.
+            lakes.prepare(lake)
         except BaseException:
-            if claim is not None:
-                claim.release()
-            _close_instance(path, con)
+            pub.close()
             raise
-        uri = str(row[0]) if row else f"quack:{quack_host}:{claim.port}"
-        _write_host_file(host_file, uri, path)
-        log.info("store.host", path=str(path), quack=uri)
-        store = cls(con, "host", path, host_file=host_file, quack_uri=uri)
-        store._port_claim = claim
-        return store
+        # One machine's files: every writer also writes the change file. Otherwise not.
+        local = pub.engine.dialect.name == "sqlite" and lake.kind == "sqlite"
+        return cls(pub, lake, ChangeSignal(changes_path, sees_every_writer=local))
 
-    @classmethod
-    def connect(
-        cls,
-        path: Path,
-        *,
-        host_file: Path,
-        quack_token: str,
-        lock_timeout: float = 30.0,
-        migrate_schema: bool = True,
-    ) -> Store:
-        """Reach the store from a non-host process: through the host if one is up, else directly."""
-        deadline = time.monotonic() + lock_timeout
-        warned = False
-        private_dir(path.parent)
-        while True:
-            info = read_host_file(host_file)
-            if info is not None:
+    # -- the publishing tables ------------------------------------------------------------
+
+    def begin(self, *, write: bool) -> Transaction:
+        """A request-shaped transaction, begun on first use (see :class:`Transaction`)."""
+        return Transaction(self, write=write)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Cursor]:
+        """One write transaction: committed when the block ends, rolled back if it raises."""
+        txn = self.begin(write=True)
+        try:
+            yield txn.cur
+        except BaseException:
+            txn.rollback()
+            raise
+        txn.commit(wrote=True, keys=True)
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Cursor]:
+        """One read transaction: a consistent view that takes no lock."""
+        txn = self.begin(write=False)
+        try:
+            yield txn.cur
+        finally:
+            txn.rollback()
+
+    def run(self, work: Callable[[Cursor], T]) -> T:
+        """``work`` in a write transaction, again whole when a concurrent writer refused it."""
+
+        def once() -> T:
+            with self.transaction() as cur:
+                return work(cur)
+
+        return retrying(once)
+
+    def read(self, work: Callable[[Cursor], T]) -> T:
+        """``work`` in a read transaction."""
+        with self.snapshot() as cur:
+            return work(cur)
+
+    # -- the analytics tables -------------------------------------------------------------
+
+    def analytics_cursor(self) -> StoreCursor:
+        """A read-only DuckDB cursor on the lake (its tables unqualified); the caller closes it."""
+        with self._lake_lock:
+            if self._closed:
+                raise StoreUnavailableError("the store is closed")
+            if self._lake_con is None:
+                con = duckdb.connect()
                 try:
-                    return cls._attach_remote(path, info, quack_token)
-                except duckdb.Error as exc:
-                    if not warned:
-                        log.warning("store.host_unreachable", uri=info.uri, error=str(exc))
-                        warned = True
-            try:
-                con = _open_instance(path, migrate_schema=migrate_schema)
-            except duckdb.Error as exc:
-                if not is_lock_error(exc) or time.monotonic() > deadline:
-                    raise StoreUnavailableError(
-                        f"{path} is held by another process and no store host answered: {exc}"
-                    ) from exc
-                time.sleep(0.2)
-                continue
-            return cls(con, "direct", path)
+                    self.lake.attach(con, read_only=True)
+                except BaseException:
+                    con.close()
+                    raise
+                self._lake_con = con
+            raw = self._lake_con.cursor()
+        try:
+            raw.execute("USE lake")
+        except duckdb.Error as exc:
+            raw.close()
+            raise translate(exc) from exc
+        return StoreCursor(raw)
 
-    @classmethod
-    def _attach_remote(cls, path: Path, info: HostInfo, quack_token: str) -> Store:
-        con = duckdb.connect()
-        for ext in _QUACK_EXTENSIONS:
-            load_extension(con, ext)
-        con.execute("CREATE OR REPLACE SECRET murmur_quack (TYPE quack, TOKEN ?)", [quack_token])
-        con.execute(f"ATTACH '{_quote(info.uri)}' AS murmur")
-        con.execute("USE murmur")
-        return cls(con, "remote", path, quack_uri=info.uri)
+    @contextlib.contextmanager
+    def analytics(self) -> Iterator[StoreCursor]:
+        """A read-only cursor on the lake for one unit of work, in one lake snapshot."""
+        cur = self.analytics_cursor()
+        try:
+            cur.execute("BEGIN TRANSACTION")
+            yield cur
+        finally:
+            with contextlib.suppress(Exception):
+                cur.execute("ROLLBACK")
+            cur.close()
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        if self.mode == "host" and self._host_file is not None:
-            current = read_host_file(self._host_file)
-            if current is not None and current.pid == os.getpid():
-                self._host_file.unlink(missing_ok=True)
-            with contextlib.suppress(duckdb.Error):
-                self._con.execute("SELECT * FROM quack_stop(?)", [self.quack_uri])
-            if self._port_claim is not None:
-                self._port_claim.release()
-        if self.mode == "remote":
-            self._con.close()
-        else:
-            _close_instance(self.path, self._con)
+        with self._lake_lock:
+            if self._closed:
+                return
+            self._closed = True
+            con, self._lake_con = self._lake_con, None
+        if con is not None:
+            con.close()
+        self.pub.close()
         self.changes.close()
 
     def __enter__(self) -> Store:
@@ -294,320 +204,160 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- using -----------------------------------------------------------------------------
-
-    def new_cursor(self) -> StoreCursor:
-        """A connection of its own that the caller closes (host and direct mode only)."""
-        if self.mode == "remote":
-            raise RuntimeError("a remote store has one connection; use cursor()")
-        return StoreCursor(self._con.cursor())
-
-    @contextlib.contextmanager
-    def cursor(self) -> Iterator[StoreCursor]:
-        """A connection of its own for one unit of work (cheap: ~0.1 ms in-process).
-
-        Remote, it is a :class:`HostCursor`: each statement runs on the host. The unit may
-        have written, so the change token is replaced when it ends (see warehouse/changes.py).
-        """
-        try:
-            if self.mode == "remote":
-                yield StoreCursor(HostCursor(self))
-                return
-            cur = StoreCursor(self._con.cursor())
-            try:
-                yield cur
-            finally:
-                cur.close()
-        finally:
-            self.changes.bump()
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[StoreCursor]:
-        """One transaction: committed when the block ends, rolled back if it raises.
-
-        Over Quack (remote mode) each statement commits on its own: a client-side BEGIN
-        does not make the block atomic (DuckDB 1.5.5), so none is sent and the block must
-        be idempotent. Atomic multi-statement work goes through :meth:`execute_script`.
-        """
-        if self.mode == "remote":
-            with self.cursor() as cur:
-                yield cur
-            return
-        with self.cursor() as cur:
-            cur.execute("BEGIN TRANSACTION")
-            try:
-                yield cur
-            except BaseException:
-                with contextlib.suppress(StoreError):
-                    cur.execute("ROLLBACK")
-                raise
-            cur.execute("COMMIT")
-
-    def run(self, work: Callable[[StoreCursor], T]) -> T:
-        """Run ``work`` in a transaction, again when a concurrent writer wins a conflict.
-
-        In remote mode ``work`` runs statement by statement (see :meth:`transaction`); the
-        callers that can reach a remote store (the CLI's admin commands) are idempotent.
-        """
-
-        def once() -> T:
-            with self.transaction() as cur:
-                return work(cur)
-
-        return retrying(once)
-
-    def _on_host(self, sql: str) -> tuple[list[tuple[Any, ...]] | None, list[tuple[Any, ...]]]:
-        """Run one statement on the host over Quack; its description and rows."""
-        assert self._remote_lock is not None
-        with self._remote_lock:
-            self._con.execute("SELECT * FROM quack_query(?, ?)", [self.quack_uri, sql])
-            description = list(self._con.description or [])
-            return description, list(self._con.fetchall())
-
-    def execute_script(self, sql: str) -> None:
-        """Run a multi-statement script atomically where the data lives, again after a conflict.
-
-        Parallel partition runs refuse each other's commits (two rewrites of one table, or two
-        upserts of one key that was new to both); a refused script leaves nothing behind, so
-        it runs again.
-        """
-        body = f"BEGIN TRANSACTION;\n{sql}\nCOMMIT;"
-        retrying(lambda: self._script_once(body), retry_on=(ConflictError, DuplicateKeyError))
-
-    def _script_once(self, body: str) -> None:
-        if self.mode == "remote":
-            assert self._remote_lock is not None
-            with self._remote_lock:
-                try:
-                    self._con.execute("SELECT * FROM quack_query(?, ?)", [self.quack_uri, body])
-                except duckdb.Error as exc:
-                    raise translate(exc) from exc
-                finally:
-                    self.changes.bump()
-                self._con.execute("CALL quack_clear_cache()")
-            return
-        with self.cursor() as cur:
-            try:
-                cur.execute(body)
-            except BaseException:
-                with contextlib.suppress(StoreError):
-                    cur.execute("ROLLBACK")
-                raise
-
 
 class Transaction:
-    """A request's transaction on the host, begun on first use.
+    """A request's transaction on the publishing tables, begun on first use.
 
     ``token`` is the change token read when the request started, before the transaction
     began: what the transaction reads is at least that new, so it may be cached under it.
-    A read answered from such a cache never begins a transaction at all.
+    A read answered from such a cache never begins a transaction at all. Its lake reads
+    (:attr:`analytics`) run in one lake snapshot of their own, ended with the transaction.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, write: bool) -> None:
         self.store = store
+        self.write = write
         self.token = store.changes.token()
         self.keys_token = store.changes.keys_token()
-        self._cur: StoreCursor | None = None
+        self._pub: PubTransaction = store.pub.begin(write=write)
+        self._analytics: StoreCursor | None = None
 
     @property
     def begun(self) -> bool:
-        return self._cur is not None
+        return self._pub.begun
 
     @property
-    def cur(self) -> StoreCursor:
+    def cur(self) -> Cursor:
         """The transaction's cursor, beginning the transaction if this is its first use."""
-        if self._cur is None:
-            cur = self.store.new_cursor()
-            cur.execute("BEGIN TRANSACTION")
-            self._cur = cur
-        return self._cur
+        return self._pub.cur
 
-    def commit(self, *, wrote: bool) -> None:
-        """Commit (and close); a write replaces the change token once it is committed."""
-        cur, self._cur = self._cur, None
-        if cur is None:
-            return
-        try:
-            cur.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(StoreError):
-                cur.execute("ROLLBACK")
-            raise
-        finally:
-            cur.close()
-        if wrote:
-            # A request's transaction never writes api_keys (see warehouse/changes.py).
-            self.store.changes.bump(keys=False)
+    @property
+    def analytics(self) -> StoreCursor:
+        """A read-only lake cursor for this request (one lake snapshot)."""
+        if self._analytics is None:
+            cur = self.store.analytics_cursor()
+            cur.execute("BEGIN TRANSACTION")
+            self._analytics = cur
+        return self._analytics
+
+    def commit(self, *, wrote: bool, keys: bool = False) -> None:
+        """Commit; a write replaces the change token once it is committed.
+
+        ``keys``: the write may have touched ``api_keys`` (a request's never does).
+        """
+        self._end_analytics()
+        begun = self._pub.begun
+        self._pub.commit()
+        if wrote and begun:
+            self.store.changes.bump(keys=keys)
 
     def rollback(self) -> None:
-        cur, self._cur = self._cur, None
-        if cur is None:
-            return
-        with contextlib.suppress(StoreError):
-            cur.execute("ROLLBACK")
-        cur.close()
+        self._end_analytics()
+        self._pub.rollback()
+
+    def _end_analytics(self) -> None:
+        cur, self._analytics = self._analytics, None
+        if cur is not None:
+            with contextlib.suppress(Exception):
+                cur.execute("ROLLBACK")
+            cur.close()
 
 
-def _connect_file(path: Path, lock_timeout: float) -> duckdb.DuckDBPyConnection:
-    private_dir(path.parent)
-    deadline = time.monotonic() + lock_timeout
-    while True:
+class Lakehouse:
+    """A pipeline's DuckDB session: the lake read-write, the publishing rows it joins as ``pub``.
+
+    The lake is attached as ``lake`` and is the session's default catalog, so the pipeline's
+    SQL names its tables unqualified. The connected accounts that SQL joins are copied in
+    through PubDB when the session opens (:data:`PIPELINE_ACCOUNT_COLUMNS`), into an
+    in-memory ``pub`` catalog: the names an analyst's attached publishing file has.
+    Every write is one lake transaction, run again whole when a concurrent commit refused
+    it (warehouse/lake ``run``).
+    """
+
+    def __init__(self, store: Store, *, owned: bool = False) -> None:
+        self.store = store
+        self._owned = owned
+        self._lock = threading.RLock()
+        self._con = duckdb.connect()
         try:
-            return _open_instance(path)
+            store.lake.attach(self._con)
+            self._con.execute("USE lake")
+            self._con.execute("ATTACH ':memory:' AS pub")
+            self.refresh_publishing()
         except duckdb.Error as exc:
-            if not is_lock_error(exc) or time.monotonic() > deadline:
-                raise StoreUnavailableError(f"cannot own {path}: {exc}") from exc
-            log.info("store.waiting_for_lock", path=str(path))
-            time.sleep(0.25)
+            self._con.close()
+            raise translate(exc) from exc
+        except BaseException:
+            self._con.close()
+            raise
 
-
-def _write_host_file(host_file: Path, uri: str, path: Path) -> None:
-    body = json.dumps({"uri": uri, "pid": os.getpid(), "store_path": str(path.resolve())})
-    tmp = host_file.with_suffix(".tmp")
-    tmp.write_text(body)
-    tmp.replace(host_file)
-
-
-# Connections this process holds on each store file. Connections to one path in one process
-# share one DuckDB instance: the first prepares it (it is the one that replayed any WAL), the
-# last checkpoints it, and others wait meanwhile rather than checkpoint beside its writes.
-_instances: dict[Path, int] = {}
-_instances_lock = threading.Lock()
-
-
-def _open_instance(path: Path, *, migrate_schema: bool = True) -> duckdb.DuckDBPyConnection:
-    key = path.resolve()
-    with _instances_lock:
-        con = duckdb.connect(str(path))
-        if not _instances.get(key):
-            try:
-                prepare(con, migrate_schema=migrate_schema)
-            except BaseException:
-                con.close()
-                raise
-        _instances[key] = _instances.get(key, 0) + 1
-        return con
-
-
-def _close_instance(path: Path, con: duckdb.DuckDBPyConnection) -> None:
-    key = path.resolve()
-    with _instances_lock:
-        left = _instances.get(key, 1) - 1
-        if left <= 0:
-            _instances.pop(key, None)
-            # Leave no WAL behind: the next engine to open the file then replays nothing.
-            with contextlib.suppress(duckdb.Error):
-                con.execute("CHECKPOINT")
-        else:
-            _instances[key] = left
-        con.close()
-
-
-def prepare(con: duckdb.DuckDBPyConnection, *, migrate_schema: bool = True) -> None:
-    """Make a file just opened by this engine safe to use: checkpoint, migrate, check indexes.
-
-    The checkpoint comes first: if the last engine died with a WAL pending, this one has just
-    replayed it, and checkpointing it now (with a client context) rather than at shutdown is
-    what keeps DuckDB 1.5.5 from serializing a stale index (duckdb/duckdb#23788; measured in
-    docs/adr/0001-store.md, addendum). The index check is the net under that and migration 0008.
-    """
-    try:
-        con.execute("CHECKPOINT")
-    except duckdb.TransactionException:
-        # Another connection of this process is writing through the same database instance:
-        # the instance replayed the WAL when that connection opened it, and was prepared then.
-        return
-    if migrate_schema:
-        migrate(con)
-    check_and_repair(con)
-
-
-class PortInUseError(StoreUnavailableError):
-    """The Quack port asked for is already served, by another Murmur or anything else."""
-
-
-@dataclass
-class PortClaim:
-    """This process's claim on a Quack port, so that two stores never serve on one port.
-
-    quack_serve binds with SO_REUSEPORT and starts without a word on a port that another
-    process serves (two stores then share one port and its connections). A plain bind
-    fails on a port anything listens on; a lock file per port closes the window between
-    two Murmurs that check at the same moment.
-    """
-
-    host: str
-    port: int
-    _lock: Any = None
-
-    @classmethod
-    def take(cls, host: str, port: int) -> PortClaim:
-        """Claim ``port`` (0: a free one) or raise PortInUseError naming it."""
-        for _ in range(20 if port == 0 else 1):
-            candidate = port or _free_port(host)
-            lock = _lock_port(host, candidate)
-            if lock is not None and _bindable(host, candidate):
-                return cls(host, candidate, lock)
-            if lock is not None:
-                lock.close()
-        raise PortInUseError(
-            f"Quack port {host}:{port} is already in use (another Murmur store?);"
-            " set MURMUR_QUACK_PORT to a free port, or 0 to pick one"
+    def refresh_publishing(self) -> None:
+        """Copy the publishing rows the pipeline joins into the session's ``pub`` catalog."""
+        names = ", ".join(PIPELINE_ACCOUNT_COLUMNS)
+        with self.store.snapshot() as cur:
+            cur.execute(f"SELECT {names} FROM accounts")  # noqa: S608 - constants
+            rows = cur.fetchall()
+        frame = pl.DataFrame(
+            rows, schema=dict.fromkeys(PIPELINE_ACCOUNT_COLUMNS, pl.String), orient="row"
         )
+        with self._lock:
+            self._con.register("_pub_accounts", ArrowStream(frame))
+            try:
+                self._con.execute(
+                    "CREATE OR REPLACE TABLE pub.accounts AS SELECT * FROM _pub_accounts"
+                )
+            finally:
+                self._con.unregister("_pub_accounts")
 
-    def release(self) -> None:
-        if self._lock is not None:
-            self._lock.close()
-            self._lock = None
+    @property
+    def publishing(self) -> Store:
+        """The store, for the pipeline's reads and writes of publishing tables (PubDB)."""
+        return self.store
 
+    @contextlib.contextmanager
+    def cursor(self) -> Iterator[StoreCursor]:
+        """The session's cursor for work that manages its own transaction (or none)."""
+        with self._lock:
+            yield StoreCursor(self._con)
 
-def _lock_port(host: str, port: int) -> Any:
-    """An open, exclusively locked file for ``host:port``, or None if another process holds it."""
-    import fcntl
-    import tempfile
-
-    path = Path(tempfile.gettempdir()) / f"murmur-quack-{host}-{port}.lock"
-    try:
-        fh = open(path, "a+")  # noqa: SIM115 - held open for the claim's lifetime
-    except OSError:
-        return _NoLock()  # another user's file: the bind check alone decides
-    try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        fh.close()
-        return None
-    return fh
-
-
-class _NoLock:
-    def close(self) -> None:
-        pass
-
-
-def _bindable(host: str, port: int) -> bool:
-    import socket
-
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family) as sock:
-        # SO_REUSEADDR: a restart must not be refused for its predecessor's TIME_WAIT
-        # connections; on Linux the bind still fails while anything listens on the port.
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    def run(self, work: Callable[[StoreCursor], T]) -> T:
+        """``work`` in one lake transaction, again whole when a concurrent commit refused it."""
         try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    return True
+            with self._lock:
+                return lakes.run(self._con, lambda con: work(StoreCursor(con)))
+        finally:
+            # It may have written: the API's caches of the marts re-check their version.
+            self.store.changes.bump(keys=False)
 
+    def execute_script(self, sql: str, *, upserts_dimensions: bool = False) -> None:
+        """A multi-statement script as one lake transaction, again after a refused commit.
 
-def _free_port(host: str) -> int:
-    import socket
+        Parallel partition runs refuse each other's commits (two rewrites of one table);
+        a refused script leaves nothing behind, so it runs again. A script that upserts the
+        dimensions takes turns with the others that do: the lake has no keys, and two runs
+        inserting a post new to both would commit it twice without conflicting.
+        """
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
+        def once(con: duckdb.DuckDBPyConnection) -> None:
+            con.execute(sql)
 
+        turn = (
+            self.store.lake.locked("dims", lakes.DIMENSIONS_LOCK)
+            if upserts_dimensions
+            else contextlib.nullcontext()
+        )
+        with self._lock, turn:
+            lakes.run(self._con, once)
+        self.store.changes.bump(keys=False)
 
-def _quote(text: str) -> str:
-    return text.replace("'", "''")
+    def close(self) -> None:
+        with self._lock:
+            self._con.close()
+        if self._owned:
+            self.store.close()
+
+    def __enter__(self) -> Lakehouse:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -10,7 +10,7 @@ from typing import Any
 from warehouse import resources
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
-from warehouse.sql import literal, one_of, rows_of
+from warehouse.sql import one_of, rows_of
 
 EVENT_TYPES = (
     "post.created",
@@ -91,8 +91,8 @@ _DELIVERY = columns(DeliveryRow)
 def enqueue_event(cur: Cursor, workspace_id: str, event_type: str, payload: dict[str, Any]) -> str:
     """Record a lifecycle event for delivery to the workspace's endpoints; returns its ``evt_`` id.
 
-    One plain INSERT, so it works on any cursor (in a request's transaction, or a remote
-    store over Quack) and commits or rolls back with the change it reports.
+    One plain INSERT in the caller's transaction: it commits or rolls back with the change
+    it reports.
     """
     return enqueue_events(cur, workspace_id, [(event_type, payload)])[0]
 
@@ -191,28 +191,6 @@ def fan_out(
         " AND dispatched_at IS NULL",
         [now, [event.id for event in events]],
     )
-
-
-def fan_out_script(events: list[EventRow], endpoints: list[EndpointRow], now: datetime) -> str:
-    """:func:`fan_out` as one SQL script, for ``Store.execute_script`` on the DuckDB store.
-
-    Values go through :func:`literal` (scripts over Quack cannot bind parameters).
-    """
-    statements = [
-        _DELIVERY_INSERT
-        + "("
-        + ", ".join([*(literal(value) for value in delivery), "'pending'", "0"])
-        + ", "
-        + ", ".join([literal(now)] * 3)
-        + ");"
-        for delivery in _deliveries(events, endpoints)
-    ]
-    statements += [
-        f"UPDATE webhook_events SET dispatched_at = {literal(now)}"  # noqa: S608 - literal()
-        f" WHERE id = {literal(event.id)} AND dispatched_at IS NULL;"
-        for event in events
-    ]
-    return "\n".join(statements)
 
 
 # -- endpoints ---------------------------------------------------------------------------------

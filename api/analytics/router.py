@@ -125,7 +125,7 @@ def list_insights(
     account_id: AccountFilter = None,
 ) -> Envelope[Insights]:
     """Best times, top content, anomalies, benchmarks and recommendations, highest score first."""
-    return ok(service.insights(ctx.tx, ctx.workspace_id, kind, platform, account_id, page))
+    return ok(service.insights(ctx.txn, ctx.workspace_id, kind, platform, account_id, page))
 
 
 @router.get(
@@ -136,7 +136,7 @@ def best_times(
     account_id: Annotated[str, Query(max_length=64, description="A connected account (`acc_…`).")],
 ) -> Envelope[BestTimes]:
     """One account's weekday x hour grid of engagement indices, shrunk for small samples."""
-    return ok(service.best_times(ctx.tx, ctx.workspace_id, account_id))
+    return ok(service.best_times(ctx.txn, ctx.workspace_id, account_id))
 
 
 @router.get("/creators", response_model=Envelope[Creators])
@@ -149,19 +149,19 @@ def list_creators(
     ] = None,
 ) -> Envelope[Creators]:
     """Creators ranked by the composite score, with its parts."""
-    return ok(service.creators(ctx.tx, ctx.workspace_id, platform, category, page))
+    return ok(service.creators(ctx.txn, ctx.workspace_id, platform, category, page))
 
 
 @router.get("/competitors", response_model=Envelope[Competitors])
 def list_competitors(ctx: AnalyticsRead, page: PageParams) -> Envelope[Competitors]:
     """Tracked competitors, newest first, with their latest ranking and a benchmark against us."""
-    return ok(service.competitors(ctx.tx, ctx.workspace_id, page))
+    return ok(service.competitors(ctx.txn, ctx.workspace_id, page))
 
 
 @router.post("/competitors", status_code=201, response_model=Envelope[Competitor])
 def track_competitor(ctx: WorkspacesWrite, body: CompetitorCreate) -> Envelope[Competitor]:
     """Track a competitor's account; the next pipeline run ingests and ranks it."""
-    return ok(service.track_competitor(ctx.tx, ctx.workspace_id, body))
+    return ok(service.track_competitor(ctx.txn, ctx.workspace_id, body))
 
 
 @router.delete("/competitors/{competitor_id}", response_model=Envelope[Deleted])
@@ -177,4 +177,4 @@ def untrack_competitor(ctx: WorkspacesWrite, competitor_id: Id) -> Envelope[Dele
 )
 def post_analytics(ctx: AnalyticsRead, post_id: Id) -> Envelope[PostAnalytics]:
     """One of our posts' daily metrics per destination, with totals."""
-    return ok(service.post_analytics(ctx.tx, ctx.workspace_id, post_id))
+    return ok(service.post_analytics(ctx.txn, ctx.workspace_id, post_id))

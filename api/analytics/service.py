@@ -320,14 +320,14 @@ def viral_trends(
 # -- insights ----------------------------------------------------------------------------------
 
 
-def _account_keys(cur: Cursor, workspace_id: str, account_id: str) -> tuple[str, list[str]]:
+def _account_keys(txn: Transaction, workspace_id: str, account_id: str) -> tuple[str, list[str]]:
     """A connected account's platform and every platform-side id the marts may know it by."""
-    account = found(ws_repo.get_account(cur, workspace_id, account_id), "account", account_id)
-    return account.platform, repo.account_external_ids(cur, account)
+    account = found(ws_repo.get_account(txn.cur, workspace_id, account_id), "account", account_id)
+    return account.platform, repo.account_external_ids(txn.analytics, account)
 
 
 def insights(
-    cur: Cursor,
+    txn: Transaction,
     workspace_id: str,
     kind: str | None,
     platform: str | None,
@@ -336,7 +336,8 @@ def insights(
 ) -> Insights:
     external_ids = None
     if account_id is not None:
-        _, external_ids = _account_keys(cur, workspace_id, account_id)
+        _, external_ids = _account_keys(txn, workspace_id, account_id)
+    cur = txn.analytics
     rows = repo.list_insights(
         cur,
         workspace_id,
@@ -395,8 +396,9 @@ def _cell(weekday: int, hour: int, row: Row | None) -> BestTimeCell:
     )
 
 
-def best_times(cur: Cursor, workspace_id: str, account_id: str) -> BestTimes:
-    platform, external_ids = _account_keys(cur, workspace_id, account_id)
+def best_times(txn: Transaction, workspace_id: str, account_id: str) -> BestTimes:
+    platform, external_ids = _account_keys(txn, workspace_id, account_id)
+    cur = txn.analytics
     rows = repo.best_times(cur, workspace_id, platform, external_ids)
     by_slot = {(int(r["weekday"]), int(r["hour"])): r for r in rows}
     grid = [_cell(d, h, by_slot.get((d, h))) for d in range(7) for h in range(24)]
@@ -439,12 +441,13 @@ def ranking_out(row: Row) -> Ranking:
 
 
 def creators(
-    cur: Cursor,
+    txn: Transaction,
     workspace_id: str,
     platform: str | None,
     category: str | None,
     page: PageRequest,
 ) -> Creators:
+    cur = txn.analytics
     rows = repo.list_creators(
         cur, workspace_id, platform=platform, category=category, after=page.after, limit=page.fetch
     )
@@ -504,9 +507,10 @@ def _competitor_out(
     )
 
 
-def competitors(cur: Cursor, workspace_id: str, page: PageRequest) -> Competitors:
-    rows = repo.list_competitors(cur, workspace_id, page.after_value(), page.fetch)
+def competitors(txn: Transaction, workspace_id: str, page: PageRequest) -> Competitors:
+    rows = repo.list_competitors(txn.cur, workspace_id, page.after_value(), page.fetch)
     kept = rows[: page.limit]
+    cur = txn.analytics
     rankings = repo.competitor_rankings(cur, workspace_id, kept)
     baseline = _Baseline(cur, workspace_id)
     found = page.page(
@@ -519,7 +523,8 @@ def competitors(cur: Cursor, workspace_id: str, page: PageRequest) -> Competitor
     )
 
 
-def track_competitor(cur: Cursor, workspace_id: str, body: CompetitorCreate) -> Competitor:
+def track_competitor(txn: Transaction, workspace_id: str, body: CompetitorCreate) -> Competitor:
+    cur = txn.cur
     handle = body.handle.strip().lstrip("@")
     if not handle:
         raise ValidationFailed.on("handle", "min_length", "The handle is empty.")
@@ -534,8 +539,9 @@ def track_competitor(cur: Cursor, workspace_id: str, body: CompetitorCreate) -> 
     competitor_id = repo.insert_competitor(cur, workspace_id, body.platform, handle)
     row = repo.get_live_competitor(cur, workspace_id, competitor_id)
     assert row is not None
-    rankings = repo.competitor_rankings(cur, workspace_id, [row])
-    return _competitor_out(row, rankings.get(competitor_id), _Baseline(cur, workspace_id))
+    rankings = repo.competitor_rankings(txn.analytics, workspace_id, [row])
+    baseline = _Baseline(txn.analytics, workspace_id)
+    return _competitor_out(row, rankings.get(competitor_id), baseline)
 
 
 def untrack_competitor(cur: Cursor, workspace_id: str, competitor_id: str) -> Deleted:
@@ -562,10 +568,11 @@ def _day_point(row: Row) -> DayPoint:
     )
 
 
-def post_analytics(cur: Cursor, workspace_id: str, post_id: str) -> PostAnalytics:
-    if posts_repo.get_post(cur, workspace_id, post_id) is None:
+def post_analytics(txn: Transaction, workspace_id: str, post_id: str) -> PostAnalytics:
+    if posts_repo.get_post(txn.cur, workspace_id, post_id) is None:
         raise NotFound.resource("post", post_id)
-    destinations = posts_repo.destinations_of(cur, [post_id])[post_id]
+    destinations = posts_repo.destinations_of(txn.cur, [post_id])[post_id]
+    cur = txn.analytics
     rows = repo.post_daily(cur, workspace_id, post_id)
     groups: dict[tuple[str, str | None, str], list[Row]] = {}
     for row in rows:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -13,7 +11,6 @@ import structlog
 from api.errors import ServiceUnavailable
 from api.health.metrics import Metrics
 from warehouse import health as health_repo
-from warehouse.cursor import StoreCursor
 from warehouse.group_commit import GroupCommit
 from warehouse.ids import utcnow
 from warehouse.store import Store
@@ -25,33 +22,19 @@ T = TypeVar("T")
 RETRY_AFTER = {"Retry-After": "5"}
 
 
-async def _bounded(store: Store, work: Callable[[StoreCursor], T], timeout: float) -> T:
-    """``work`` on a cursor of its own, off the loop; interrupted, TimeoutError past ``timeout``."""
+async def _bounded(work: Callable[[], T], timeout: float) -> T:
+    """``work`` off the loop; TimeoutError past ``timeout`` (the work finishes on its own)."""
     # The default executor, not the request threads: a saturated API still answers its probes
-    # as long as the store does. The cursor is no request transaction and never moves the
-    # store's change token, so a probe invalidates no cache.
-    running: list[StoreCursor] = []
-    lock = threading.Lock()  # an interrupt never meets a cursor being closed
+    # as long as the store does. Probes never move the store's change token, so a probe
+    # invalidates no cache; Shared keeps one of each kind in flight.
+    return await asyncio.wait_for(asyncio.to_thread(work), timeout)
 
-    def run() -> T:
-        cur = store.new_cursor()
-        with lock:
-            running.append(cur)
-        try:
-            return work(cur)
-        finally:
-            with lock:
-                running.remove(cur)
-                cur.close()
 
-    try:
-        return await asyncio.wait_for(asyncio.to_thread(run), timeout)
-    except TimeoutError:
-        with lock:
-            for cur in running:
-                with contextlib.suppress(Exception):
-                    cur.interrupt()
-        raise
+def _ping(store: Store) -> None:
+    """Both halves answer: a publishing table, and the lake's catalog."""
+    store.read(health_repo.ping)
+    with store.analytics() as cur:
+        health_repo.ping_lake(cur)
 
 
 class Shared:
@@ -76,7 +59,7 @@ async def check_ready(shared: Shared, store: Store | None, timeout: float) -> No
     if store is None:
         raise ServiceUnavailable("The store is not open.", headers=RETRY_AFTER)
     try:
-        await shared.run("ping", lambda: _bounded(store, health_repo.ping, timeout))
+        await shared.run("ping", lambda: _bounded(lambda: _ping(store), timeout))
     except TimeoutError:
         log.warning("readiness.store_timeout", timeout=timeout)
         raise ServiceUnavailable(
@@ -105,6 +88,13 @@ async def scrape(
     return metrics.render(queued=queued, figures=figures, now=utcnow())
 
 
-async def _figures(store: Store, timeout: float) -> health_repo.Figures:
+def _read_figures(store: Store) -> health_repo.Figures:
     now = utcnow()
-    return await _bounded(store, lambda cur: health_repo.figures(cur, now), timeout)
+    oldest_due = store.read(lambda cur: health_repo.oldest_due_at(cur, now))
+    with store.analytics() as cur:
+        last_ingest, last_mart = health_repo.freshness(cur)
+    return health_repo.Figures(oldest_due, last_ingest, last_mart)
+
+
+async def _figures(store: Store, timeout: float) -> health_repo.Figures:
+    return await _bounded(lambda: _read_figures(store), timeout)

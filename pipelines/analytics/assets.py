@@ -29,7 +29,7 @@ from pipelines.partitions import DAILY, HOURS_OF_DAY
 from pipelines.resources import StoreResource
 from warehouse import marts
 from warehouse.marts import METRICS
-from warehouse.store import Store
+from warehouse.store import Lakehouse
 
 FRESHNESS_HOURS = 26  # newest raw capture older than this: the freshness check warns
 
@@ -58,7 +58,7 @@ def _check(name: str, table_key: AssetKey, description: str) -> AssetCheckSpec:
 
 
 def _unique(
-    s: Store, name: str, table: str, keys: tuple[str, ...], span: tuple[str, Any, Any] | None
+    s: Lakehouse, name: str, table: str, keys: tuple[str, ...], span: tuple[str, Any, Any] | None
 ) -> AssetCheckResult:
     dupes = s.run(lambda cur: marts.count_duplicate_keys(cur, table, keys, span))
     return AssetCheckResult(
@@ -67,13 +67,13 @@ def _unique(
 
 
 def _non_negative(
-    s: Store, name: str, table: str, cols: tuple[str, ...], span: tuple[str, Any, Any] | None
+    s: Lakehouse, name: str, table: str, cols: tuple[str, ...], span: tuple[str, Any, Any] | None
 ) -> AssetCheckResult:
     bad = s.run(lambda cur: marts.count_negative(cur, table, cols, span))
     return AssetCheckResult(check_name=name, passed=bad == 0, metadata={"negative_rows": bad})
 
 
-def _partition_meta(s: Store, mart: str, start: date, end: date) -> dict[str, Any]:
+def _partition_meta(s: Lakehouse, mart: str, start: date, end: date) -> dict[str, Any]:
     rows = s.run(
         lambda cur: cur.execute(
             "SELECT coalesce(sum(rows), 0), max(data_through) FROM mart_snapshots"
@@ -132,7 +132,8 @@ def stg_engagement_deltas(context: AssetExecutionContext, store: StoreResource) 
     )
     with store.open() as s:
         s.execute_script(
-            marts.staging_script(start, end, run_id=context.run.run_id, computed_at=now)
+            marts.staging_script(start, end, run_id=context.run.run_id, computed_at=now),
+            upserts_dimensions=True,
         )
         meta = _partition_meta(s, "stg_engagement_deltas", start, end)
         snaps, drops = s.run(lambda cur: marts.counter_drops(cur, start, end))
@@ -346,7 +347,7 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
 
 def write_mart(
     store: StoreResource,
-    s: Store,
+    s: Lakehouse,
     table: str,
     rows: list[dict[str, Any]],
     *,
@@ -377,7 +378,7 @@ def write_mart(
     return frame.height
 
 
-def _windows(s: Store, now: datetime, days: int) -> list[marts.Window]:
+def _windows(s: Lakehouse, now: datetime, days: int) -> list[marts.Window]:
     ends = s.run(marts.workspace_data_ends)
     return [
         marts.Window(ws, min(end, now) - timedelta(days=days), min(end, now))
@@ -390,8 +391,10 @@ def _insight_asset(
     description: str,
     deps: list[AssetKey],
     checks: list[AssetCheckSpec],
-    compute: Callable[[Store, datetime], tuple[list[dict[str, Any]], list[str], dict[str, Any]]],
-    check_fn: Callable[[Store], Iterator[AssetCheckResult]],
+    compute: Callable[
+        [Lakehouse, datetime], tuple[list[dict[str, Any]], list[str], dict[str, Any]]
+    ],
+    check_fn: Callable[[Lakehouse], Iterator[AssetCheckResult]],
 ) -> AssetsDefinition:
     key = _key(name)
 
@@ -422,7 +425,7 @@ def _insight_asset(
     return _insight
 
 
-def _platform_windows(s: Store, now: datetime, days: int) -> list[tuple[str, marts.Window]]:
+def _platform_windows(s: Lakehouse, now: datetime, days: int) -> list[tuple[str, marts.Window]]:
     """One window per workspace and platform (each source ends at its own newest data)."""
     ends = s.run(marts.platform_data_ends)
     return [
@@ -431,7 +434,9 @@ def _platform_windows(s: Store, now: datetime, days: int) -> list[tuple[str, mar
     ]
 
 
-def _best_times(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+def _best_times(
+    s: Lakehouse, now: datetime
+) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     wins = _platform_windows(s, now, insights.BEST_TIMES_DAYS)
     for platform, w in wins:
@@ -441,7 +446,7 @@ def _best_times(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str
     return rows, workspaces, {"window_days": insights.BEST_TIMES_DAYS}
 
 
-def _best_times_checks(s: Store) -> Iterator[AssetCheckResult]:
+def _best_times_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
     yield _unique(
         s,
         "mart_best_times_keys_unique",
@@ -463,7 +468,9 @@ def _best_times_checks(s: Store) -> Iterator[AssetCheckResult]:
     )
 
 
-def _anomalies(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+def _anomalies(
+    s: Lakehouse, now: datetime
+) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     wins = _windows(s, now, insights.ANOMALY_BASELINE_DAYS + 1)
     for w in wins:
@@ -473,7 +480,7 @@ def _anomalies(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str]
     return rows, [w.workspace_id for w in wins], {"baseline_days": insights.ANOMALY_BASELINE_DAYS}
 
 
-def _anomaly_checks(s: Store) -> Iterator[AssetCheckResult]:
+def _anomaly_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
     bad = s.run(
         lambda cur: int(
             cur.execute(
@@ -489,7 +496,7 @@ def _anomaly_checks(s: Store) -> Iterator[AssetCheckResult]:
     )
 
 
-def _trends(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+def _trends(s: Lakehouse, now: datetime) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     wins = _windows(s, now, insights.TREND_LOOKBACK_DAYS)
     for w in wins:
@@ -504,7 +511,7 @@ def _trends(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], d
     return rows, [w.workspace_id for w in wins], {"window_hours": insights.TREND_WINDOW_HOURS}
 
 
-def _trend_checks(s: Store) -> Iterator[AssetCheckResult]:
+def _trend_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
     yield _unique(
         s,
         "mart_viral_trends_keys_unique",
@@ -514,7 +521,9 @@ def _trend_checks(s: Store) -> Iterator[AssetCheckResult]:
     )
 
 
-def _rankings(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+def _rankings(
+    s: Lakehouse, now: datetime
+) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     # One window per source (platform): a workspace holding a 2017 export and this week's
     # captures ranks each over its own last 28 days, not the older one over an empty span.
@@ -535,7 +544,7 @@ def _rankings(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str],
     return rows, sorted(by_workspace), {"window_days": insights.RANKING_DAYS}
 
 
-def _ranking_checks(s: Store) -> Iterator[AssetCheckResult]:
+def _ranking_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
     yield _unique(
         s,
         "mart_creator_rankings_keys_unique",
@@ -545,7 +554,9 @@ def _ranking_checks(s: Store) -> Iterator[AssetCheckResult]:
     )
 
 
-def _insights(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+def _insights(
+    s: Lakehouse, now: datetime
+) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     handles = s.run(marts.workspace_handles)
     wins = _windows(s, now, insights.TOP_CONTENT_DAYS)
@@ -563,7 +574,7 @@ def _insights(s: Store, now: datetime) -> tuple[list[dict[str, Any]], list[str],
     return rows, [w.workspace_id for w in wins], {"window_days": insights.TOP_CONTENT_DAYS}
 
 
-def _insight_checks(s: Store) -> Iterator[AssetCheckResult]:
+def _insight_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
     bad = s.run(
         lambda cur: int(
             cur.execute(

@@ -32,7 +32,7 @@ from warehouse.ingest import (
     youtube_csv_columns,
 )
 from warehouse.rows import Cursor
-from warehouse.store import Store
+from warehouse.store import Lakehouse
 
 
 @dataclass(frozen=True)
@@ -94,13 +94,12 @@ def run_import(
     progress: bool = True,
 ) -> ImportResult:
     """Import ``path`` as ``fmt`` into the store of ``settings`` (default: the test workspace)."""
-    with settings.open_store() as store:
+    with settings.open_lakehouse() as store:
         return import_file(
             store,
             path,
             fmt,
             workspace_id=workspace_id,
-            landing_dir=settings.data_dir / "landing",
             kind=kind,
             account=account,
             encoding=encoding,
@@ -109,12 +108,11 @@ def run_import(
 
 
 def import_file(
-    store: Store,
+    store: Lakehouse,
     path: Path,
     fmt: str,
     *,
     workspace_id: str | None,
-    landing_dir: Path,
     kind: str | None = None,
     account: str | None = None,
     encoding: str | None = None,
@@ -128,7 +126,9 @@ def import_file(
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
-    ws_id, own = store.run(lambda cur: _workspace(cur, workspace_id, spec.platform, account))
+    ws_id, own = store.publishing.run(
+        lambda cur: _workspace(cur, workspace_id, spec.platform, account)
+    )
 
     bar = Progress(
         TextColumn("[bold]{task.description}"),
@@ -145,7 +145,7 @@ def import_file(
     kind = kind or DEFAULT_KINDS[fmt]
     # The direct path files videos under their channels; an own export goes to the account.
     direct_ok = kind != "own" or own is None
-    if fmt == "youtube-trending" and encoding is None and store.mode != "remote" and direct_ok:
+    if fmt == "youtube-trending" and encoding is None and direct_ok:
         fast = _youtube_direct(store, path, fmt, ws_id, kind, started, started_at)
         if fast is not None:
             return fast
@@ -169,9 +169,7 @@ def import_file(
             started_at=naive_utc(started_at),
             errors=[{"kind": "note", "message": n} for n in table.notes + parsed.notes],
         )
-        counts = write_frames(
-            store, meta, parsed.posts, parsed.snapshots, parsed.accounts, landing_dir
-        )
+        counts = write_frames(store, meta, parsed.posts, parsed.snapshots, parsed.accounts)
         bar.update(task, description=f"imported {path.name}", completed=size or 1)
     return ImportResult(
         path=str(path),
@@ -191,7 +189,7 @@ def import_file(
 
 
 def _youtube_direct(
-    store: Store,
+    store: Lakehouse,
     path: Path,
     fmt: str,
     ws_id: str,

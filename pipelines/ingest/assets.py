@@ -30,7 +30,7 @@ from pipelines.partitions import HOURLY
 from pipelines.resources import PlatformsResource, StoreResource
 from warehouse import marts
 from warehouse import workspaces as ws_repo
-from warehouse.store import Store
+from warehouse.store import Lakehouse
 
 # Posts whose engagement is re-measured each hour: those published in the last 14 days
 # (velocity and trends need the young ones; older posts barely move).
@@ -75,7 +75,7 @@ def _drain(connector: Connector) -> list[dict[str, str]]:
 
 
 def ingest_platform(
-    store: Store,
+    store: Lakehouse,
     platforms: PlatformsResource,
     platform: str,
     partition_key: str,
@@ -86,17 +86,18 @@ def ingest_platform(
     from warehouse.ingest import IngestBatch, write_batch
 
     tally = _Tally()
-    targets = store.run(lambda cur: marts.ingest_targets(cur, platform))
+    targets = store.publishing.read(lambda cur: marts.ingest_targets(cur, platform))
     if not targets:
         return tally
     since = now - timedelta(days=TRACK_DAYS)
-    ours = marts.published_destinations(
-        store, since.replace(tzinfo=None), now.replace(tzinfo=None) + timedelta(hours=1)
+    until = now.replace(tzinfo=None) + timedelta(hours=1)
+    ours = store.publishing.read(
+        lambda cur: marts.published_destinations(cur, since.replace(tzinfo=None), until)
     )
     ours_by_account: dict[str, dict[str, str]] = {}
     for d in ours:
-        if d["platform"] == platform:
-            ours_by_account.setdefault(d["account_id"], {})[d["platform_post_id"]] = d["post_id"]
+        if d.platform == platform:
+            ours_by_account.setdefault(d.account_id, {})[d.platform_post_id] = d.post_id
     creators: list[AccountRef] = []
     readers = _Readers(platforms, platform)
     try:
@@ -139,7 +140,7 @@ def ingest_platform(
                     batch.snapshots += got.snapshots
                     batch.errors += got.errors
                     if got.expired is not None:
-                        store.run(
+                        store.publishing.run(
                             partial(
                                 ws_repo.set_account_status,
                                 account_id=got.expired,
@@ -147,7 +148,7 @@ def ingest_platform(
                             )
                         )
                         tally.reconnect.append(got.expired)
-                counts = write_batch(store, batch, landing_dir)
+                counts = write_batch(store, batch)
                 tally.accounts += counts.accounts
                 tally.posts += counts.posts
                 tally.snapshots += counts.snapshots
@@ -276,10 +277,11 @@ def raw_murmur_posts(
     tally = _Tally()
     with store.open() as s:
         since = (now - timedelta(days=TRACK_DAYS)).replace(tzinfo=None)
-        rows = marts.published_destinations(s, since, now.replace(tzinfo=None) + timedelta(hours=1))
-        by_ws: dict[str, list[dict[str, Any]]] = {}
+        until = now.replace(tzinfo=None) + timedelta(hours=1)
+        rows = s.publishing.read(lambda cur: marts.published_destinations(cur, since, until))
+        by_ws: dict[str, list[marts.PublishedDestination]] = {}
         for r in rows:
-            by_ws.setdefault(r["workspace_id"], []).append(r)
+            by_ws.setdefault(r.workspace_id, []).append(r)
         for workspace_id, dests in sorted(by_ws.items()):
             batch = IngestBatch(
                 id=f"murmur:posts:{workspace_id}:{context.partition_key}",
@@ -290,16 +292,16 @@ def raw_murmur_posts(
             )
             for d in dests:
                 record = PostRecord(
-                    platform=d["platform"],
-                    external_id=d["platform_post_id"],
-                    account_external_id=d["account_external_id"],
-                    text=d["text"],
-                    published_at=d["published_at"].replace(tzinfo=UTC),
-                    hashtags=hashtags_in(d["text"]),
-                    url=d["platform_url"],
+                    platform=d.platform,
+                    external_id=d.platform_post_id,
+                    account_external_id=d.account_external_id,
+                    text=d.text,
+                    published_at=d.published_at.replace(tzinfo=UTC),
+                    hashtags=hashtags_in(d.text),
+                    url=d.platform_url,
                 )
-                batch.posts.append((record, "own", d["post_id"]))
-            counts = write_batch(s, batch, store.landing_dir)
+                batch.posts.append((record, "own", d.post_id))
+            counts = write_batch(s, batch)
             tally.posts += counts.posts
     return _result(tally, workspaces=len(by_ws))
 

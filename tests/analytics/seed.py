@@ -1,4 +1,4 @@
-"""Mart rows written straight into the real store, as the Dagster mart assets would write them."""
+"""Mart rows written straight into the real lake, as the Dagster mart assets would write them."""
 
 from __future__ import annotations
 
@@ -148,7 +148,7 @@ def seed_unified(
             accounts,
         )
 
-    server.store.run(work)
+    server.lake.run(work)
     seed_snapshots(server, ["mart_post_daily", "mart_post_hourly", "mart_account_daily"], span)
     return Seeded(days=span, post_ids=posts)
 
@@ -160,13 +160,17 @@ def seed_snapshots(server: LiveServer, marts: list[str], days: list[date] | None
     rows = [[m, k, now, 1, now - timedelta(hours=1), "run-test"] for m in marts for k in keys]
 
     def work(cur: Any) -> None:
+        for mart, key, *_ in rows:
+            cur.execute(
+                "DELETE FROM mart_snapshots WHERE mart = ? AND partition_key = ?", [mart, key]
+            )
         cur.executemany(
-            "INSERT OR REPLACE INTO mart_snapshots (mart, partition_key, computed_at, rows,"
+            "INSERT INTO mart_snapshots (mart, partition_key, computed_at, rows,"
             " data_through, run_id) VALUES (?, ?, ?, ?, ?, ?)",
             rows,
         )
 
-    server.store.run(work)
+    server.lake.run(work)
 
 
 def direct_sums(
@@ -185,7 +189,7 @@ def direct_sums(
         row = cur.fetchone()
         return dict(zip((*COUNTERS, "engagements"), row, strict=True))
 
-    result: dict[str, int] = server.store.run(work)
+    result: dict[str, int] = server.lake.run(work)
     return result
 
 
@@ -220,7 +224,7 @@ def seed_trends(server: LiveServer, tenant: Tenant) -> None:
             ],
         )
 
-    server.store.run(work)
+    server.lake.run(work)
     seed_snapshots(server, ["mart_viral_trends"])
 
 
@@ -256,7 +260,7 @@ def seed_insights(server: LiveServer, tenant: Tenant) -> None:
             [[ws, *c, now] for c in cells],
         )
 
-    server.store.run(work)
+    server.lake.run(work)
     seed_snapshots(server, ["mart_insights", "mart_best_times", "mart_anomalies"])
 
 
@@ -285,7 +289,7 @@ def seed_rankings(server: LiveServer, tenant: Tenant) -> None:
             ],
         )
 
-    server.store.run(work)
+    server.lake.run(work)
     seed_snapshots(server, ["mart_creator_rankings"])
 
 
@@ -324,5 +328,5 @@ def seed_post_rows(
             rows,
         )
 
-    server.store.run(work)
+    server.lake.run(work)
     return out

@@ -276,5 +276,5 @@ def _own_rate(server: LiveServer, workspace_id: str, platform: str) -> float:
         )
         return float(cur.fetchone()[0])  # type: ignore[attr-defined]
 
-    result: float = server.store.run(work)
+    result: float = server.lake.run(work)
     return result

@@ -285,7 +285,7 @@ def test_a_polling_dashboard_gets_304_while_only_freshness_moves(
         )
         cur.execute("UPDATE mart_snapshots SET computed_at = now()::TIMESTAMP")
 
-    server.store.run(rerun)
+    server.lake.run(rerun)
     changed = tenant.api.get("/analytics/unified", headers={"If-None-Match": etag})
     assert changed.status_code == 200
     assert changed.headers["ETag"] != etag

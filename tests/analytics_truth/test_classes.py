@@ -14,7 +14,6 @@ from pipelines.analytics import insights
 from pipelines.importers import run_import
 from pipelines.run import run_all
 from warehouse.rows import fetch_all
-from warehouse.store import Secrets, Store
 
 US_HEADER = "video_id,trending_date,title,category_id,views,likes,dislikes,comment_count"
 FR_HEADER = (
@@ -31,7 +30,7 @@ def _fr_row(video: str, day: str, channel: str, publish: str, views: int, likes:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    found = Settings(data_dir=tmp_path / "data", quack_port=0)
+    found = Settings(data_dir=tmp_path / "data")
     found.ensure_dirs()
     return found
 
@@ -52,12 +51,15 @@ def _run(settings: Settings, now: datetime = datetime(2026, 1, 1, tzinfo=UTC)) -
 
 
 def _query(settings: Settings, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
-    with Store.connect(
-        settings.store_path,
-        host_file=settings.host_file,
-        quack_token=Secrets.load(settings.data_dir).quack_token,
-    ) as store:
-        return store.run(lambda cur: fetch_all(cur, sql, params or []))
+    """Rows of a query of the lake."""
+    with settings.open_lakehouse() as lake:
+        return lake.run(lambda cur: fetch_all(cur, sql, params or []))
+
+
+def _only_workspace(settings: Settings) -> str:
+    with settings.open_store() as store:
+        (row,) = store.read(lambda cur: fetch_all(cur, "SELECT id FROM workspaces"))
+    return str(row["id"])
 
 
 def _daily(settings: Settings, video: str) -> dict[date, int]:
@@ -152,19 +154,15 @@ def test_first_sighting_is_a_lifetime_total_not_a_days_gain(
     from warehouse.analytics import UnifiedFilter, unified_by_platform
 
     where = UnifiedFilter(
-        workspace_id=_query(settings, "SELECT id FROM workspaces")[0]["id"],
+        workspace_id=_only_workspace(settings),
         start=datetime(2018, 1, 1),
         end=datetime(2018, 1, 10),
         platform=None,
         account_id=None,
         granularity="day",
     )
-    with Store.connect(
-        settings.store_path,
-        host_file=settings.host_file,
-        quack_token=Secrets.load(settings.data_dir).quack_token,
-    ) as store:
-        (row,) = store.run(lambda cur: unified_by_platform(cur, where))
+    with settings.open_lakehouse() as lake:
+        (row,) = lake.run(lambda cur: unified_by_platform(cur, where))
     assert (row["views"], row["fs_views"], row["fs_posts"]) == (1300, 5000, 1)
 
 

@@ -10,23 +10,19 @@ from __future__ import annotations
 import io
 import math
 import statistics
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import polars as pl
 import pytest
 
 from murmur.settings import Settings
 from pipelines.importers import run_import
 from pipelines.run import run_all
-from tests.support import LiveServer, Tenant, new_tenant, start_server
-from warehouse.store import load_extension
+from tests.support import LiveServer, Tenant, analyst_rows, new_tenant, start_server
 
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 if not DATASETS.is_dir():  # pragma: no cover - the check itself
@@ -136,7 +132,7 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    settings = Settings(data_dir=tmp_path_factory.mktemp("truth") / "data", quack_port=0)
+    settings = Settings(data_dir=tmp_path_factory.mktemp("truth") / "data")
     settings.ensure_dirs()
     server = start_server(settings)
     plan = {
@@ -542,29 +538,6 @@ def test_instagram_unified_and_best_times(world: World) -> None:
         assert ":00 UTC" not in found[0]["body"]
 
 
-def _analyst(world: World) -> duckdb.DuckDBPyConnection:
-    """A DuckDB session of the analyst's own, opened with the SQL `murmur attach` prints."""
-    attach = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "murmur",
-            "attach",
-            "--data-dir",
-            str(world.server.settings.data_dir),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    ).stdout
-    con = duckdb.connect()
-    for extension in ("httpfs", "quack"):
-        load_extension(con, extension)
-    con.execute(attach)
-    return con
-
-
 @pytest.mark.parametrize(
     ("tenant", "platform", "start", "end"),
     [
@@ -581,18 +554,20 @@ def test_analyst_views_give_what_the_api_gives(
     workspace = world.tenants[tenant].workspace_id
     metrics = ["impressions", "reach", "views", "likes", "comments", "shares", "saves"]
     sums = ", ".join(f"sum({m})::BIGINT" for m in [*metrics, "clicks", "engagements"])
-    with _analyst(world) as con:
-        growth = con.execute(
-            f"SELECT {sums} FROM unified_daily WHERE workspace_id = ? AND platform = ?"  # noqa: S608
-            " AND day >= CAST(? AS DATE) AND day < CAST(? AS DATE)",
-            [workspace, platform, start, end],
-        ).fetchone()
-        first_seen = con.execute(
-            f"SELECT {sums}, count(*) FROM unified_first_seen"  # noqa: S608
-            " WHERE workspace_id = ? AND platform = ?"
-            " AND captured_at >= CAST(? AS TIMESTAMP) AND captured_at < CAST(? AS TIMESTAMP)",
-            [workspace, platform, start, end],
-        ).fetchone()
+    settings = world.server.settings
+    (growth,) = analyst_rows(
+        settings,
+        f"SELECT {sums} FROM unified_daily WHERE workspace_id = ? AND platform = ?"  # noqa: S608
+        " AND day >= CAST(? AS DATE) AND day < CAST(? AS DATE)",
+        [workspace, platform, start, end],
+    )
+    (first_seen,) = analyst_rows(
+        settings,
+        f"SELECT {sums}, count(*) FROM unified_first_seen"  # noqa: S608
+        " WHERE workspace_id = ? AND platform = ?"
+        " AND captured_at >= CAST(? AS TIMESTAMP) AND captured_at < CAST(? AS TIMESTAMP)",
+        [workspace, platform, start, end],
+    )
     names = [*metrics, "clicks", "engagements"]
     assert growth is not None
     assert first_seen is not None

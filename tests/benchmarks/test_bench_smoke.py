@@ -31,7 +31,7 @@ def test_quick_bench_prints_every_row(tmp_path: Path) -> None:
     assert all(run["errors"] == 0 for r in writes for run in r.detail["runs"])
     assert "| what |" in table(rows)
     # The run built its store where it was told to.
-    assert list(tmp_path.rglob("murmur.duckdb"))
+    assert list(tmp_path.rglob("publishing.sqlite"))
 
 
 def test_child_rows_come_back_as_table_rows() -> None:

@@ -29,7 +29,6 @@ from tests.support import HANG_SECONDS, free_port
 from warehouse import workspaces as repo
 from warehouse.ids import utcnow
 from warehouse.rows import Cursor
-from warehouse.store import Secrets, Store
 
 MURMUR = [sys.executable, "-m", "murmur"]
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -45,7 +44,6 @@ def _env(data_dir: Path, **more: str) -> dict[str, str]:
     return {
         **os.environ,
         "MURMUR_DATA_DIR": str(data_dir),
-        "MURMUR_QUACK_PORT": "0",
         "MURMUR_PORT": str(free_port()),
         **more,
     }
@@ -77,12 +75,7 @@ def create_key(data_dir: Path, *args: str) -> str:
 
 def in_store(data_dir: Path, work: Callable[[Cursor], T]) -> T:
     """Run ``work`` on the store directly (no Murmur process has it open meanwhile)."""
-    settings = Settings(data_dir=data_dir)
-    with Store.connect(
-        settings.store_path,
-        host_file=settings.host_file,
-        quack_token=Secrets.load(settings.data_dir).quack_token,
-    ) as store:
+    with Settings(data_dir=data_dir).open_store() as store:
         return store.run(work)
 
 
@@ -337,7 +330,7 @@ def test_run_all_reports_each_step_to_its_progress_callback(tmp_path: Path) -> N
 
     from pipelines.run import StepSummary, run_all
 
-    settings = Settings(data_dir=tmp_path / "data", quack_port=0)
+    settings = Settings(data_dir=tmp_path / "data")
     seen: list[StepSummary] = []
     summary = run_all(
         settings, now=datetime(2025, 3, 7, tzinfo=UTC), ingest=False, progress=seen.append
@@ -432,10 +425,13 @@ def test_up_prints_the_key_first_and_a_second_up_cannot_revoke_it(
         assert found, out
         key_id, key = found.groups()
         # The key comes before the API's own start-up lines and the summary, on one line.
-        assert out.index(key) < out.index("Uvicorn running") < out.index("Murmur is up"), out
+        assert (
+            out.index(key) < out.index("Application startup complete") < out.index("Murmur is up")
+        ), out
 
-        # A second `up` (or `serve`) on the directory: one line, exit 1, nothing revoked.
-        for command in (UP_API_ONLY, ["serve"]):
+        # A second `up` on the directory: one line, exit 1, nothing revoked (a `serve` there
+        # would be a replica: tests/store/test_multiprocess.py).
+        for command in (UP_API_ONLY,):
             second = murmur(data_dir, *command)
             assert second.returncode == 1, second.stdout + second.stderr
             said = second.stdout + second.stderr
@@ -452,7 +448,7 @@ def test_up_prints_the_key_first_and_a_second_up_cannot_revoke_it(
             timeout=30,
         )
         assert answer.status_code == 200, answer.text
-        header, rows = listed(data_dir)  # through the running host, over Quack
+        header, rows = listed(data_dir)  # beside the running instance
         state = header.index("state")
         active = [
             k for k, cells in rows.items() if "quickstart" in cells and cells[state] == "active"

@@ -8,7 +8,6 @@ touch another's processes.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
@@ -100,10 +99,6 @@ class Launched:
             if pid != self.proc.pid and f" {name}" in f" {command}"
         ]
 
-    def quack_port(self) -> int:
-        uri = json.loads((self.data_dir / "store.host.json").read_text())["uri"]
-        return int(uri.rsplit(":", 1)[1])
-
     def tail(self) -> str:
         return self.output()[-4000:]
 
@@ -130,7 +125,6 @@ def launch(tmp_path: Path) -> Iterator[Callable[..., Launched]]:
             **os.environ,
             "MURMUR_DATA_DIR": str(data_dir),
             "MURMUR_PORT": str(ports["api"]),
-            "MURMUR_QUACK_PORT": "0",
             # The pipeline finds the simulator by its port alone (platforms_url follows it).
             "MURMUR_SIMULATOR_PORT": str(ports["simulator"]),
             "MURMUR_DAGSTER_PORT": str(ports["dagster"]),
@@ -155,7 +149,7 @@ def launch(tmp_path: Path) -> Iterator[Callable[..., Launched]]:
 
 def api_ready(run: Launched) -> Callable[[], bool]:
     url = f"http://127.0.0.1:{run.ports['api']}/api/public/v1/openapi.json"
-    return lambda: (run.data_dir / "store.host.json").exists() and answers(url)
+    return lambda: answers(url)
 
 
 @pytest.mark.timeout(180)
@@ -163,16 +157,13 @@ def api_ready(run: Launched) -> Callable[[], bool]:
 def test_serve_stops_cleanly(launch: Callable[..., Launched], sig: signal.Signals) -> None:
     run = launch("serve")
     run.wait_for("the API answers", api_ready(run))
-    quack = run.quack_port()
-    # The API and the store's Quack server live in this one process: no child to outlive it.
+    # The API lives in this one process: no child to outlive it.
     assert set(processes_with(run.data_dir)) == {run.proc.pid}
-    assert listening(quack)
 
     run.proc.send_signal(sig)
 
     assert run.proc.wait(90) == 0, run.tail()
-    run.assert_nothing_left(run.ports["api"], quack)
-    assert not (run.data_dir / "store.host.json").exists(), run.tail()
+    run.assert_nothing_left(run.ports["api"])
 
 
 @pytest.mark.timeout(240)
@@ -184,13 +175,11 @@ def test_up_stops_everything_it_started(
     run.wait_for("the API answers", api_ready(run))
     run.wait_for("the simulator answers", lambda: answers(_sim_health(run)))
     run.wait_for("the worker runs", lambda: bool(run.children("murmur worker")))
-    quack = run.quack_port()
 
     run.proc.send_signal(sig)
 
     assert run.proc.wait(120) == 0, run.tail()
-    run.assert_nothing_left(run.ports["api"], quack, run.ports["simulator"])
-    assert not (run.data_dir / "store.host.json").exists(), run.tail()
+    run.assert_nothing_left(run.ports["api"], run.ports["simulator"])
     assert f"{sig.name} received: stopping." in run.output()
     # Stopped cleanly: every child left on its signal, none had to be killed.
     assert "killing:" not in run.output(), run.tail()
@@ -213,13 +202,11 @@ def test_up_with_dagster_leaves_no_grandchild(launch: Callable[..., Launched]) -
     assert not (home / ".telemetry").exists()
     for noise in ("Telemetry:", "No dagster instance configuration", "SupersessionWarning"):
         assert noise not in run.output(), run.tail()
-    quack = run.quack_port()
 
     run.proc.send_signal(signal.SIGTERM)
 
     assert run.proc.wait(120) == 0, run.tail()
-    run.assert_nothing_left(run.ports["api"], quack, run.ports["simulator"], run.ports["dagster"])
-    assert not (run.data_dir / "store.host.json").exists(), run.tail()
+    run.assert_nothing_left(run.ports["api"], run.ports["simulator"], run.ports["dagster"])
     assert "killing:" not in run.output(), run.tail()
 
 
@@ -230,7 +217,6 @@ def test_a_dying_child_is_reported_restarted_then_stops_everything(
     run = launch("up", "--no-dagster", "--no-pipeline")
     run.wait_for("the API answers", api_ready(run))
     run.wait_for("the simulator answers", lambda: answers(_sim_health(run)))
-    quack = run.quack_port()
     # Three restarts a minute are allowed, so the fourth death stops everything; on a machine
     # slow enough for a death to fall out of the minute it takes a kill more, hence the loop.
     kills = 0
@@ -251,8 +237,7 @@ def test_a_dying_child_is_reported_restarted_then_stops_everything(
 
     assert run.proc.wait(120) == 1, run.tail()
     assert "restarted 3 times within 60 s, stopping everything" in run.output()
-    run.assert_nothing_left(run.ports["api"], quack, run.ports["simulator"])
-    assert not (run.data_dir / "store.host.json").exists(), run.tail()
+    run.assert_nothing_left(run.ports["api"], run.ports["simulator"])
 
 
 def test_children_stop_when_up_is_killed(launch: Callable[..., Launched]) -> None:

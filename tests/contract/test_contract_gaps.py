@@ -127,7 +127,8 @@ def test_insights_evidence_timestamps_carry_an_offset(server: LiveServer, tenant
             [tenant.workspace_id, json.dumps(evidence), datetime(2026, 3, 3)],
         )
 
-    server.store.run(insert)
+    with server.settings.open_lakehouse() as lake:
+        lake.run(insert)
     items = tenant.api.ok(tenant.api.get("/insights"))["items"]
     assert len(items) == 1
     assert items[0]["evidence"] == {

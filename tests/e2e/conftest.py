@@ -52,12 +52,7 @@ def product(tmp_path: Path) -> Iterator[Product]:
     root = running.root
     admin = httpx.Client(base_url=root, timeout=30)
     admin.post("/_sim/clock", json={"now": T0.isoformat()}).raise_for_status()
-    settings = Settings(
-        data_dir=tmp_path / "data",
-        quack_port=0,
-        platforms_url=root,
-        store_lock_timeout_seconds=20,
-    )
+    settings = Settings(data_dir=tmp_path / "data", platforms_url=root)
     live = start_server(settings)
 
     def setup(cur: Cursor) -> tuple[str, str]:

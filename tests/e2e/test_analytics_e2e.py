@@ -61,7 +61,7 @@ def test_two_runs_then_dashboards_match_the_raw_data(product: Product) -> None:
     end = product.sim.now() + timedelta(days=1)
     params = {"from": (end - timedelta(days=60)).isoformat(), "to": end.isoformat()}
     unified = product.api.ok(product.api.get("/analytics/unified", params=params))
-    raw = product.server.store.run(lambda cur: _raw_totals(cur, product.workspace_id))
+    raw = product.server.lake.run(lambda cur: _raw_totals(cur, product.workspace_id))
     assert raw["posts"] > 0
     totals = unified["totals"]
     # growth plus the first-seen totals (posts first read after their publication day)
@@ -151,7 +151,7 @@ def test_a_new_store_starts_with_the_simulated_past(product: Product) -> None:
     ]
     # Each capture is stamped with the moment it was asked for (the simulator's Date), and
     # a post's counters never fall from one capture to the next: the past as it was.
-    captured, falls = product.server.store.run(
+    captured, falls = product.server.lake.run(
         lambda cur: (
             [
                 r[0]
@@ -192,7 +192,7 @@ def test_a_new_store_starts_with_the_simulated_past(product: Product) -> None:
         "postpilot.bsky.social",
     }
     # Every account of every capture was read: no failure recorded for any of them.
-    failed = product.server.store.run(
+    failed = product.server.lake.run(
         lambda cur: cur.execute(
             "SELECT err FROM ingest_batches, unnest(CAST(errors AS JSON[])) AS e(err)"
             " WHERE workspace_id = ? AND json_extract_string(err, '$.stage') IS NOT NULL",

@@ -12,7 +12,6 @@ from murmur.settings import Settings
 from pipelines.importers import run_import
 from pipelines.run import run_all
 from warehouse.rows import fetch_all
-from warehouse.store import Secrets, Store
 
 DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 FILES = [
@@ -31,16 +30,8 @@ def _trending_day(text: str) -> date:
     return date(2000 + int(yy), int(mm), int(dd))
 
 
-def _store(settings: Settings) -> Store:
-    return Store.connect(
-        settings.store_path,
-        host_file=settings.host_file,
-        quack_token=Secrets.load(settings.data_dir).quack_token,
-    )
-
-
 def test_imported_files_flow_into_the_marts(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path / "data", quack_port=0)
+    settings = Settings(data_dir=tmp_path / "data")
     settings.ensure_dirs()
     for name, fmt in FILES:
         run_import(DATASETS / name, fmt, settings=settings, workspace_id=None)
@@ -60,7 +51,7 @@ def test_imported_files_flow_into_the_marts(tmp_path: Path) -> None:
         expected[day] = max(by_day[day] - previous, 0)
         previous = max(previous, by_day[day])
 
-    with _store(settings) as store:
+    with settings.open_lakehouse() as store:
         rows = store.run(
             lambda cur: fetch_all(
                 cur,

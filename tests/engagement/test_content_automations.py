@@ -1,4 +1,4 @@
-"""Content automations run by the engagement runner's code over a remote (Quack) store."""
+"""Content automations run by the engagement runner's code, in a store opened of its own."""
 
 from __future__ import annotations
 
@@ -9,22 +9,16 @@ import pytest
 
 from connectors.outbound import STRICT, OutboundClient
 from tests.support import LiveServer, Tenant
-from warehouse.store import Secrets, Store
+from warehouse.store import Store
 from workers.engagement import content_automations
 from workers.engagement.content_automations import parse_feed, render_row
 
 
 @pytest.fixture
 def remote(server: LiveServer) -> Iterator[Store]:
-    """The store as the runner reaches it: a second client over Quack."""
-    store = Store.connect(
-        server.settings.store_path,
-        host_file=server.settings.host_file,
-        quack_token=Secrets.load(server.settings.data_dir).quack_token,
-    )
-    assert store.mode == "remote"
-    yield store
-    store.close()
+    """The store as the runner opens it: by itself, beside the API's."""
+    with server.settings.open_store() as store:
+        yield store
 
 
 def _queue(tenant: Tenant) -> dict[str, object]:

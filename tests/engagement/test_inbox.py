@@ -107,7 +107,7 @@ def test_synced_comments_get_one_automatic_reply_and_drafts_send_nothing(
         mark = utcnow()
 
         def passed(mark: datetime = mark) -> bool:
-            with server.store.cursor() as cur:
+            with server.store.snapshot() as cur:
                 states = inbox_repo.sync_state(cur)
             return any(st.workspace_id == ws and st.updated_at > mark for st in states.values())
 
@@ -115,7 +115,7 @@ def test_synced_comments_get_one_automatic_reply_and_drafts_send_nothing(
     ours = [r for r in _sim_replies(sim, target["external_id"]) if reply_text in str(r)]
     assert len(ours) == 1
 
-    with server.store.cursor() as cur:
+    with server.store.snapshot() as cur:
         runs = inbox_repo.automation_runs(cur, ws)
     assert any(r.automation_id == replier and r.outcome.startswith("reply") for r in runs)
 
@@ -130,7 +130,7 @@ def test_synced_comments_get_one_automatic_reply_and_drafts_send_nothing(
         if "refund" in texts or "broken" in texts:
             continue
         assert [m for m in item["messages"] if m["direction"] == "outbound"] == []
-    with server.store.cursor() as cur:
+    with server.store.snapshot() as cur:
         runs = inbox_repo.automation_runs(cur, ws)
     assert any(r.automation_id == drafter and r.outcome.startswith("drafted") for r in runs)
     # Exactly one automatic reply per conversation, however many passes ran.

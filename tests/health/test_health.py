@@ -179,11 +179,12 @@ def test_pipeline_freshness_appears_once_a_mart_is_built(
     assert value(samples, "murmur_pipeline_freshness_seconds", stage="marts") is None
 
     today = utcnow().date()
-    ops_server.store.execute_script(
-        marts.post_daily_script(
-            today, today + timedelta(days=1), run_id="health-test", computed_at=utcnow()
+    with ops_server.settings.open_lakehouse() as lake:
+        lake.execute_script(
+            marts.post_daily_script(
+                today, today + timedelta(days=1), run_id="health-test", computed_at=utcnow()
+            )
         )
-    )
     age = value(scrape(root), "murmur_pipeline_freshness_seconds", stage="marts")
     assert age is not None
     assert age >= 0

@@ -42,7 +42,9 @@ TABLES = {
 
 
 def dump(settings: Settings) -> dict[str, list[tuple[Any, ...]]]:
-    con = duckdb.connect(str(settings.store_path), read_only=True)
+    con = duckdb.connect()
+    settings.lake.attach(con, read_only=True)
+    con.execute("USE lake")
     try:
         return {
             table: con.execute(f"SELECT {cols} FROM {table} ORDER BY ALL").fetchall()  # noqa: S608

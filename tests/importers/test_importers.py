@@ -30,8 +30,16 @@ def rows_of(name: str, encoding: str = "utf-8") -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text, newline="")))
 
 
+def _lake(settings: Settings) -> duckdb.DuckDBPyConnection:
+    """A read-only session on the lake, its tables unqualified."""
+    con = duckdb.connect()
+    settings.lake.attach(con, read_only=True)
+    con.execute("USE lake")
+    return con
+
+
 def query(settings: Settings, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(settings.store_path), read_only=True)
+    con = _lake(settings)
     try:
         return con.execute(sql, params or []).fetchall()
     finally:
@@ -189,12 +197,13 @@ def test_reimport_is_idempotent(imported: tuple[Settings, dict[str, ImportResult
     ]
     assert after == before
     assert query(settings, "SELECT count(*) FROM ingest_batches")[0][0] == 4
-    assert not any((settings.data_dir / "landing").iterdir())
+    landing = settings.data_dir / "landing"  # frames go to the lake as Arrow, not files
+    assert not landing.exists() or not any(landing.iterdir())
 
 
-def test_import_through_the_host_over_quack(server: LiveServer, tenant: Tenant) -> None:
-    """With the API up, the import goes remote and runs its load server-side."""
-    for _ in range(2):  # twice: idempotent remotely too
+def test_import_beside_a_running_api_lands_in_its_lake(server: LiveServer, tenant: Tenant) -> None:
+    """With the API up, an import opens the store itself (no owner) and the API reads it."""
+    for _ in range(2):  # twice: a re-import replaces its batch
         result = run_import(
             DATASETS / "youtube_trending_fr.csv",
             "youtube-trending",
@@ -212,7 +221,8 @@ def test_import_through_the_host_over_quack(server: LiveServer, tenant: Tenant) 
             [tenant.workspace_id],
         ).fetchone()
 
-    assert server.store.run(counts) == (result.posts, result.snapshots, result.accounts)
+    with server.store.analytics() as cur:
+        assert counts(cur) == (result.posts, result.snapshots, result.accounts)
     assert (result.posts, result.snapshots) == (2602, 3398)
 
 
@@ -228,7 +238,7 @@ def reject(tmp_path: Path, body: bytes, fmt: str = "youtube-trending") -> Import
     settings = Settings(data_dir=tmp_path / "data")
     with pytest.raises(ImportRejectedError) as caught:
         run_import(path, fmt, settings=settings, workspace_id=None, progress=False)
-    if settings.store_path.exists():
+    if (settings.data_dir / "lake.sqlite").exists():
         for table in ("raw_posts", "raw_engagement_snapshots", "ingest_batches"):
             sql = f"SELECT count(*) FROM {table}"  # noqa: S608 - table is a constant
             assert query(settings, sql) == [(0,)], table

@@ -1,4 +1,4 @@
-"""The analysts' notebooks run end to end against the live store, attached read-only over Quack."""
+"""The analysts' notebooks run end to end against the live store, attached read-only."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def _outputs(book: Any) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_notebook_runs_attached_over_quack(
+def test_notebook_runs_attached_read_only(
     name: str, server: LiveServer, seeded: Tenant, tmp_path: Path
 ) -> None:
     book = _run(NOTEBOOKS / f"{name}.ipynb", server.settings.data_dir, tmp_path)
@@ -60,7 +60,7 @@ def test_notebook_runs_attached_over_quack(
     assert not [o for o in outputs if o.get("output_type") == "error"]
     text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
     # The API hosts the store, so the notebook reached it through Quack, read-only.
-    assert "opened read-only over quack" in text
+    assert "opened read-only, embedded" in text
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert images, text
     assert list(tmp_path.glob("*.png"))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from murmur.settings import Settings
 from pipelines.analytics import algorithms as alg
 from warehouse.cursor import StoreCursor
 
@@ -139,7 +140,6 @@ def test_best_times_by_hand() -> None:
 def test_viral_trend_of_a_post_by_hand(tmp_path: Path) -> None:
     from pipelines.analytics.insights import TREND_WIDTH, TREND_WINDOWS, viral_trends
     from warehouse import marts
-    from warehouse.store import Store
 
     end = datetime(2025, 6, 15, 12)
     published = end - timedelta(hours=48)
@@ -148,7 +148,7 @@ def test_viral_trend_of_a_post_by_hand(tmp_path: Path) -> None:
     hours = [
         (end - timedelta(hours=h), 31 if h <= 6 else 2 if h <= 12 else 1) for h in range(1, 37)
     ]
-    with Store.connect(tmp_path / "m.duckdb", host_file=tmp_path / "h.json", quack_token="t") as s:
+    with Settings(data_dir=tmp_path / "data").open_lakehouse() as s:
 
         def seed(cur: StoreCursor) -> None:
             cur.execute(

@@ -12,11 +12,12 @@ import pytest
 from dagster import materialize
 
 from api.workspaces.service import bootstrap_test_workspace
+from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS
 from pipelines.definitions import resources
 from pipelines.ingest.assets import INGEST_ASSETS
 from tests.support import start_simulator
-from warehouse.store import Secrets, Store
+from warehouse.store import Lakehouse
 
 T0 = datetime(2025, 6, 15, 12, 0, tzinfo=UTC)
 
@@ -32,12 +33,8 @@ def _set_clock(root: str, now: datetime) -> None:
     httpx.post(f"{root}/_sim/clock", json={"now": now.isoformat()}).raise_for_status()
 
 
-def _open(data_dir: Path) -> Store:
-    return Store.connect(
-        data_dir / "murmur.duckdb",
-        host_file=data_dir / "store.host.json",
-        quack_token=Secrets.load(data_dir).quack_token,
-    )
+def _open(data_dir: Path) -> Lakehouse:
+    return Settings(data_dir=data_dir).open_lakehouse()
 
 
 def test_ingest_hours_then_marts(sim_root: str, tmp_path: Path) -> None:
@@ -45,7 +42,7 @@ def test_ingest_hours_then_marts(sim_root: str, tmp_path: Path) -> None:
     data_dir.mkdir()
     with _open(data_dir) as store:
         # The test workspace tracks a competitor of the simulated world on X (chirply).
-        ws = store.run(bootstrap_test_workspace)
+        ws = store.publishing.run(bootstrap_test_workspace)
     res = resources(str(data_dir), sim_root)
     x_and_posts = [a for a in INGEST_ASSETS if a.key.path[-1] in ("raw_x", "raw_murmur_posts")]
     for hours in (0, 3):
@@ -100,7 +97,7 @@ def test_an_expired_connection_is_flagged_and_the_run_goes_on(
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     with _open(data_dir) as store:
-        ws = store.run(bootstrap_test_workspace)
+        ws = store.publishing.run(bootstrap_test_workspace)
     res = resources(str(data_dir), sim_root)
     raw = {a.key.path[-1]: a for a in INGEST_ASSETS}
     _set_clock(sim_root, T0)
@@ -130,9 +127,11 @@ def test_an_expired_connection_is_flagged_and_the_run_goes_on(
     assert counted("raw_youtube", "accounts") > 2
     with _open(data_dir) as store, store.cursor() as cur:
         statuses = dict(
-            cur.execute(
-                "SELECT platform, status FROM accounts WHERE workspace_id = ?", [ws]
-            ).fetchall()
+            store.publishing.read(
+                lambda pub: pub.execute(
+                    "SELECT platform, status FROM accounts WHERE workspace_id = ?", [ws]
+                ).fetchall()
+            )
         )
         recorded = cur.execute(
             "SELECT errors FROM ingest_batches WHERE workspace_id = ? AND source = 'connector:x'",

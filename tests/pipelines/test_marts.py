@@ -17,7 +17,7 @@ from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
 from pipelines.definitions import resources
 from pipelines.run import run_all
 from warehouse.marts import METRICS
-from warehouse.store import Secrets, Store
+from warehouse.store import Lakehouse
 
 WS = "ws_test"
 NOW = datetime(2026, 1, 1)
@@ -32,15 +32,9 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(data_dir: Path) -> Iterator[Store]:
-    data_dir.mkdir(parents=True, exist_ok=True)
-    opened = Store.connect(
-        data_dir / "murmur.duckdb",
-        host_file=data_dir / "store.host.json",
-        quack_token=Secrets.load(data_dir).quack_token,
-    )
-    yield opened
-    opened.close()
+def store(data_dir: Path) -> Iterator[Lakehouse]:
+    with Settings(data_dir=data_dir).open_lakehouse() as opened:
+        yield opened
 
 
 def _snap(
@@ -73,7 +67,7 @@ def _post(ext: str, account: str, published: str, kind: str = "own") -> tuple[An
     )
 
 
-def _seed_hand(store: Store) -> None:
+def _seed_hand(store: Lakehouse) -> None:
     with store.cursor() as cur:
         cur.executemany(
             POST_SQL,
@@ -140,12 +134,12 @@ def _materialize(data_dir: Path, day: str) -> Any:
     return result
 
 
-def _rows(store: Store, table: str, order: str = "ALL") -> list[tuple[Any, ...]]:
+def _rows(store: Lakehouse, table: str, order: str = "ALL") -> list[tuple[Any, ...]]:
     with store.cursor() as cur:
         return cur.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()  # noqa: S608
 
 
-def test_deltas_and_counter_drops_by_hand(store: Store, data_dir: Path) -> None:
+def test_deltas_and_counter_drops_by_hand(store: Lakehouse, data_dir: Path) -> None:
     _seed_hand(store)
     first = _materialize(data_dir, "2025-06-01")
     _materialize(data_dir, "2025-06-02")
@@ -183,7 +177,7 @@ def test_deltas_and_counter_drops_by_hand(store: Store, data_dir: Path) -> None:
     ]
 
 
-def test_a_snapshot_seen_by_two_batches_counts_once(store: Store, data_dir: Path) -> None:
+def test_a_snapshot_seen_by_two_batches_counts_once(store: Lakehouse, data_dir: Path) -> None:
     _seed_hand(store)
     later = (*_snap("p1", "2025-06-01 10:00", 120, 6, 1)[:13], "b2", NOW + timedelta(hours=1))
     with store.cursor() as cur:
@@ -206,7 +200,7 @@ def test_a_snapshot_seen_by_two_batches_counts_once(store: Store, data_dir: Path
     assert checks["stg_keys_unique"].passed
 
 
-def test_snapshots_in_one_hour_add_up_in_the_hourly_mart(store: Store, data_dir: Path) -> None:
+def test_snapshots_in_one_hour_add_up_in_the_hourly_mart(store: Lakehouse, data_dir: Path) -> None:
     _seed_hand(store)
     with store.cursor() as cur:
         cur.execute(SNAP_SQL, list(_snap("p1", "2025-06-01 11:50", 190, 8, 2)))
@@ -221,7 +215,7 @@ def test_snapshots_in_one_hour_add_up_in_the_hourly_mart(store: Store, data_dir:
     assert hourly == [("2025-06-01 10:00:00", 100, 5, 1, 6), ("2025-06-01 11:00:00", 90, 3, 1, 4)]
 
 
-def test_rerunning_a_day_gives_identical_marts(store: Store, data_dir: Path) -> None:
+def test_rerunning_a_day_gives_identical_marts(store: Lakehouse, data_dir: Path) -> None:
     _seed_hand(store)
     _materialize(data_dir, "2025-06-01")
     _materialize(data_dir, "2025-06-02")
@@ -232,7 +226,7 @@ def test_rerunning_a_day_gives_identical_marts(store: Store, data_dir: Path) -> 
     assert {t: _rows(store, t) for t in tables} == before
 
 
-def test_a_later_partition_leaves_earlier_ones_untouched(store: Store, data_dir: Path) -> None:
+def test_a_later_partition_leaves_earlier_ones_untouched(store: Lakehouse, data_dir: Path) -> None:
     _seed_hand(store)
     _materialize(data_dir, "2025-06-01")
     tables = ("stg_engagement_deltas", "mart_post_hourly", "mart_post_daily", "mart_account_daily")
@@ -249,7 +243,7 @@ def test_a_later_partition_leaves_earlier_ones_untouched(store: Store, data_dir:
     assert kept == snapshots
 
 
-def _random_seed(store: Store, days: int = 6) -> None:
+def _random_seed(store: Lakehouse, days: int = 6) -> None:
     rng = random.Random(7)
     start = datetime(2025, 3, 1)
     snaps, posts = [], []
@@ -293,7 +287,7 @@ def _random_seed(store: Store, days: int = 6) -> None:
         cur.executemany(ACCOUNT_SQL, accounts)
 
 
-def _reference_engagements(store: Store) -> dict[date, int]:
+def _reference_engagements(store: Lakehouse) -> dict[date, int]:
     """Deltas computed in Python from the raw rows: the rule of docs/pipeline.md."""
     with store.cursor() as cur:
         raw = cur.execute(
@@ -321,7 +315,7 @@ def _reference_engagements(store: Store) -> dict[date, int]:
     return dict(per_day)
 
 
-def test_mart_totals_equal_a_direct_sum_over_raw(store: Store, data_dir: Path) -> None:
+def test_mart_totals_equal_a_direct_sum_over_raw(store: Lakehouse, data_dir: Path) -> None:
     _random_seed(store)
     for offset in range(6):
         _materialize(data_dir, (date(2025, 3, 1) + timedelta(days=offset)).isoformat())
@@ -340,7 +334,9 @@ def test_mart_totals_equal_a_direct_sum_over_raw(store: Store, data_dir: Path) -
     assert hourly == expected
 
 
-def test_run_all_processes_only_new_days_and_fills_insights(store: Store, data_dir: Path) -> None:
+def test_run_all_processes_only_new_days_and_fills_insights(
+    store: Lakehouse, data_dir: Path
+) -> None:
     _random_seed(store)
     store.close()  # run_all opens the file itself (direct mode)
     settings = Settings(data_dir=data_dir)
@@ -351,9 +347,7 @@ def test_run_all_processes_only_new_days_and_fills_insights(store: Store, data_d
     assert again.success
     assert again.days == []  # nothing new: no day is rebuilt
     with (
-        Store.connect(
-            data_dir / "murmur.duckdb", host_file=data_dir / "store.host.json", quack_token="unused"
-        ) as s,
+        Settings(data_dir=data_dir).open_lakehouse() as s,
         s.cursor() as cur,
     ):
         assert cur.execute("SELECT count(*) FROM mart_best_times").fetchone()[0] > 0  # type: ignore[index]
@@ -367,7 +361,7 @@ def test_run_all_processes_only_new_days_and_fills_insights(store: Store, data_d
         assert marked[0] >= 5
 
 
-def test_insight_assets_rerun_identically(store: Store, data_dir: Path) -> None:
+def test_insight_assets_rerun_identically(store: Lakehouse, data_dir: Path) -> None:
     _random_seed(store)
     for offset in range(6):
         _materialize(data_dir, (date(2025, 3, 1) + timedelta(days=offset)).isoformat())

@@ -1,4 +1,4 @@
-"""Day partitions computed by parallel runs, each in its own process, into the hosted store.
+"""Day partitions computed by parallel runs, each in its own process, into the lake.
 
 Issue 13, points 1 and 6, on today's store: Dagster runs in processes of their own commit
 through the API process that hosts the store. Three runs at once give what the same days
@@ -24,7 +24,7 @@ from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS
 from pipelines.definitions import resources
 from tests.support import LiveServer, start_server
-from warehouse.store import Secrets, Store
+from warehouse.store import Lakehouse
 
 DAYS = [f"2025-06-0{day}" for day in range(1, 7)]
 TABLES = ("stg_engagement_deltas", "mart_post_hourly", "mart_post_daily", "mart_account_daily")
@@ -83,7 +83,8 @@ def _seed(data_dir: Path) -> None:
         for day in range(1, 7)
         for index, account in enumerate(("acc0", "acc1"))
     ]
-    with _direct(data_dir) as store, store.transaction() as cur:
+
+    def seed(cur: Any) -> None:
         for table, rows in (
             ("raw_posts", posts),
             ("raw_engagement_snapshots", snapshots),
@@ -96,13 +97,12 @@ def _seed(data_dir: Path) -> None:
                 [[WS, "x", "seed", "b", end, *row.values()] for row in rows],
             )
 
+    with _direct(data_dir) as store:
+        store.run(seed)
 
-def _direct(data_dir: Path) -> Store:
-    return Store.connect(
-        data_dir / "murmur.duckdb",
-        host_file=data_dir / "store.host.json",
-        quack_token=Secrets.load(data_dir).quack_token,
-    )
+
+def _direct(data_dir: Path) -> Lakehouse:
+    return Settings(data_dir=data_dir).open_lakehouse()
 
 
 def materialize_days(data_dir: str, days: list[str]) -> None:
@@ -115,7 +115,7 @@ def materialize_days(data_dir: str, days: list[str]) -> None:
             raise SystemExit(f"the run of {day} failed")
 
 
-def _tables(store: Store) -> Rows:
+def _tables(store: Lakehouse) -> Rows:
     with store.cursor() as cur:
         return {
             table: cur.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()  # noqa: S608
@@ -123,7 +123,7 @@ def _tables(store: Store) -> Rows:
         }
 
 
-def _day_column(store: Store, table: str) -> int:
+def _day_column(store: Lakehouse, table: str) -> int:
     with store.cursor() as cur:
         names = [d[0] for d in cur.execute(f"SELECT * FROM {table} LIMIT 0").description]  # noqa: S608
     return names.index("day")
@@ -133,7 +133,7 @@ def _of_day(rows: list[tuple[Any, ...]], column: int, day: str) -> list[Any]:
     return [row for row in rows if row[column] == date.fromisoformat(day)]
 
 
-def _landed(store: Store, table: str, day: str) -> bool:
+def _landed(store: Lakehouse, table: str, day: str) -> bool:
     with store.cursor() as cur:
         found = cur.execute(f"SELECT count(*) FROM {table} WHERE day = ?", [day]).fetchone()  # noqa: S608
     return bool(found and found[0])
@@ -153,11 +153,11 @@ def expected(tmp_path_factory: pytest.TempPathFactory) -> Rows:
 
 @pytest.fixture
 def hosted(tmp_path: Path) -> Iterator[LiveServer]:
-    """A seeded data directory whose store the API process hosts."""
+    """A seeded data directory, with the API serving it (no owner: the runs open it too)."""
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     _seed(data_dir)
-    server = start_server(Settings(data_dir=data_dir, quack_port=0, store_lock_timeout_seconds=10))
+    server = start_server(Settings(data_dir=data_dir))
     yield server
     server.stop()
 
@@ -177,7 +177,7 @@ def test_parallel_day_runs_commit_what_serial_runs_do(hosted: LiveServer, expect
         for run in runs:
             if run.is_alive():
                 run.kill()
-    got = _tables(hosted.store)
+    got = _tables(hosted.lake)
     for table in TABLES:
         assert len(got[table]) == len(expected[table]), table
         assert got[table] == expected[table], table
@@ -191,7 +191,7 @@ def test_a_run_killed_mid_write_leaves_each_day_whole(hosted: LiveServer, expect
         # Kill it once its second day has begun to land: days before are done, days after
         # are not started, and the second day's tables are being written one by one.
         deadline = time.monotonic() + DEADLINE
-        while not _landed(hosted.store, TABLES[0], DAYS[1]):
+        while not _landed(hosted.lake, TABLES[0], DAYS[1]):
             assert run.is_alive(), f"the run ended (exit {run.exitcode}) before it was killed"
             assert time.monotonic() < deadline, "the run wrote nothing of its second day"
             time.sleep(0.02)  # polling the store, not waiting for a time to pass
@@ -201,10 +201,10 @@ def test_a_run_killed_mid_write_leaves_each_day_whole(hosted: LiveServer, expect
         if run.is_alive():
             run.kill()
     assert run.exitcode == -signal.SIGKILL  # killed, not finished
-    got = _tables(hosted.store)
+    got = _tables(hosted.lake)
     whole = absent = 0
     for table in TABLES:
-        column = _day_column(hosted.store, table)
+        column = _day_column(hosted.lake, table)
         for day in DAYS:
             have = _of_day(got[table], column, day)
             want = _of_day(expected[table], column, day)
@@ -214,4 +214,4 @@ def test_a_run_killed_mid_write_leaves_each_day_whole(hosted: LiveServer, expect
     assert absent >= len(TABLES)  # the last day, at least, did not
     # Re-running what the killed run left undone completes the tables as if nothing happened.
     materialize_days(str(hosted.settings.data_dir), DAYS)
-    assert _tables(hosted.store) == expected
+    assert _tables(hosted.lake) == expected

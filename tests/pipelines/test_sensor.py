@@ -7,9 +7,9 @@ from pathlib import Path
 
 from dagster import RunRequest, SkipReason, build_sensor_context
 
+from murmur.settings import Settings
 from pipelines.analytics.sensors import import_batches
 from pipelines.definitions import resources
-from warehouse.store import Secrets, Store
 
 NOW = datetime(2026, 1, 1)
 
@@ -18,11 +18,7 @@ def test_import_batch_triggers_runs_per_day_range(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     with (
-        Store.connect(
-            data_dir / "murmur.duckdb",
-            host_file=data_dir / "store.host.json",
-            quack_token=Secrets.load(data_dir).quack_token,
-        ) as store,
+        Settings(data_dir=data_dir).open_lakehouse() as store,
         store.cursor() as cur,
     ):
         # three days, two of them contiguous: two ranges

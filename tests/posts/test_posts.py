@@ -316,7 +316,7 @@ def test_a_burst_of_creates_gives_each_request_its_own_answer(
     events = server.store.run(
         lambda cur: cur.execute(
             "SELECT event_type, count(*) FROM webhook_events WHERE workspace_id = ?"
-            " GROUP BY ALL ORDER BY 1",
+            " GROUP BY event_type ORDER BY 1",
             [tenant.workspace_id],
         ).fetchall()
     )

@@ -98,8 +98,9 @@ def test_store_media_and_landing_files_are_owner_only_under_umask_022(tmp_path: 
                 headers={"Idempotency-Key": str(uuid.uuid4())},
             )
             assert created.status_code == 201, created.text
-        # While the API runs: the store, its WAL, the change token, the host file, media.
-        assert (data_dir / "store.host.json").exists()
+        # While the API runs: both halves of the store and their WALs, the change token, media.
+        assert (data_dir / "publishing.sqlite").exists()
+        assert (data_dir / "lake.sqlite").exists()
         assert list((data_dir / "media").rglob("*.*")), "the upload left no file"
         assert _loose(data_dir) == []
     finally:

@@ -30,7 +30,6 @@ from murmur.logs import configure_logging
 from murmur.settings import Settings
 from tests.support import Api, LiveServer, Tenant, assert_error, new_tenant, start_server
 from warehouse import workspaces as ws_repo
-from warehouse.store import Secrets, Store
 from workers.engagement import inbox_sync
 from workers.engagement.content_automations import render_row
 
@@ -438,13 +437,8 @@ def test_inbox_sync_survives_broken_text_from_a_platform(proxied: LiveServer) ->
     accounts = sorted(tenant.accounts.values())  # the order sync reads them in
     platform = cast(Publisher, _Platform(accounts[0], datetime.now(UTC).replace(microsecond=0)))
     settings = proxied.settings
-    # As the workers reach it: through the host, every value rendered by warehouse.sql.
-    remote = Store.connect(
-        settings.store_path,
-        host_file=settings.host_file,
-        quack_token=Secrets.load(settings.data_dir).quack_token,
-        lock_timeout=10,
-    )
+    # As the workers open it: a store of their own, beside the API's.
+    remote = settings.open_store()
     try:
         report = inbox_sync.sync_inbox(
             remote, lambda _: platform, lambda _p, _e: None, drafts.drafter_for(None)

@@ -23,7 +23,7 @@ import pytest
 from murmur.settings import Settings
 from tests.engagement.conftest import wait_for
 from tests.support import LiveServer, Tenant, assert_error, free_port
-from warehouse.store import Secrets, Store
+from warehouse.store import Store
 from workers.engagement import content_automations
 from workers.engagement.runner import engagement_for, run_engagement
 
@@ -159,7 +159,6 @@ def _runner(server: LiveServer, platforms_port: int, overrides: dict[str, Any]) 
     options: dict[str, Any] = {
         "data_dir": server.settings.data_dir,
         "platforms_url": f"http://127.0.0.1:{platforms_port}",
-        "quack_port": 0,
         "store_lock_timeout_seconds": 10,
         "webhook_max_attempts": 1,
         "webhook_timeout_seconds": 5.0,
@@ -182,14 +181,9 @@ def _runner(server: LiveServer, platforms_port: int, overrides: dict[str, Any]) 
 
 @pytest.fixture
 def remote(server: LiveServer) -> Iterator[Store]:
-    """The store as a runner reaches it: a second client over Quack."""
-    store = Store.connect(
-        server.settings.store_path,
-        host_file=server.settings.host_file,
-        quack_token=Secrets.load(server.settings.data_dir).quack_token,
-    )
-    yield store
-    store.close()
+    """The store as a runner opens it: by itself, beside the API's."""
+    with server.settings.open_store() as store:
+        yield store
 
 
 def _refused(response: httpx.Response, field: str, issue: str) -> None:
@@ -404,9 +398,7 @@ def test_a_feed_redirect_to_a_refused_notation_is_not_followed(
                 rule = tenant.api.ok(
                     tenant.api.post("/content-automations", json=_feed_rule(url)), 201
                 )
-            settings = Settings(
-                data_dir=server.settings.data_dir, quack_port=0, outbound_allow_hosts=allow
-            )
+            settings = Settings(data_dir=server.settings.data_dir, outbound_allow_hosts=allow)
             engagement = engagement_for(settings, remote)
             try:
                 report = content_automations.run_due(
@@ -444,9 +436,7 @@ def test_a_feed_follows_allowed_redirects_and_stops_at_the_size_cap(
                 )
                 for name in ("old.xml", "big.xml")
             ]
-        settings = Settings(
-            data_dir=server.settings.data_dir, quack_port=0, outbound_allow_hosts=allow
-        )
+        settings = Settings(data_dir=server.settings.data_dir, outbound_allow_hosts=allow)
         engagement = engagement_for(settings, remote)
         try:
             report = content_automations.run_due(

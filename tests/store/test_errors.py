@@ -2,36 +2,33 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Iterator
 
 import duckdb
 import pytest
 
-from tests.support import free_port
 from warehouse import retry
+from warehouse.cursor import StoreCursor
 from warehouse.errors import (
     ConflictError,
     DuplicateKeyError,
     StoreError,
-    StoreUnavailableError,
     translate,
 )
-from warehouse.store import Secrets, Store, StoreCursor
 
 
 @pytest.fixture
-def store(fresh_store: Store) -> Store:
-    with fresh_store.cursor() as cur:
-        cur.execute("CREATE TABLE seam (id INTEGER PRIMARY KEY, v INTEGER)")
-        cur.execute("INSERT INTO seam VALUES (1, 0)")
-    return fresh_store
+def duck() -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB database (the lake's engine, the old store's) with one keyed table."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE seam (id INTEGER PRIMARY KEY, v INTEGER)")
+    con.execute("INSERT INTO seam VALUES (1, 0)")
+    yield con
+    con.close()
 
 
-def test_two_transactions_updating_one_row_give_a_conflict(store: Store) -> None:
-    first, second = store.new_cursor(), store.new_cursor()
+def test_two_transactions_updating_one_row_give_a_conflict(duck: duckdb.DuckDBPyConnection) -> None:
+    first, second = StoreCursor(duck.cursor()), StoreCursor(duck.cursor())
     try:
         first.execute("BEGIN TRANSACTION")
         second.execute("BEGIN TRANSACTION")
@@ -43,98 +40,52 @@ def test_two_transactions_updating_one_row_give_a_conflict(store: Store) -> None
     finally:
         first.execute("ROLLBACK")
         second.execute("ROLLBACK")
-        first.close()
-        second.close()
 
 
-def test_a_key_taken_is_a_duplicate_in_a_statement_and_at_commit(store: Store) -> None:
-    with store.cursor() as cur, pytest.raises(DuplicateKeyError) as in_statement:
+def test_a_key_taken_is_a_duplicate_in_a_statement_and_at_commit(
+    duck: duckdb.DuckDBPyConnection,
+) -> None:
+    cur = StoreCursor(duck.cursor())
+    with pytest.raises(DuplicateKeyError) as in_statement:
         cur.execute("INSERT INTO seam VALUES (1, 5)")
     assert not in_statement.value.retryable
-    first, second = store.new_cursor(), store.new_cursor()
-    try:
-        first.execute("BEGIN TRANSACTION")
-        second.execute("BEGIN TRANSACTION")
-        first.execute("INSERT INTO seam VALUES (2, 0)")
-        second.execute("INSERT INTO seam VALUES (2, 0)")  # not seen until one commits
-        first.execute("COMMIT")
-        with pytest.raises(DuplicateKeyError) as at_commit:
-            second.execute("COMMIT")
-        assert isinstance(at_commit.value.__cause__, duckdb.TransactionException)
-    finally:
-        first.close()
-        second.close()
-    assert store.run(lambda cur: cur.execute("SELECT count(*) FROM seam").fetchone()) == (2,)
+    first, second = StoreCursor(duck.cursor()), StoreCursor(duck.cursor())
+    first.execute("BEGIN TRANSACTION")
+    second.execute("BEGIN TRANSACTION")
+    first.execute("INSERT INTO seam VALUES (2, 0)")
+    second.execute("INSERT INTO seam VALUES (2, 0)")  # not seen until one commits
+    first.execute("COMMIT")
+    with pytest.raises(DuplicateKeyError) as at_commit:
+        second.execute("COMMIT")
+    assert isinstance(at_commit.value.__cause__, duckdb.TransactionException)
+    assert cur.execute("SELECT count(*) FROM seam").fetchone() == (2,)
 
 
-def test_a_file_held_by_another_process_is_unavailable(tmp_path: Path) -> None:
-    path = tmp_path / "held" / "murmur.duckdb"
-    path.parent.mkdir()
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('held', flush=True);"
-            " sys.stdin.read()",
-            str(path),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None
-        assert holder.stdout.readline().strip() == "held"
-        with pytest.raises(StoreUnavailableError):
-            Store.connect(
-                path,
-                host_file=path.with_name("store.host.json"),
-                quack_token="unused",
-                lock_timeout=0.0,
-            )
-    finally:
-        holder.kill()
-        holder.wait()
-
-
-def test_other_engine_errors_are_store_errors_and_the_rest_pass_through(store: Store) -> None:
-    with store.cursor() as cur, pytest.raises(StoreError) as raised:
-        cur.execute("SELECT * FROM no_such_table")
+def test_other_engine_errors_are_store_errors_and_the_rest_pass_through(
+    duck: duckdb.DuckDBPyConnection,
+) -> None:
+    with pytest.raises(StoreError) as raised:
+        StoreCursor(duck.cursor()).execute("SELECT * FROM no_such_table")
     assert type(raised.value) is StoreError
     assert isinstance(raised.value.__cause__, duckdb.CatalogException)
     plain = ValueError("not the store's")
     assert translate(plain) is plain
 
 
-def test_a_conflict_over_quack_reads_as_a_conflict() -> None:
-    # Over Quack (DuckDB 1.5.5) the host's conflict reaches the client as a plain error
-    # with the host's message; the translation is by message there, by class in-process.
-    assert isinstance(translate(duckdb.Error("Conflict on tuple deletion!")), ConflictError)
+def test_a_lake_commit_another_commit_refused_reads_as_a_conflict() -> None:
+    # DuckLake reports a refused commit by message: its catalog held by another commit
+    # (SQLite), or a conflicting snapshot (PostgreSQL); both may run again.
+    for message in (
+        "Failed to flush changes into DuckLake: database is locked",
+        "TransactionContext Error: Failed to commit: Transaction conflict - attempting to"
+        " delete from table that was changed by another transaction",
+    ):
+        assert isinstance(translate(duckdb.Error(message)), ConflictError), message
 
 
-def test_a_key_taken_over_quack_is_a_duplicate(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    token = Secrets.load(data).quack_token
-    host_file = data / "store.host.json"
-    with Store.open_host(
-        data / "murmur.duckdb", host_file=host_file, quack_token=token, quack_port=free_port()
-    ) as host:
-        with host.cursor() as cur:
-            cur.execute("CREATE TABLE seam (id INTEGER PRIMARY KEY)")
-            cur.execute("INSERT INTO seam VALUES (1)")
-        with Store.connect(
-            data / "murmur.duckdb", host_file=host_file, quack_token=token
-        ) as remote:
-            assert remote.mode == "remote"
-            with remote.cursor() as cur, pytest.raises(DuplicateKeyError) as raised:
-                cur.execute("INSERT INTO seam VALUES (1)")
-    assert not raised.value.retryable
-
-
-def test_the_cursor_reaches_what_else_duckdb_offers(store: Store) -> None:
-    with store.cursor() as cur:
-        assert isinstance(cur, StoreCursor)
-        first = cur.execute("SELECT id, v FROM seam ORDER BY id").fetchmany(1)
+def test_the_cursor_reaches_what_else_duckdb_offers(duck: duckdb.DuckDBPyConnection) -> None:
+    cur = StoreCursor(duck.cursor())
+    first = cur.execute("SELECT id, v FROM seam ORDER BY id").fetchmany(1)
     assert first == [(1, 0)]
 
 
@@ -184,26 +135,3 @@ def test_attempts_are_bounded() -> None:
     assert len(calls) == 14
     # Doubling with jitter 0.5-1.5: the 13 waits sum to 8-25 s (the lake's commit budget).
     assert 8.0 < sum(waits) < 25.0
-
-
-def test_store_run_retries_a_real_conflict_and_commits_once(store: Store) -> None:
-    # The first attempt loses to a transaction holding the row; by its retry that one is done.
-    holder = store.new_cursor()
-    holder.execute("BEGIN TRANSACTION")
-    holder.execute("UPDATE seam SET v = v + 100 WHERE id = 1")
-    attempts: list[int] = []
-
-    def work(cur: StoreCursor) -> None:
-        attempts.append(1)
-        if len(attempts) == 1:
-            try:
-                cur.execute("UPDATE seam SET v = v + 1 WHERE id = 1")
-            finally:
-                holder.execute("COMMIT")
-                holder.close()
-        else:
-            cur.execute("UPDATE seam SET v = v + 1 WHERE id = 1")
-
-    store.run(work)
-    assert len(attempts) == 2
-    assert store.run(lambda cur: cur.execute("SELECT v FROM seam").fetchone()) == (101,)

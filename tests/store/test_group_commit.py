@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.store.test_store import connect
-from warehouse.cursor import StoreCursor
+from murmur.settings import Settings
+from warehouse.cursor import Cursor
 from warehouse.errors import DuplicateKeyError
 from warehouse.group_commit import GroupCommit
 from warehouse.store import Store, StoreUnavailableError
@@ -28,7 +28,7 @@ class Writer:
         self.started = threading.Event()
         self.batches: list[list[str]] = []
 
-    def __call__(self, cur: StoreCursor, items: Sequence[str]) -> list[str | Exception]:
+    def __call__(self, cur: Cursor, items: Sequence[str]) -> list[str | Exception]:
         self.started.set()
         self.gate.wait(10)
         self.batches.append(list(items))
@@ -44,16 +44,15 @@ class Writer:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    store = connect(tmp_path)
-    with store.cursor() as cur:
-        cur.execute("CREATE TABLE gc_items (k VARCHAR PRIMARY KEY)")
-    yield store
-    store.close()
+    with Settings(data_dir=tmp_path / "data").open_store() as store:
+        store.run(lambda cur: cur.execute("CREATE TABLE gc_items (k VARCHAR PRIMARY KEY)"))
+        yield store
 
 
 def stored(store: Store) -> list[str]:
-    with store.cursor() as cur:
-        return [row[0] for row in cur.execute("SELECT k FROM gc_items ORDER BY k").fetchall()]
+    return store.read(
+        lambda cur: [row[0] for row in cur.execute("SELECT k FROM gc_items ORDER BY k").fetchall()]
+    )
 
 
 def queue_behind_first(
@@ -80,8 +79,7 @@ def test_items_queued_during_a_batch_share_the_next(store: Store) -> None:
 
 
 def test_a_failing_item_fails_alone_and_leaves_nothing_half_written(store: Store) -> None:
-    with store.cursor() as cur:
-        cur.execute("INSERT INTO gc_items VALUES ('taken')")
+    store.run(lambda cur: cur.execute("INSERT INTO gc_items VALUES ('taken')"))
     writer = Writer()
     writes = GroupCommit(store, writer, name="test")
     futures = queue_behind_first(writes, writer, ["a", "b", "taken", "c"])

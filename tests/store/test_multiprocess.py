@@ -1,21 +1,20 @@
-"""The store shared by separate OS processes: the API host, a pipeline writer, an analyst.
+"""The store shared by separate OS processes, none of which owns it (ADR 0002).
 
-Everything here is real: ``murmur serve`` in a subprocess, a second Python process that
-reaches the store through ``Store.connect``, and a third that runs exactly the SQL
-``murmur attach`` prints in a fresh DuckDB connection.
+Everything here is real: ``murmur serve`` twice on one data directory (replicas, each on its
+own port), ``murmur serve --workers 2`` (two processes on one port), a pipeline process
+writing the lake, and an analyst's DuckDB running exactly the SQL ``murmur attach`` prints.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,80 +23,55 @@ import httpx
 import pytest
 
 from tests.support import HANG_SECONDS, free_port
-from warehouse.store import Secrets, Store
 
-MURMUR = shutil.which("murmur") or str(Path(sys.executable).with_name("murmur"))
+MURMUR = [sys.executable, "-m", "murmur"]
 BASE = "/api/public/v1"
 BATCHES = 20
 BATCH_ROWS = 32
 
 WRITER = """
 import sys
-from pathlib import Path
-from warehouse.store import Secrets, Store
+from murmur.settings import Settings
 
-data_dir, batches = Path(sys.argv[1]), int(sys.argv[2])
-with Store.connect(
-    data_dir / "murmur.duckdb",
-    host_file=data_dir / "store.host.json",
-    quack_token=Secrets.load(data_dir).quack_token,
-    lock_timeout=20,
-) as store:
-    assert store.mode == "remote", store.mode
-    store.execute_script(
-        "CREATE TABLE pipeline_rows (batch INTEGER NOT NULL, i INTEGER NOT NULL, note VARCHAR);"
-    )
+batches = int(sys.argv[1])
+with Settings().open_lakehouse() as lake:
+    lake.execute_script("CREATE TABLE pipeline_rows (batch INTEGER NOT NULL, i INTEGER NOT NULL);")
     for b in range(batches):
-        with store.cursor() as cur:
-            cur.execute("INSERT INTO pipeline_rows SELECT ?, range, 'row' FROM range(32)", [b])
+        lake.run(lambda cur: cur.execute(
+            "INSERT INTO pipeline_rows SELECT ?, range FROM range(32)", [b]
+        ))
 print("writer ok")
 """
 
 ANALYST = """
-import json, sys, time
+import json, re, sys
 import duckdb
-from warehouse.store import load_extension
+from warehouse.extensions import load_extension
 
-sql = sys.stdin.read()
+sql = re.sub(r"(INSTALL|LOAD) \\w+;", "", sys.stdin.read())
 con = duckdb.connect()
-for ext in ("httpfs", "quack"):
-    load_extension(con, ext)
+for name in ("sqlite", "ducklake"):
+    load_extension(con, name)
 con.execute(sql)
-accounts = con.execute("SELECT count(*) FROM accounts").fetchone()[0]
-rows = None
-deadline = time.monotonic() + float(sys.argv[1])
-while rows is None:
+tables = {row[2] for row in con.execute("SHOW ALL TABLES").fetchall()}
+joined = con.execute(
+    "SELECT p.id, count(*) OVER (PARTITION BY p.workspace_id ORDER BY p.id) AS running,"
+    " (SELECT count(*) FROM pipeline_rows) AS lake_rows"
+    " FROM posts p JOIN accounts a ON a.workspace_id = p.workspace_id"
+    " WHERE a.platform = 'bluesky' ORDER BY p.id"
+).fetchall()
+refused = {}
+for name, statement in (
+    ("pub", "DELETE FROM pub.posts"),
+    ("lake", "INSERT INTO lake.pipeline_rows VALUES (-1, -1)"),
+):
     try:
-        rows = con.execute("SELECT count(*) FROM pipeline_rows").fetchone()[0]
-    except duckdb.CatalogException:
-        if time.monotonic() > deadline:
-            raise
-        con.execute("CALL quack_clear_cache()")  # the writer's table is newer than our attach
-        time.sleep(0.1)
-try:
-    con.execute("INSERT INTO pipeline_rows VALUES (-1, -1, 'analyst')")
-    refused = None
-except duckdb.Error as exc:
-    refused = str(exc)
-print(json.dumps({"accounts": accounts, "pipeline_rows": rows, "write_refused": refused}))
-"""
-
-HOLDER = """
-import sys, time
-from pathlib import Path
-from warehouse.store import Secrets, Store
-
-data_dir = Path(sys.argv[1])
-start = time.monotonic()
-print("trying", flush=True)
-with Store.connect(
-    data_dir / "murmur.duckdb",
-    host_file=data_dir / "store.host.json",
-    quack_token=Secrets.load(data_dir).quack_token,
-    lock_timeout=60,
-) as store, store.cursor() as cur:
-    n = cur.execute("SELECT count(*) FROM marker").fetchone()[0]
-    print(store.mode, round(time.monotonic() - start, 2), n)
+        con.execute(statement)
+        refused[name] = None
+    except duckdb.Error as exc:
+        refused[name] = str(exc)
+print(json.dumps({"tables": sorted(tables), "joined": len(joined),
+                  "lake_rows": joined[0][2] if joined else None, "refused": refused}))
 """
 
 
@@ -105,202 +79,180 @@ with Store.connect(
 class Served:
     data_dir: Path
     env: dict[str, str]
-    base_url: str
+    base_urls: list[str]
     key: str
-    openapi: dict[str, Any]
+    procs: list[subprocess.Popen[bytes]]
 
-
-def remote_store(served: Served) -> Store:
-    """This test process's handle on the served store (through the host, over Quack)."""
-    return Store.connect(
-        served.data_dir / "murmur.duckdb",
-        host_file=served.data_dir / "store.host.json",
-        quack_token=Secrets.load(served.data_dir).quack_token,
-        lock_timeout=20,
-    )
+    def client(self, replica: int, key: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {key or self.key}"}
+        return httpx.Client(base_url=self.base_urls[replica], headers=headers, timeout=30)
 
 
 def run_murmur(env: dict[str, str], *args: str) -> str:
     done = subprocess.run(
-        [MURMUR, *args], env=env, capture_output=True, text=True, timeout=90, check=False
+        [*MURMUR, *args], env=env, capture_output=True, text=True, timeout=180, check=False
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
-    """``murmur serve`` in a subprocess over a store in a temporary data directory."""
-    data_dir = tmp_path / "data"
-    port = free_port()
-    env = dict(
-        os.environ,
-        MURMUR_DATA_DIR=str(data_dir),
-        MURMUR_PORT=str(port),
-        MURMUR_QUACK_PORT="0",
-        MURMUR_STORE_LOCK_TIMEOUT_SECONDS="20",
-    )
-    key = run_murmur(env, "keys", "create", "--data-dir", str(data_dir)).strip().splitlines()[-1]
-    log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen(
-        [MURMUR, "serve", "--data-dir", str(data_dir)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base_url = f"http://127.0.0.1:{port}{BASE}"
-    try:
-        deadline = time.monotonic() + HANG_SECONDS
-        openapi: dict[str, Any] | None = None
-        while openapi is None:
-            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
-            assert time.monotonic() < deadline, "murmur serve did not answer within 60 s"
-            try:
-                resp = httpx.get(f"{base_url}/openapi.json", timeout=2)
-                if resp.status_code == 200:
-                    openapi = resp.json()
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        assert (data_dir / "store.host.json").exists()
-        yield Served(data_dir, env, base_url, key, openapi)
-    finally:
+def _wait_for(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + HANG_SECONDS
+    while True:
+        assert proc.poll() is None, log.read_text()
+        assert time.monotonic() < deadline, f"{url} did not answer\n{log.read_text()[-3000:]}"
+        try:
+            if httpx.get(f"{url}/openapi.json", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for proc in procs:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
-        log.close()
+    for proc in procs:
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
 
 
-def api_traffic(served: Served, stop: threading.Event, seen: list[tuple[str, int, Any]]) -> None:
-    """Reads, and writes when POST /posts exists, until told to stop (and at least a few)."""
-    paths = served.openapi["paths"]  # relative to the document's server, the base path
-    writes = "post" in paths.get("/posts", paths.get(f"{BASE}/posts", {}))
-    headers = {"Authorization": f"Bearer {served.key}"}
-    with httpx.Client(base_url=served.base_url, headers=headers, timeout=30) as http:
-        i = 0
-        while i < 12 or not stop.is_set():
-            i += 1
-            resp = http.get("/accounts", params={"limit": 50})
-            seen.append(("GET /accounts", resp.status_code, resp.json()))
-            if writes:
-                resp = http.post(
-                    "/posts",
-                    json={"text": f"hi {i}", "platforms": ["x"]},
-                    headers={"Idempotency-Key": f"multiprocess-{i}"},
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    """Two ``murmur serve`` processes on one data directory, each on a port of its own."""
+    data_dir = tmp_path / "data"
+    env = dict(os.environ, MURMUR_DATA_DIR=str(data_dir))
+    key = run_murmur(env, "keys", "create").strip().splitlines()[-1]
+    procs: list[subprocess.Popen[bytes]] = []
+    urls = []
+    try:
+        for replica in range(2):
+            port = free_port()
+            log = tmp_path / f"serve{replica}.log"
+            with log.open("wb") as out:
+                proc = subprocess.Popen(
+                    [*MURMUR, "serve", "--port", str(port)],
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
                 )
-                seen.append(("POST /posts", resp.status_code, resp.json()))
-            if i > 400:
-                break
+            procs.append(proc)
+            url = f"http://127.0.0.1:{port}{BASE}"
+            _wait_for(url, proc, log)
+            urls.append(url)
+        yield Served(data_dir, env, urls, key, procs)
+    finally:
+        _stop(procs)
+
+
+def _bluesky(http: httpx.Client) -> str:
+    accounts = http.get("/accounts").json()["data"]["items"]
+    return str(next(a["id"] for a in accounts if a["platform"] == "bluesky"))  # text only
+
+
+def test_two_api_processes_each_take_writes_and_read_each_others_at_once(
+    served: Served,
+) -> None:
+    with served.client(0) as first, served.client(1) as second:
+        account = _bluesky(first)
+        created: dict[str, int] = {}
+        errors: list[str] = []
+
+        def write(http: httpx.Client, replica: int) -> None:
+            for i in range(25):
+                body = {"text": f"replica {replica} #{i}", "platforms": [account], "draft": True}
+                resp = http.post(
+                    "/posts", json=body, headers={"Idempotency-Key": f"rep-{replica}-{i}"}
+                )
+                if resp.status_code != 201:
+                    errors.append(resp.text)
+                    return
+                post_id = resp.json()["data"]["id"]
+                created[post_id] = replica
+                # The other replica reads it at once: no owner, no replication lag.
+                other = second if http is first else first
+                seen = other.get(f"/posts/{post_id}")
+                if seen.status_code != 200:
+                    errors.append(f"{post_id} written by {replica}: {seen.text}")
+
+        threads = [
+            threading.Thread(target=write, args=(http, n)) for n, http in enumerate((first, second))
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(HANG_SECONDS)
+        assert not errors, errors[:3]
+        assert len(created) == 50
+        for http in (first, second):
+            listed = {p["id"] for p in _all(http, "/posts")}
+            assert set(created) <= listed
+
+
+def _all(http: httpx.Client, path: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        params: dict[str, Any] = {"limit": 100}
+        if cursor:
+            params["cursor"] = cursor
+        data = http.get(path, params=params).json()["data"]
+        items += data["items"]
+        cursor = data["pagination"]["next_cursor"]
+        if not cursor:
+            return items
 
 
 def test_api_pipeline_and_analyst_share_the_store(served: Served) -> None:
-    env = dict(served.env)
-    writer = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(served.data_dir), str(BATCHES)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+    with served.client(0) as http:
+        account = _bluesky(http)
+        for i in range(3):
+            body = {"text": f"joined {i}", "platforms": [account], "draft": True}
+            resp = http.post("/posts", json=body, headers={"Idempotency-Key": f"join-{i}"})
+            assert resp.status_code == 201, resp.text
+    writer = subprocess.run(
+        [sys.executable, "-c", WRITER, str(BATCHES)],
+        env=served.env,
+        capture_output=True,
         text=True,
+        timeout=HANG_SECONDS,
     )
-    attach_sql = run_murmur(env, "attach", "--data-dir", str(served.data_dir))
-    assert "(READ_ONLY)" in attach_sql
-    assert "quack:" in attach_sql
-    analyst = subprocess.Popen(
-        [sys.executable, "-c", ANALYST, str(HANG_SECONDS)],
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+    assert writer.returncode == 0, writer.stderr
+    attach_sql = run_murmur(served.env, "attach")
+    assert "READ_ONLY" in attach_sql
+    analyst = subprocess.run(
+        [sys.executable, "-c", ANALYST],
+        input=attach_sql,
+        env=served.env,
+        capture_output=True,
         text=True,
+        timeout=HANG_SECONDS,
     )
-    stop = threading.Event()
-    seen: list[tuple[str, int, Any]] = []
-    traffic = threading.Thread(target=api_traffic, args=(served, stop, seen))
-    traffic.start()
-    try:
-        analyst_out, analyst_err = analyst.communicate(attach_sql, timeout=120)
-        writer_out, writer_err = writer.communicate(timeout=120)
-    finally:
-        stop.set()
-        traffic.join(120)
-        for proc in (writer, analyst):
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(10)
-
-    # (ii) the pipeline-like writer
-    assert writer.returncode == 0, writer_err
-    assert "writer ok" in writer_out
-    # (iii) the analyst: read everything it asked for, and was refused a write
-    assert analyst.returncode == 0, analyst_err
-    report = json.loads(analyst_out.strip().splitlines()[-1])
-    assert report["accounts"] >= 9  # the test workspace's one account per platform
-    assert 0 <= report["pipeline_rows"] <= BATCHES * BATCH_ROWS
-    assert report["write_refused"] is not None
-    # (i) every API request succeeded
-    assert not traffic.is_alive()
-    assert len(seen) >= 12
-    for what, status, body in seen:
-        assert status in (200, 201), (what, status, body)
-        assert body["success"] is True, (what, body)
-
-    # No acknowledged write was lost: every batch and every created post is there.
-    with remote_store(served) as store:
-        assert store.mode == "remote"
-        with store.cursor() as cur:
-            got = cur.execute("SELECT batch, count(*) FROM pipeline_rows GROUP BY batch").fetchall()
-        assert dict(got) == dict.fromkeys(range(BATCHES), BATCH_ROWS)
-    created = [body["data"]["id"] for what, _, body in seen if what == "POST /posts"]
-    headers = {"Authorization": f"Bearer {served.key}"}
-    with httpx.Client(base_url=served.base_url, headers=headers, timeout=30) as http:
-        for post_id in created:
-            resp = http.get(f"/posts/{post_id}")
-            assert resp.status_code == 200, resp.text
-
-
-def test_without_a_host_the_file_is_opened_directly_and_waited_for(tmp_path: Path) -> None:
-    data_dir = tmp_path / "data"
-    data_dir.mkdir()
-    store = Store.connect(
-        data_dir / "murmur.duckdb",
-        host_file=data_dir / "store.host.json",
-        quack_token=Secrets.load(data_dir).quack_token,
-        lock_timeout=5,
-    )
-    try:
-        assert store.mode == "direct"
-        store.execute_script("CREATE TABLE marker (i INTEGER); INSERT INTO marker VALUES (1);")
-        second = subprocess.Popen(
-            [sys.executable, "-c", HOLDER, str(data_dir)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert second.stdout is not None
-        # It asks for the file only after this line, and cannot have it while we hold it.
-        assert second.stdout.readline().strip() == "trying", second.communicate()
-        assert second.poll() is None, second.communicate()
-    finally:
-        store.close()
-    out, err = second.communicate(timeout=60)
-    assert second.returncode == 0, err
-    mode, _waited, marker_rows = out.split()
-    assert mode == "direct"
-    assert int(marker_rows) == 1
+    assert analyst.returncode == 0, analyst.stderr
+    report = json.loads(analyst.stdout.strip().splitlines()[-1])
+    # One catalog: the publishing tables and the lake's, joined in one statement.
+    assert {"posts", "accounts", "pipeline_rows", "mart_post_daily"} <= set(report["tables"])
+    assert report["joined"] == 3
+    assert report["lake_rows"] == BATCHES * BATCH_ROWS
+    # Read-only on both sides, refused by the engine.
+    assert report["refused"]["pub"] is not None
+    assert report["refused"]["lake"] is not None
+    # Both APIs still answer, and neither lost a post.
+    for replica in range(2):
+        with served.client(replica) as http:
+            assert len([p for p in _all(http, "/posts") if p["text"].startswith("joined")]) == 3
 
 
 def test_a_change_from_another_process_reaches_the_api_caches_at_once(served: Served) -> None:
-    """Cached keys and pages are dropped by a CLI revocation and a remote write (the token)."""
-    env, data_dir = served.env, str(served.data_dir)
-    key = run_murmur(env, "keys", "create", "--data-dir", data_dir, "--name", "short-lived")
-    headers = {"Authorization": f"Bearer {key.strip().splitlines()[-1]}"}
-    with httpx.Client(base_url=served.base_url, headers=headers, timeout=30) as http:
-        accounts = http.get("/accounts").json()["data"]["items"]
-        bluesky = next(a["id"] for a in accounts if a["platform"] == "bluesky")  # text only
-        body = {"text": "before", "platforms": [bluesky], "draft": True}
+    """Cached keys and pages are dropped by a CLI revocation and another process's write."""
+    env = served.env
+    key = run_murmur(env, "keys", "create", "--name", "short-lived").strip().splitlines()[-1]
+    with served.client(0, key) as http, served.client(1, key) as other:
+        body = {"text": "before", "platforms": [_bluesky(http)], "draft": True}
         created = http.post("/posts", json=body, headers={"Idempotency-Key": "mp-cache-1"})
         assert created.status_code == 201, created.text
         post_id = created.json()["data"]["id"]
@@ -308,15 +260,66 @@ def test_a_change_from_another_process_reaches_the_api_caches_at_once(served: Se
             page = http.get("/posts")
             assert page.status_code == 200
             assert page.json()["data"]["items"][0]["text"] == "before"
-        with remote_store(served) as store:
-            assert store.mode == "remote"
-            store.run(
-                lambda cur: cur.execute("UPDATE posts SET text = 'after' WHERE id = ?", [post_id])
-            )
+        edited = other.patch(
+            f"/posts/{post_id}", json={"text": "after"}, headers={"Idempotency-Key": "mp-edit"}
+        )
+        assert edited.status_code == 200, edited.text
         assert http.get("/posts").json()["data"]["items"][0]["text"] == "after"
-        listed = run_murmur(env, "keys", "list", "--data-dir", data_dir)
+        listed = run_murmur(env, "keys", "list")
         key_id = next(line.split()[0] for line in listed.splitlines() if "short-lived" in line)
-        run_murmur(env, "keys", "revoke", key_id, "--data-dir", data_dir)
-        refused = http.get("/posts")
-        assert refused.status_code == 401
-        assert refused.json()["error"]["code"] == "API_KEY_INVALID"
+        run_murmur(env, "keys", "revoke", key_id)
+        for client in (http, other):
+            refused = client.get("/posts")
+            assert refused.status_code == 401
+            assert refused.json()["error"]["code"] == "API_KEY_INVALID"
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def _eventually(check: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + HANG_SECONDS
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def test_serve_with_workers_runs_that_many_processes_on_one_port(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    env = dict(os.environ, MURMUR_DATA_DIR=str(data_dir))
+    key = run_murmur(env, "keys", "create").strip().splitlines()[-1]
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*MURMUR, "serve", "--port", str(port), "--workers", "3"],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}{BASE}"
+    try:
+        _wait_for(url, proc, log)
+        # The first process serves, and supervises two more sharing its port.
+        assert _eventually(lambda: len(_children(proc.pid)) == 2), log.read_text()[-3000:]
+        with httpx.Client(
+            base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=30
+        ) as http:
+            replies = [http.get("/accounts").status_code for _ in range(30)]
+        assert replies == [200] * 30
+    finally:
+        _stop([proc])
+    assert proc.returncode == 0, log.read_text()[-3000:]

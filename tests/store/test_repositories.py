@@ -1,10 +1,9 @@
-"""The repositories on every engine they run on: DuckDB, SQLite and PostgreSQL (ADR 0002).
+"""The repositories on both engines of the publishing database: SQLite and PostgreSQL.
 
 Each test runs the same repository calls through ``run`` on the engine of its parameter:
-the DuckDB store the service runs on today, and the publishing database on both of ADR
-0002's profiles (SQLite embedded, PostgreSQL at scale). What the engines spell differently
-is chosen by the cursor's dialect (warehouse/sql.py); these tests are what says the three
-spellings mean the same.
+ADR 0002's two profiles (SQLite embedded, PostgreSQL at scale). What the engines spell
+differently is chosen by the cursor's dialect (warehouse/sql.py); these tests are what says
+the spellings mean the same.
 """
 
 from __future__ import annotations
@@ -28,19 +27,14 @@ from warehouse.cursor import Cursor, PubCursor
 from warehouse.errors import DuplicateKeyError
 from warehouse.ids import utcnow
 from warehouse.pubdb.engine import PubDB, sqlite_url
-from warehouse.store import Store
 
 T = TypeVar("T")
 Run = Callable[[Callable[[Cursor], T]], T]
 
 
-@pytest.fixture(params=["duckdb", "sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", "postgresql"])
 def run(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Run[Any]]:
     """``run(work)``: ``work(cur)`` in one committed transaction on the parameter's engine."""
-    if request.param == "duckdb":
-        store: Store = request.getfixturevalue("fresh_store")
-        yield store.run
-        return
     if request.param == "sqlite":
         url = sqlite_url(tmp_path / "publishing.sqlite")
     else:

@@ -1,4 +1,4 @@
-"""The store on its own: migrations, conflict retries, atomic scripts (direct and remote)."""
+"""The store on its own: both halves opened and migrated, retries, atomic scripts, the signal."""
 
 from __future__ import annotations
 
@@ -9,207 +9,157 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from warehouse.errors import StoreError
+from murmur.settings import Settings
+from warehouse.cursor import Cursor, StoreCursor
+from warehouse.errors import StoreError, StoreUnavailableError
+from warehouse.lake.copy import lake_tables
 from warehouse.migrations import available, migrate
-from warehouse.store import Secrets, Store, StoreCursor, Transaction
-
-
-def connect(data_dir: Path) -> Store:
-    return Store.connect(
-        data_dir / "murmur.duckdb",
-        host_file=data_dir / "store.host.json",
-        quack_token=Secrets.load(data_dir).quack_token,
-        lock_timeout=5,
-    )
+from warehouse.pubdb.engine import PubDB
+from warehouse.store import Lakehouse, Store
 
 
 @pytest.fixture
-def direct(tmp_path: Path) -> Iterator[Store]:
-    store = connect(tmp_path)
-    assert store.mode == "direct"
-    yield store
-    store.close()
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data")
 
 
 @pytest.fixture
-def hosted(tmp_path: Path) -> Iterator[tuple[Store, Store]]:
-    """A host serving Quack and a client that reached it through store.host.json."""
-    host_file = tmp_path / "store.host.json"
-    host = Store.open_host(
-        tmp_path / "murmur.duckdb",
-        host_file=host_file,
-        quack_token=Secrets.load(tmp_path).quack_token,
-        quack_port=0,
-        lock_timeout=5,
-    )
-    try:
-        client = connect(tmp_path)
-        try:
-            assert client.mode == "remote"
-            yield host, client
-        finally:
-            client.close()
-    finally:
-        host.close()
-    assert not host_file.exists()
+def store(settings: Settings) -> Iterator[Store]:
+    with settings.open_store() as opened:
+        yield opened
 
 
-def test_migrations_are_versioned_and_idempotent(tmp_path: Path) -> None:
+def test_the_old_stores_migrations_are_versioned_and_idempotent(tmp_path: Path) -> None:
+    """The DuckDB store of ADR 0001 still has its history: ``murmur migrate`` reads it."""
     con = duckdb.connect(str(tmp_path / "m.duckdb"))
     try:
         shipped = available()
-        assert shipped, "no migrations shipped"
         versions = [m.version for m in shipped]
         assert versions == sorted(set(versions))
         assert migrate(con) == versions
         assert migrate(con) == []
-        rows = con.execute(
-            "SELECT version, name, applied_at FROM schema_migrations ORDER BY version"
-        ).fetchall()
-        assert [(v, n) for v, n, _ in rows] == [(m.version, m.name) for m in shipped]
-        assert all(at is not None for _, _, at in rows)
     finally:
         con.close()
 
 
-def test_opening_the_store_migrates_it_once(tmp_path: Path) -> None:
-    connect(tmp_path).close()
-    with connect(tmp_path) as store, store.cursor() as cur:
-        (count,) = cur.execute("SELECT count(*) FROM schema_migrations").fetchone() or (0,)
-        assert count == len(available())
+def test_opening_the_store_creates_and_migrates_both_halves_in_the_data_dir(
+    settings: Settings,
+) -> None:
+    settings.open_store().close()
+    with settings.open_store() as store:
+        assert store.pub.revision() is not None
+        with store.analytics() as cur:
+            tables = lake_tables(cur.raw, alias="lake")  # type: ignore[arg-type]
+    assert {"mart_post_daily", "raw_engagement_snapshots", "mart_snapshots"} <= set(tables)
+    names = {path.name for path in settings.data_dir.iterdir()}
+    assert {"publishing.sqlite", "lake.sqlite", "lake"} <= names
+    assert "murmur.duckdb" not in names
 
 
-def test_run_retries_a_write_write_conflict(direct: Store) -> None:
-    direct.execute_script(
-        "CREATE TABLE counter (id INTEGER PRIMARY KEY, v INTEGER, log VARCHAR[]);"
-        "INSERT INTO counter VALUES (1, 0, []);"
-    )
-    both_read = threading.Barrier(2, timeout=10)
-    attempts: dict[str, int] = {"a": 0, "b": 0}
-    errors: list[BaseException] = []
+def test_a_store_of_an_earlier_murmur_is_refused_until_migrated(settings: Settings) -> None:
+    settings.ensure_dirs()
+    duckdb.connect(str(settings.old_store_path)).close()
+    with pytest.raises(StoreUnavailableError, match="murmur migrate"):
+        settings.open_store()
 
-    def bump(name: str) -> None:
-        def work(cur: StoreCursor) -> None:
-            attempts[name] += 1
-            row = cur.execute("SELECT v FROM counter WHERE id = 1").fetchone()
-            assert row is not None
-            if attempts[name] == 1:
-                both_read.wait()  # both transactions have read the same row
-            cur.execute(
-                "UPDATE counter SET v = ?, log = list_append(log, ?) WHERE id = 1",
-                [row[0] + 1, f"{name}:{row[0] + 1}"],
+
+def test_run_retries_a_writer_held_past_the_busy_timeout(tmp_path: Path) -> None:
+    url = Settings(data_dir=tmp_path).pub_url
+    with PubDB.open(url) as holder, PubDB.open(url, busy_timeout_ms=200) as waiter:
+        waiter.run(lambda conn: conn.exec_driver_sql("CREATE TABLE t (i INTEGER)"))
+        held = holder.begin(write=True)
+        held.cur.execute("INSERT INTO t VALUES (1)")
+        released = threading.Timer(0.5, held.commit)
+        released.start()
+        # Refused at least once while the lock is held, then it goes through.
+        waiter.run(lambda conn: conn.exec_driver_sql("INSERT INTO t VALUES (2)"))
+        released.join()
+        with waiter.snapshot() as conn:
+            assert conn.exec_driver_sql("SELECT count(*) FROM t").scalar() == 2
+
+
+def test_a_lake_script_is_atomic(store: Store) -> None:
+    with Lakehouse(store) as lake:
+        lake.execute_script("CREATE TABLE t (i INTEGER); INSERT INTO t VALUES (1);")
+        with pytest.raises(StoreError):
+            lake.execute_script(
+                "INSERT INTO t VALUES (2); CREATE TABLE u (i INTEGER); INSERT INTO t VALUES ('x');"
             )
 
-        try:
-            direct.run(work)
-        except BaseException as exc:
-            errors.append(exc)
+        def count(cur: StoreCursor) -> int:
+            found = cur.execute("SELECT count(*) FROM t").fetchone()
+            return int(found[0]) if found else -1
 
-    threads = [threading.Thread(target=bump, args=(n,)) for n in ("a", "b")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    assert not errors, errors
-    assert sum(attempts.values()) >= 3, attempts  # one of them lost the race and retried
-    with direct.cursor() as cur:
-        v, log = cur.execute("SELECT v, log FROM counter WHERE id = 1").fetchone() or (None, None)
-    assert v == 2
-    # Both updates landed, the retried one on top of the other: values 1 then 2.
-    assert [entry.split(":")[1] for entry in log] == ["1", "2"]
-    assert {entry.split(":")[0] for entry in log} == {"a", "b"}
+        assert lake.run(count) == 1
+        assert "u" not in lake.run(lambda cur: lake_tables(cur.raw))  # type: ignore[arg-type]
+        lake.execute_script("INSERT INTO t VALUES (3);")  # the session is usable again
+        assert lake.run(count) == 2
 
 
-def count(store: Store, table: str) -> int:
-    with store.cursor() as cur:
-        row = cur.execute(f"SELECT count(*) FROM {table}").fetchone()  # noqa: S608 - test constant
-    assert row is not None
-    return int(row[0])
+def test_a_pipeline_session_joins_the_accounts_of_the_publishing_database(store: Store) -> None:
+    from warehouse import workspaces as ws_repo
 
+    def account(cur: Cursor) -> str:
+        org = ws_repo.create_organization(cur, "Lake")
+        ws = ws_repo.create_workspace(cur, org, "Lake")
+        return ws_repo.insert_account(cur, ws, "x", "lake", "Lake", "x-lake")
 
-def tables(store: Store) -> set[str]:
-    with store.cursor() as cur:
-        return {r[0] for r in cur.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-
-
-def test_execute_script_is_atomic_direct(direct: Store) -> None:
-    direct.execute_script("CREATE TABLE t (i INTEGER); INSERT INTO t VALUES (1);")
-    with pytest.raises(StoreError):
-        direct.execute_script(
-            "INSERT INTO t VALUES (2); CREATE TABLE u (i INTEGER); INSERT INTO t VALUES ('x');"
+    first = store.run(account)
+    with Lakehouse(store) as lake:
+        second = store.run(account)
+        seen = lake.run(lambda cur: cur.execute("SELECT id FROM pub.accounts").fetchall())
+        assert seen == [(first,)]
+        lake.refresh_publishing()
+        seen = lake.run(
+            lambda cur: cur.execute("SELECT id FROM pub.accounts ORDER BY id").fetchall()
         )
-    assert count(direct, "t") == 1
-    assert "u" not in tables(direct)
-    direct.execute_script("INSERT INTO t VALUES (3);")  # the connection is usable again
-    assert count(direct, "t") == 2
+        assert seen == sorted([(first,), (second,)])
 
 
-def test_execute_script_is_atomic_remote(hosted: tuple[Store, Store]) -> None:
-    host, client = hosted
-    client.execute_script("CREATE TABLE t (i INTEGER); INSERT INTO t VALUES (1);")
-    assert count(client, "t") == 1  # the client sees the new table (its cache was cleared)
-    with pytest.raises(StoreError):
-        client.execute_script(
-            "INSERT INTO t VALUES (2); CREATE TABLE u (i INTEGER); INSERT INTO t VALUES ('x');"
-        )
-    assert count(host, "t") == 1
-    assert "u" not in tables(host)
-    client.execute_script("INSERT INTO t VALUES (3);")
-    assert count(host, "t") == 2
-    assert count(client, "t") == 2
+def test_every_committed_write_replaces_the_change_token(settings: Settings) -> None:
+    with settings.open_store() as one, settings.open_store() as other:
+        # Every process's handle reads one token file in the data directory.
+        assert one.changes.path == other.changes.path
+        before = one.changes.token()
+        assert other.changes.token() == before
+        other.run(lambda cur: cur.execute("CREATE TABLE signal_probe (i INTEGER)"))
+        after_run = one.changes.token()
+        assert after_run != before
+        with Lakehouse(other) as lake:
+            lake.execute_script("CREATE TABLE lake_probe (i INTEGER);")
+        after_script = one.changes.token()
+        assert after_script != after_run
+        with one.transaction() as cur:
+            cur.execute("INSERT INTO signal_probe VALUES (2)")
+        assert other.changes.token() != after_script
 
 
-def test_client_side_rollback_does_not_undo_remote_writes(hosted: tuple[Store, Store]) -> None:
-    """Pins the Quack caveat (DuckDB 1.5.5) that execute_script exists for.
-
-    Each remote statement runs (on the host) in a transaction of its own: a client-side
-    BEGIN does not hold, the INSERT commits, and the ROLLBACK finds nothing to undo. If a
-    DuckDB upgrade makes client transactions real, revisit docs/adr/0001-store.md.
-    """
-    host, client = hosted
-    client.execute_script("CREATE TABLE t (i INTEGER);")
-    with client.cursor() as cur:
-        cur.execute("BEGIN TRANSACTION")
-        cur.execute("INSERT INTO t VALUES (?)", [1])
-        with pytest.raises(StoreError, match="no transaction is active"):
-            cur.execute("ROLLBACK")
-    assert count(host, "t") == 1
-
-
-def test_every_committed_write_replaces_the_change_token(hosted: tuple[Store, Store]) -> None:
-    host, remote = hosted
-    # Both processes' handles read one token file beside the store.
-    assert host.changes.path == remote.changes.path
-    before = host.changes.token()
-    assert remote.changes.token() == before
-    remote.run(lambda cur: cur.execute("CREATE TABLE IF NOT EXISTS signal_probe (i INTEGER)"))
-    after_run = host.changes.token()
-    assert after_run != before
-    remote.execute_script("INSERT INTO signal_probe VALUES (1);")
-    after_script = host.changes.token()
-    assert after_script != after_run
-    with host.transaction() as cur:
-        cur.execute("INSERT INTO signal_probe VALUES (2)")
-    assert remote.changes.token() != after_script
-
-
-def test_a_request_transaction_signals_only_when_it_wrote(direct: Store) -> None:
-    direct.run(lambda cur: cur.execute("CREATE TABLE probe (i INTEGER)"))
-    start = direct.changes.token()
-    reader = Transaction(direct)
+def test_a_request_transaction_signals_only_when_it_wrote(store: Store) -> None:
+    store.run(lambda cur: cur.execute("CREATE TABLE probe (i INTEGER)"))
+    start = store.changes.token()
+    reader = store.begin(write=False)
     assert reader.token == start
     assert not reader.begun  # nothing touched the store yet
     assert reader.cur.execute("SELECT count(*) FROM probe").fetchone() == (0,)
     reader.commit(wrote=False)
-    assert direct.changes.token() == start
-    keys = direct.changes.keys_token()
-    writer = Transaction(direct)
+    assert store.changes.token() == start
+    keys = store.changes.keys_token()
+    writer = store.begin(write=True)
     writer.cur.execute("INSERT INTO probe VALUES (1)")
     writer.commit(wrote=True)
-    assert direct.changes.token() != start
+    assert store.changes.token() != start
     # An API request never writes api_keys: resolved keys stay valid across its commit...
-    assert direct.changes.keys_token() == keys
+    assert store.changes.keys_token() == keys
     # ...and not across any other write (a revocation through the CLI is one).
-    direct.run(lambda cur: cur.execute("INSERT INTO probe VALUES (2)"))
-    assert direct.changes.keys_token() != keys
-    assert direct.run(lambda cur: cur.execute("SELECT count(*) FROM probe").fetchone()) == (2,)
+    store.run(lambda cur: cur.execute("INSERT INTO probe VALUES (2)"))
+    assert store.changes.keys_token() != keys
+    assert store.read(lambda cur: cur.execute("SELECT count(*) FROM probe").fetchone()) == (2,)
+
+
+def test_at_scale_no_cache_is_vouched_for(tmp_path: Path) -> None:
+    """Writers on other machines never touch this machine's token file: no token repeats."""
+    from warehouse.changes import ChangeSignal
+
+    signal = ChangeSignal(tmp_path / "changes", sees_every_writer=False)
+    assert signal.token() != signal.token()
+    assert signal.keys_token() != signal.keys_token()

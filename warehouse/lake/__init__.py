@@ -19,10 +19,10 @@ import psycopg
 from sqlalchemy.engine import make_url
 
 from warehouse.errors import ConflictError, translate
+from warehouse.extensions import load_extension
 from warehouse.migrations import migrate
 from warehouse.retry import retrying
 from warehouse.sql import literal
-from warehouse.store import load_extension
 
 MIGRATIONS = "warehouse.lake.migrations"
 #: A lake commit holds the catalog while it writes its files' entries: a day of 25,000 rows
@@ -30,6 +30,8 @@ MIGRATIONS = "warehouse.lake.migrations"
 COMMIT_ATTEMPTS = 14
 #: PostgreSQL advisory lock key held by a process creating or migrating a lake ("lake").
 CREATION_LOCK = 0x6C616B65
+#: The lock upserts of the lake's dimensions take turns on ("dims"): see Lakehouse.
+DIMENSIONS_LOCK = 0x64696D73
 T = TypeVar("T")
 
 
@@ -105,43 +107,76 @@ class Lake:
             _migrate(con, alias)
 
     @contextlib.contextmanager
-    def _one_writer_at_a_time(self) -> Iterator[None]:
+    def locked(self, name: str, key: int) -> Iterator[None]:
+        """Hold this lake's lock ``name`` (``key`` at scale) against every other process.
+
+        A flock beside a SQLite catalog; a PostgreSQL advisory lock beside a PostgreSQL one,
+        which holds across machines. Both are dropped when their holder dies.
+        """
         location = self.catalog.split(":", 1)[1]
         if self.kind == "postgres":
             with psycopg.connect(location, autocommit=True) as lock:
                 # A session lock: released when this connection closes, or its process dies.
-                lock.execute("SELECT pg_advisory_lock(%s)", [CREATION_LOCK])
+                lock.execute("SELECT pg_advisory_lock(%s)", [key])
                 yield
             return
         catalog = Path(location)
-        if not self.data.startswith("s3://"):
-            Path(self.data).mkdir(parents=True, exist_ok=True)
-        with _exclusive(catalog.with_name(catalog.name + ".lock")):
-            if not catalog.exists():
-                _new_wal_catalog(catalog)
+        with _exclusive(catalog.with_name(f"{catalog.name}.{name}")):
             yield
+
+    @contextlib.contextmanager
+    def _one_writer_at_a_time(self) -> Iterator[None]:
+        if self.kind == "sqlite" and not self.data.startswith("s3://"):
+            Path(self.data).mkdir(parents=True, exist_ok=True)
+        with self.locked("lock", CREATION_LOCK):
+            if self.kind == "sqlite":
+                catalog = Path(self.catalog.split(":", 1)[1])
+                if not catalog.exists():
+                    _new_wal_catalog(catalog)
+            yield
+
+
+def prepare(lake: Lake) -> None:
+    """Create and migrate ``lake`` if need be, so that read-only sessions find its tables."""
+    con = duckdb.connect()
+    try:
+        lake.attach(con)
+    finally:
+        con.close()
+
+
+def _publishing_target(url: str) -> tuple[str, str]:
+    """The DuckDB extension and ATTACH target of the publishing database's SQLAlchemy URL."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return "sqlite", str(Path(parsed.database or "").resolve())
+    parts = {
+        "host": parsed.host,
+        "port": parsed.port,
+        "user": parsed.username,
+        "password": parsed.password,
+        "dbname": parsed.database,
+    }
+    return "postgres", " ".join(f"{key}={value}" for key, value in parts.items() if value)
+
+
+def attach_publishing_sql(url: str, alias: str = "pub", *, read_only: bool = True) -> str:
+    """The ATTACH statement of the publishing database (its SQLAlchemy URL)."""
+    kind, target = _publishing_target(url)
+    options = f"TYPE {kind}, READ_ONLY" if read_only else f"TYPE {kind}"
+    return f"ATTACH {literal(target)} AS {alias} ({options})"
 
 
 def attach_publishing(
     con: duckdb.DuckDBPyConnection, url: str, alias: str = "pub", *, read_only: bool = True
 ) -> None:
-    """Attach the publishing database (its SQLAlchemy URL) to ``con``, read-only by default."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        kind, target = "sqlite", str(Path(parsed.database or "").resolve())
-    else:
-        kind = "postgres"
-        parts = {
-            "host": parsed.host,
-            "port": parsed.port,
-            "user": parsed.username,
-            "password": parsed.password,
-            "dbname": parsed.database,
-        }
-        target = " ".join(f"{key}={value}" for key, value in parts.items() if value is not None)
-    load_extension(con, kind)
-    options = f"TYPE {kind}, READ_ONLY" if read_only else f"TYPE {kind}"
-    _attach(con, f"ATTACH {literal(target)} AS {alias} ({options})")
+    """Attach the publishing database (its SQLAlchemy URL) to ``con``, read-only by default.
+
+    For a process that does not also reach that database through PubDB (ADR 0002: one copy
+    of SQLite per file in a process): an analyst's session, a test's.
+    """
+    load_extension(con, _publishing_target(url)[0])
+    _attach(con, attach_publishing_sql(url, alias, read_only=read_only))
 
 
 def _attach(con: duckdb.DuckDBPyConnection, statement: str) -> None:

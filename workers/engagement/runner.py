@@ -147,7 +147,7 @@ def run_engagement(
     store = settings.open_store()
     engagement = engagement_for(settings, store)
     stop = engagement.stop = stop or engagement.stop
-    log.info("engagement.start", worker=engagement.worker, store=store.mode)
+    log.info("engagement.start", worker=engagement.worker)
     threads = [
         threading.Thread(
             target=engagement.loop,

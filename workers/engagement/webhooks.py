@@ -12,6 +12,8 @@ import structlog
 
 from connectors import outbound
 from warehouse import webhooks as repo
+from warehouse.cursor import Cursor
+from warehouse.errors import DuplicateKeyError
 from warehouse.ids import utcnow
 from warehouse.store import Store
 
@@ -58,13 +60,19 @@ class DeliveryPolicy:
 
 def dispatch(store: Store, limit: int = 200) -> int:
     """Turn undispatched outbox events into pending deliveries; returns the events handled."""
-    with store.transaction() as cur:
+
+    # One transaction, so an event is never half fanned out; two runners fanning out one
+    # batch meet on the unique (event, endpoint) key and the second writes nothing.
+    def fan_out(cur: Cursor) -> int:
         events = repo.undispatched_events(cur, limit)
-        endpoints = repo.live_endpoints(cur) if events else []
-    if not events:
-        return 0
-    store.execute_script(repo.fan_out_script(events, endpoints, utcnow()))
-    return len(events)
+        if events:
+            repo.fan_out(cur, events, repo.live_endpoints(cur), utcnow())
+        return len(events)
+
+    try:
+        return store.run(fan_out)
+    except DuplicateKeyError:
+        return 0  # another runner fanned the same events out first
 
 
 def deliver_due(

@@ -141,7 +141,7 @@ class Worker:
                 cur, self.worker_id, socket.gethostname(), os.getpid(), self.concurrency, utcnow()
             )
         )
-        log.info("publishing.worker_started", worker=self.worker_id, mode=self.store.mode)
+        log.info("publishing.worker_started", worker=self.worker_id)
         self.recorder = Recorder(self.store, self.worker_id, self._count)
         in_flight: set[Future[None]] = set()
         next_sweep = 0.0
