@@ -1,8 +1,8 @@
-"""The store's answers to readiness probes and metric scrapes: one small statement each."""
+"""The store's answers to readiness probes and metric scrapes: a few small statements each."""
 
 # Both run often on every API replica (a load balancer probes every few seconds, Prometheus
-# scrapes every 15 s), so each is one statement that returns one row, reads a few columns
-# of a few tables, and binds every value.
+# scrapes every 15 s), so each statement returns one row, reads a few columns of a few
+# tables, and binds every value: one per half of the store.
 
 from __future__ import annotations
 

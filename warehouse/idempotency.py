@@ -56,7 +56,7 @@ def claim_new(
 ) -> bool:
     """Take a key never seen before in one INSERT; False when a record exists already.
 
-    A caller inside a transaction must roll it back after False (DuckDB aborts it).
+    A caller inside a transaction must roll it back after False (PostgreSQL aborts it).
     """
     # A plain INSERT costs half of one with ON CONFLICT DO NOTHING (0.72 vs 1.58 ms
     # measured on the bench store); a record that exists is the rare case, and the primary
@@ -155,7 +155,7 @@ def insert_completed(
     """Store fresh keys with their responses ((key, fingerprint, status, body)) in one INSERT.
 
     For writes whose work commits in the same transaction: a key that exists already makes
-    the primary key refuse the whole statement (DuckDB then aborts the transaction).
+    the primary key refuse the whole statement (PostgreSQL then aborts the transaction).
     """
     if not records:
         return

@@ -130,18 +130,12 @@ def claim_due(
 ) -> list[Claim]:
     """Claim up to ``limit`` due destinations for ``worker_id`` in one statement.
 
-    Two workers claiming the same row cannot both commit: DuckDB's optimistic concurrency
-    fails the second with a conflict, which the caller reads as "someone else got it".
-    Within a second, each worker takes the due rows in its own pseudo-random order, so
-    concurrent workers mostly claim disjoint batches instead of colliding on the same one.
+    Two workers never claim the same row: on SQLite writers take turns (the write queue),
+    so each claim sees the last one's leases; on PostgreSQL each skips the rows another
+    has locked (``FOR UPDATE … SKIP LOCKED``).
     """
-    # Placeholders only in SET and WHERE (none in FROM): DuckDB numbers an UPDATE's FROM
-    # placeholders first, while SQLite and PostgreSQL number them in text order.
     params: list[Any] = [worker_id, lease_until, now, now, now, now, now, now, now, now]
-    if cur.dialect == "duckdb":
-        order = "hash(d2.id || ?) LIMIT ?)"
-        params += [worker_id, limit]
-    elif cur.dialect == "postgresql":
+    if cur.dialect == "postgresql":
         # Workers skip each other's rows instead of queueing on them.
         order = "d2.id LIMIT ? FOR UPDATE OF d2 SKIP LOCKED)"
         params += [limit]

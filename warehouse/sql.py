@@ -7,12 +7,11 @@ accepts only types whose rendering cannot change the statement's shape.
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Callable, Sequence
-from datetime import UTC, date, datetime
+from collections.abc import Callable
+from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 Dialect = Literal["duckdb", "sqlite", "postgresql"]
 
@@ -50,23 +49,6 @@ def literal(value: date | datetime | int | float | Path | str) -> str:
     raise TypeError(f"literal() cannot render {type(value).__name__}")
 
 
-def render(value: Any) -> str:
-    """A bound value as SQL text: scalars through literal(), plus NULL, booleans and lists."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, datetime) and value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(render(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return literal(json.dumps(value))
-    if isinstance(value, date | datetime | int | float | Path | str):
-        return literal(value)
-    raise TypeError(f"cannot render {type(value).__name__} into SQL")
-
-
 def placeholders(sql: str, fill: Callable[[], str]) -> str:
     """``sql`` with each ``?`` outside quotes replaced by what ``fill()`` returns for it."""
     out: list[str] = []
@@ -84,49 +66,24 @@ def placeholders(sql: str, fill: Callable[[], str]) -> str:
     return "".join(out)
 
 
-def bind(sql: str, params: Sequence[Any]) -> str:
-    """``sql`` with each ``?`` outside quotes replaced by its rendered parameter."""
-    values = iter(params)
-    used = 0
-
-    def fill() -> str:
-        nonlocal used
-        used += 1
-        try:
-            return render(next(values))
-        except StopIteration:
-            raise ValueError("fewer parameters than placeholders") from None
-
-    text = placeholders(sql, fill)
-    if used != len(params):
-        raise ValueError(f"{len(params)} parameters for {used} placeholders")
-    return text
-
-
 # -- what the engines spell differently --------------------------------------------------------
-# The repositories run on the publishing database (SQLite embedded, PostgreSQL at scale),
-# and ran on DuckDB before (ADR 0001), which the lake's cursors still speak. Lists are JSON
-# arrays there (DuckDB lists here); each function below is one such fragment, chosen by the
-# cursor's dialect, and takes the same bound parameters on every engine.
+# The repositories run on the publishing database: SQLite embedded, PostgreSQL at scale.
+# Each function below is one fragment the two spell differently, chosen by the cursor's
+# dialect, taking the same bound parameters on both; lists are stored as JSON arrays.
 
 
 def one_of(cur: Dialected, expr: str) -> str:
     """``expr`` is one of the values of a bound list of strings (one ``?``)."""
     if cur.dialect == "sqlite":
         return f"{expr} IN (SELECT value FROM json_each(?))"  # noqa: S608 - constants
-    if cur.dialect == "postgresql":
-        return f"{expr} IN (SELECT jsonb_array_elements_text(CAST(? AS jsonb)))"
-    # IN (unnest) is a hash join on the list; list_contains(?, expr) scans every row.
-    return f"{expr} IN (SELECT unnest(?::VARCHAR[]))"
+    return f"{expr} IN (SELECT jsonb_array_elements_text(CAST(? AS jsonb)))"
 
 
 def holds(cur: Dialected, column: str) -> str:
     """The stored list ``column`` holds a bound string (one ``?``)."""
     if cur.dialect == "sqlite":
         return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE value = ?)"  # noqa: S608 - constants
-    if cur.dialect == "postgresql":
-        return f"{column} @> jsonb_build_array(CAST(? AS text))"
-    return f"list_contains({column}, ?)"
+    return f"{column} @> jsonb_build_array(CAST(? AS text))"
 
 
 def typed(cur: Dialected, sql_type: str) -> str:
@@ -141,18 +98,14 @@ def json_text(cur: Dialected, column: str, key: str) -> str:
         raise ValueError(f"not a JSON key of ours: {key!r}")
     if cur.dialect == "sqlite":
         return f"json_extract({column}, '$.{key}')"
-    if cur.dialect == "postgresql":
-        return f"({column} ->> '{key}')"
-    return f"json_extract_string({column}, '$.{key}')"
+    return f"({column} ->> '{key}')"
 
 
 def seconds_between(cur: Dialected, later: str, earlier: str) -> str:
     """Seconds from timestamp ``earlier`` to ``later`` (a double; to the millisecond on SQLite)."""
     if cur.dialect == "sqlite":
         return f"((julianday({later}) - julianday({earlier})) * 86400.0)"
-    if cur.dialect == "postgresql":
-        return f"EXTRACT(EPOCH FROM ({later}) - ({earlier}))"
-    return f"(epoch({later}) - epoch({earlier}))"
+    return f"EXTRACT(EPOCH FROM ({later}) - ({earlier}))"
 
 
 def to_second(cur: Dialected, expr: str) -> str:

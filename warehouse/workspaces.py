@@ -144,8 +144,9 @@ def create_workspace(
 def serialize_on_workspace(cur: Cursor, workspace_id: str) -> None:
     """Write the workspace row so that concurrent transactions doing the same conflict.
 
-    DuckDB detects write-write conflicts per row only; a check across rows (the last owner,
-    a unique live name) is made safe by having every such transaction touch this one row.
+    A check across rows (the last owner, a unique live name) is made safe by having every
+    such transaction write this one row first: on PostgreSQL the second waits for the first
+    to end; on SQLite writers take turns anyway.
     """
     cur.execute("UPDATE workspaces SET updated_at = ? WHERE id = ?", [utcnow(), workspace_id])
 

@@ -1,4 +1,4 @@
-"""Probe and scrape logic: the store is asked once, on its own cursor, within a time bound."""
+"""Probe and scrape logic: each half of the store asked once, off the loop, within a time bound."""
 
 from __future__ import annotations
 
