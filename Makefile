@@ -30,9 +30,20 @@ install: $(VENV)/.dev
 up: $(VENV)/.runtime
 	$(BIN)/murmur up --data-dir $(DATA_DIR)
 
-## The whole test suite, then the linters.
+# The API, worker, pipeline and analyst suites that run a second time on the scale profile
+# (PostgreSQL and S3, started on loopback by the tests; ADR 0002).
+SCALE_TESTS := tests/store/test_session_profile.py tests/posts tests/approvals tests/inbox \
+	tests/publishing/test_worker.py tests/engagement/test_inbox.py tests/health \
+	tests/analytics/test_unified.py tests/pipelines/test_parallel_partitions.py \
+	tests/pipelines/test_ingest_simulator.py tests/pipelines/test_maintenance.py \
+	tests/pipelines/test_sensor.py tests/e2e/test_analytics_e2e.py \
+	tests/store/test_multiprocess.py tests/notebooks \
+	--deselect tests/e2e/test_analytics_e2e.py::test_a_new_store_starts_with_the_simulated_past
+
+## The whole test suite, the scale profile's run, then the linters.
 test: install browser postgres
 	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 -q --store-profile=scale $(SCALE_TESTS)
 	$(MAKE) lint
 
 ## Debian's headless Chromium, for the test that renders the docs page offline.

@@ -121,12 +121,17 @@ class ResponseCache:
 
 
 def _serialize(model: BaseModel, volatile: dict[str, Any] | None, redraw: Redraw | None) -> Cached:
+    now = time.time()
+    if redraw is not None:
+        # Drawn from one clock reading, as every later redraw is: the build read the clock
+        # more than once (a default range's end, then the freshness).
+        model = redraw(model, now)
     data = model.model_dump_json(by_alias=True).encode()
     stable = model.model_dump_json(by_alias=True, exclude=volatile).encode() if volatile else data
     etag = 'W/"' + hashlib.blake2b(stable, digest_size=12).hexdigest() + '"'
     if redraw is None:
         return Cached(data, etag)
-    return Cached(data, etag, model=model, redraw=redraw, second=int(time.time()))
+    return Cached(data, etag, model=model, redraw=redraw, second=int(now))
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,16 +11,16 @@ from dagster import Definitions, multiprocess_executor
 from murmur.settings import Settings
 from pipelines.analytics import definitions as analytics
 from pipelines.ingest import definitions as ingest
-from pipelines.resources import DEFAULT_SIMULATOR_URL, PlatformsResource, StoreResource
+from pipelines.resources import PlatformsResource, StoreResource
 
 _settings = Settings()  # MURMUR_DATA_DIR, MURMUR_PLATFORMS_URL…: what `murmur up` passes
 
 
-def resources(data_dir: str, platforms_url: str = DEFAULT_SIMULATOR_URL) -> dict[str, object]:
-    """The resources every asset uses, for one data directory."""
+def resources(settings: Settings) -> dict[str, object]:
+    """The resources every asset uses, on the store of ``settings``."""
     return {
-        "store": StoreResource(data_dir=data_dir),
-        "platforms": PlatformsResource(platforms_url=platforms_url),
+        "store": StoreResource.of(settings),
+        "platforms": PlatformsResource(platforms_url=settings.platforms_url),
     }
 
 
@@ -30,7 +30,12 @@ defs = Definitions.merge(
     ingest.defs,
     analytics.defs,
     Definitions(
-        resources=resources(str(_settings.data_dir), _settings.platforms_url),
+        # Only the data directory in the config Dagster shows: the store's other fields
+        # (a database URL's password, the S3 secret) come from each step process's MURMUR_*.
+        resources={
+            "store": StoreResource(data_dir=str(_settings.data_dir)),
+            "platforms": PlatformsResource(platforms_url=_settings.platforms_url),
+        },
         executor=multiprocess_executor,
     ),
 )

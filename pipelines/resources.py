@@ -20,10 +20,43 @@ if TYPE_CHECKING:
 DEFAULT_SIMULATOR_URL: str = Settings.model_fields["platforms_url"].default
 
 
+# Where the store lives besides the data directory (Settings' fields of the same names).
+STORE_FIELDS = (
+    "publishing_url",
+    "lake_catalog",
+    "lake_data",
+    "s3_endpoint",
+    "s3_key_id",
+    "s3_secret",
+    "s3_region",
+    "s3_use_ssl",
+)
+
+
 class StoreResource(ConfigurableResource):  # type: ignore[type-arg]
     """The Murmur store, as a pipeline session: the lake read-write, publishing rows joined."""
 
     data_dir: str = Field(description="Murmur's data directory (MURMUR_DATA_DIR).")
+    publishing_url: str | None = Field(
+        default=None, description="The publishing database; unset: MURMUR_PUBLISHING_URL's."
+    )
+    lake_catalog: str | None = Field(
+        default=None, description="The lake's catalog; unset: MURMUR_LAKE_CATALOG's."
+    )
+    lake_data: str | None = Field(
+        default=None, description="The lake's files; unset: MURMUR_LAKE_DATA's."
+    )
+    s3_endpoint: str | None = Field(default=None, description="unset: MURMUR_S3_ENDPOINT's.")
+    s3_key_id: str | None = Field(default=None, description="unset: MURMUR_S3_KEY_ID's.")
+    s3_secret: str | None = Field(default=None, description="unset: MURMUR_S3_SECRET's.")
+    s3_region: str | None = Field(default=None, description="unset: MURMUR_S3_REGION's.")
+    s3_use_ssl: bool | None = Field(default=None, description="unset: MURMUR_S3_USE_SSL's.")
+
+    @classmethod
+    def of(cls, settings: Settings) -> StoreResource:
+        """The store of ``settings``, every field carried (an in-process run's)."""
+        given = {name: getattr(settings, name) for name in STORE_FIELDS}
+        return cls(data_dir=str(settings.data_dir), **given)
 
     @property
     def root(self) -> Path:
@@ -76,7 +109,13 @@ class StoreResource(ConfigurableResource):  # type: ignore[type-arg]
         return str(self.root.resolve())
 
     def _connect(self) -> Lakehouse:
-        return Settings(data_dir=self.root).open_lakehouse()
+        # Fields left unset come from the process's MURMUR_* variables, as Settings reads them.
+        given = {name: getattr(self, name) for name in STORE_FIELDS}
+        settings = Settings(
+            data_dir=self.root,
+            **{name: value for name, value in given.items() if value is not None},
+        )
+        return settings.open_lakehouse()
 
 
 # Open sessions by data directory (see StoreResource.session); Dagster copies resources,

@@ -76,8 +76,7 @@ def run_all(
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     naive = moment.replace(tzinfo=None)
     hour = moment.strftime("%Y-%m-%d-%H:00")  # the hour in progress: ingest captures now
-    simulator = settings.platforms_url
-    res: dict[str, Any] = resources(str(settings.data_dir), simulator)
+    res: dict[str, Any] = resources(settings)
     store: StoreResource = res["store"]
     tags = {"murmur/now": moment.isoformat()}
     owned = instance is None
@@ -100,7 +99,7 @@ def run_all(
                     then = {
                         **res,
                         "platforms": PlatformsResource(
-                            platforms_url=simulator, as_of=past.isoformat()
+                            platforms_url=settings.platforms_url, as_of=past.isoformat()
                         ),
                     }
                     past_tags = {"murmur/now": past.isoformat()}

@@ -1,24 +1,62 @@
-"""Fixtures: one live API server per test session over a store in a temporary directory."""
+"""Fixtures: one live API server per test session over a store of the session's profile.
+
+``--store-profile`` picks where the stores of the tests live (ADR 0002): ``embedded`` (the
+default) is files in a temporary directory; ``scale`` is PostgreSQL and S3, on servers this
+session starts on loopback, each store with two databases and a bucket of its own. Every test
+that makes its store through ``store_settings`` runs on either.
+"""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
 from murmur.logs import configure_logging
 from murmur.settings import Settings
+from tests.servers import ANALYST, ScaleServers, StoreSettings, postgres_server, s3_server
 from tests.support import LiveServer, Tenant, new_tenant, start_server
 from warehouse.store import Store
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def scale_servers() -> Iterator[ScaleServers]:
+    # Not under pytest's temporary root: that is private to root, and the server runs as
+    # the 'postgres' user, which must reach its own folder (mkdtemp's is made over to it).
+    pg_work, s3_work = Path(tempfile.mkdtemp(prefix="murmur-pg-")), Path(tempfile.mkdtemp())
+    try:
+        with postgres_server(pg_work) as postgres, s3_server(s3_work) as endpoint:
+            with psycopg.connect(postgres.dsn("postgres"), autocommit=True) as admin:
+                admin.execute(f"CREATE ROLE {ANALYST} LOGIN")
+            yield ScaleServers(postgres, endpoint)
+    finally:
+        shutil.rmtree(pg_work, ignore_errors=True)
+        shutil.rmtree(s3_work, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def store_settings(request: pytest.FixtureRequest) -> StoreSettings:
+    if request.config.getoption("--store-profile") == "scale":
+        servers: ScaleServers = request.getfixturevalue("scale_servers")
+        return servers.settings
+
+    def embedded(data_dir: Path, **options: Any) -> Settings:
+        return Settings(data_dir=data_dir, **options)
+
+    return embedded
+
+
+@pytest.fixture(scope="session")
+def server(
+    tmp_path_factory: pytest.TempPathFactory, store_settings: StoreSettings
+) -> Iterator[LiveServer]:
     configure_logging()
-    data_dir: Path = tmp_path_factory.mktemp("murmur-data")
-    settings = Settings(data_dir=data_dir)
-    live = start_server(settings)
+    live = start_server(store_settings(tmp_path_factory.mktemp("murmur-data")))
     yield live
     live.stop()
 
@@ -32,9 +70,9 @@ def tenant(server: LiveServer) -> Iterator[Tenant]:
 
 
 @pytest.fixture
-def fresh_store(tmp_path: Path) -> Iterator[Store]:
-    """A store of the test's own in a temporary directory."""
-    with Settings(data_dir=tmp_path / "data").open_store() as opened:
+def fresh_store(tmp_path: Path, store_settings: StoreSettings) -> Iterator[Store]:
+    """A store of the test's own."""
+    with store_settings(tmp_path / "data").open_store() as opened:
         yield opened
 
 
@@ -51,4 +89,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=int,
         default=3,
         help="Cycles of the crash-and-handoff torture test (a soak: 200).",
+    )
+    parser.addoption(
+        "--store-profile",
+        choices=("embedded", "scale"),
+        default="embedded",
+        help="Where the tests' stores live: files (embedded) or PostgreSQL + S3 (scale).",
     )

@@ -23,6 +23,7 @@ import secrets
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import TypeVar
 
@@ -37,6 +38,8 @@ from warehouse.errors import StoreUnavailableError, translate
 from warehouse.extensions import ArrowStream
 from warehouse.files import private_dir
 from warehouse.lake import Lake
+from warehouse.lake.maintenance import Upkeep
+from warehouse.lake.maintenance import maintain as maintain_lake
 from warehouse.pubdb.engine import PubDB, PubTransaction
 from warehouse.retry import retrying
 
@@ -349,6 +352,11 @@ class Lakehouse:
         with self._lock, turn:
             lakes.run(self._con, once)
         self.store.changes.bump(keys=False)
+
+    def maintain(self, keep: timedelta) -> Upkeep:
+        """One pass of the lake's upkeep; snapshots older than ``keep`` are expired."""
+        with self._lock:
+            return maintain_lake(self._con, self.store.lake.data, keep=keep)
 
     def close(self) -> None:
         with self._lock:

@@ -221,7 +221,7 @@ def test_empty_marts_give_zeros_and_a_null_snapshot(tmp_path: Any) -> None:
     from murmur.settings import Settings
     from tests.support import new_tenant
 
-    live = start_server(Settings(data_dir=tmp_path, quack_port=0, store_lock_timeout_seconds=10))
+    live = start_server(Settings(data_dir=tmp_path))
     try:
         tenant = new_tenant(live)
         data = tenant.api.ok(tenant.api.get("/analytics/unified"))

@@ -13,7 +13,7 @@ import uvicorn
 
 from api.auth import mint_key
 from api.workspaces.service import bootstrap_test_workspace
-from murmur.settings import Settings
+from tests.servers import StoreSettings
 from tests.support import Api, LiveServer, start_server, start_simulator
 from warehouse import workspaces as ws_repo
 from warehouse.rows import Cursor
@@ -47,12 +47,12 @@ class Product:
 
 
 @pytest.fixture
-def product(tmp_path: Path) -> Iterator[Product]:
+def product(tmp_path: Path, store_settings: StoreSettings) -> Iterator[Product]:
     running = start_simulator(7)
     root = running.root
     admin = httpx.Client(base_url=root, timeout=30)
     admin.post("/_sim/clock", json={"now": T0.isoformat()}).raise_for_status()
-    settings = Settings(data_dir=tmp_path / "data", platforms_url=root)
+    settings = store_settings(tmp_path / "data", platforms_url=root)
     live = start_server(settings)
 
     def setup(cur: Cursor) -> tuple[str, str]:

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from murmur.settings import Settings
 from tests.support import LiveServer
 from workers.engagement.runner import run_engagement
 
@@ -84,16 +83,14 @@ def start_runner(server: LiveServer) -> Iterator[StartRunner]:
 
     def start(**overrides: Any) -> None:
         options: dict[str, Any] = {
-            "data_dir": server.settings.data_dir,
-            "quack_port": 0,
             "webhook_retry_base_seconds": 0.2,
             "webhook_max_attempts": 8,
             "webhook_timeout_seconds": 5.0,
-            "store_lock_timeout_seconds": 10,
             "outbound_allow_hosts": list(server.settings.outbound_allow_hosts),
         }
         options.update(overrides)
-        settings = Settings(**options)
+        # The server's store (on either profile), with the runner's own options.
+        settings = server.settings.model_copy(update=options)
         stop = threading.Event()
         thread = threading.Thread(
             target=run_engagement,

@@ -9,45 +9,58 @@ import httpx
 import pytest
 
 from murmur.settings import Settings
+from tests.servers import StoreSettings
 from tests.support import LiveServer, start_server
 
 
-def _settings(tmp_path_factory: pytest.TempPathFactory, name: str, **options: Any) -> Settings:
-    return Settings(
-        data_dir=tmp_path_factory.mktemp(name),
-        quack_port=0,
-        store_lock_timeout_seconds=10,
-        **options,
-    )
+def _settings(
+    tmp_path_factory: pytest.TempPathFactory,
+    store_settings: StoreSettings,
+    name: str,
+    **options: Any,
+) -> Settings:
+    return store_settings(tmp_path_factory.mktemp(name), **options)
 
 
 @pytest.fixture(scope="module")
-def ops_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    live = start_server(_settings(tmp_path_factory, "health-data"))
+def ops_server(
+    tmp_path_factory: pytest.TempPathFactory, store_settings: StoreSettings
+) -> Iterator[LiveServer]:
+    live = start_server(_settings(tmp_path_factory, store_settings, "health-data"))
     yield live
     live.stop()
 
 
 @pytest.fixture
-def doomed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def doomed_server(
+    tmp_path_factory: pytest.TempPathFactory, store_settings: StoreSettings
+) -> Iterator[LiveServer]:
     """A server whose store the test may close under it."""
-    live = start_server(_settings(tmp_path_factory, "health-doomed"))
+    live = start_server(_settings(tmp_path_factory, store_settings, "health-doomed"))
     yield live
     live.stop()
 
 
 @pytest.fixture
-def impatient_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def impatient_server(
+    tmp_path_factory: pytest.TempPathFactory, store_settings: StoreSettings
+) -> Iterator[LiveServer]:
     """A server that gives the store a microsecond: no query answers that fast."""
-    live = start_server(_settings(tmp_path_factory, "health-impatient", probe_timeout_seconds=1e-6))
+    live = start_server(
+        _settings(tmp_path_factory, store_settings, "health-impatient", probe_timeout_seconds=1e-6)
+    )
     yield live
     live.stop()
 
 
 @pytest.fixture
-def strict_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def strict_server(
+    tmp_path_factory: pytest.TempPathFactory, store_settings: StoreSettings
+) -> Iterator[LiveServer]:
     """A server that allows three keyless requests a minute per address."""
-    live = start_server(_settings(tmp_path_factory, "health-strict", unauthenticated_rate_limit=3))
+    live = start_server(
+        _settings(tmp_path_factory, store_settings, "health-strict", unauthenticated_rate_limit=3)
+    )
     yield live
     live.stop()
 

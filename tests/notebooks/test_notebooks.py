@@ -12,8 +12,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from murmur.settings import Settings
 from tests.analytics.seed import seed_insights, seed_rankings, seed_trends, seed_unified
-from tests.support import LiveServer, Tenant
+from tests.support import LiveServer, Tenant, settings_env
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
@@ -30,9 +31,9 @@ def seeded(server: LiveServer, tenant: Tenant) -> Tenant:
     return tenant
 
 
-def _run(path: Path, data_dir: Path, out: Path) -> Any:
+def _run(path: Path, settings: Settings, out: Path) -> Any:
     book = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
-    env = dict(os.environ, MURMUR_DATA_DIR=str(data_dir), MURMUR_NOTEBOOK_OUTPUT=str(out))
+    env = dict(os.environ, **settings_env(settings), MURMUR_NOTEBOOK_OUTPUT=str(out))
     # The kernel must find the repository's packages and notebooks/_murmur.py: run it from
     # the notebooks folder, with this interpreter's environment.
     client = NotebookClient(
@@ -55,12 +56,13 @@ def _outputs(book: Any) -> list[dict[str, Any]]:
 def test_notebook_runs_attached_read_only(
     name: str, server: LiveServer, seeded: Tenant, tmp_path: Path
 ) -> None:
-    book = _run(NOTEBOOKS / f"{name}.ipynb", server.settings.data_dir, tmp_path)
+    book = _run(NOTEBOOKS / f"{name}.ipynb", server.settings, tmp_path)
     outputs = _outputs(book)
     assert not [o for o in outputs if o.get("output_type") == "error"]
     text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
-    # The API hosts the store, so the notebook reached it through Quack, read-only.
-    assert "opened read-only, embedded" in text
+    # The notebook opened the session's store itself (either profile), read-only.
+    embedded = server.settings.publishing_url is None
+    assert f"opened read-only, {'embedded' if embedded else 'scale'}" in text
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert images, text
     assert list(tmp_path.glob("*.png"))
@@ -75,11 +77,12 @@ def test_notebooks_run_from_the_repository_root(
     folder given relative to the repository root must still be found there.
     """
     out = tmp_path / "charts"
-    env = dict(
-        os.environ,
-        MURMUR_DATA_DIR=os.path.relpath(server.settings.data_dir, REPO),
-        MURMUR_NOTEBOOK_OUTPUT=os.path.relpath(out, REPO),
-    )
+    env = {
+        **os.environ,
+        **settings_env(server.settings),
+        "MURMUR_DATA_DIR": os.path.relpath(server.settings.data_dir, REPO),
+        "MURMUR_NOTEBOOK_OUTPUT": os.path.relpath(out, REPO),
+    }
     books = [f"notebooks/{name}.ipynb" for name in NAMES]
     done = subprocess.run(
         [sys.executable, "-m", "jupyter", "execute", "--timeout=300", *books],

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from dagster import Definitions
 
+from murmur.settings import Settings
 from pipelines.analytics import definitions as analytics
 from pipelines.definitions import defs, resources
 from pipelines.ingest import definitions as ingest
@@ -59,7 +60,9 @@ def test_each_domain_holds_its_own_assets_and_loads_alone(tmp_path: Path) -> Non
     seen: set[str] = set()
     for name, domain in domains.items():
         # With the resources only: no other domain's definitions are needed to load one.
-        alone = Definitions.merge(domain, Definitions(resources=resources(str(tmp_path))))
+        alone = Definitions.merge(
+            domain, Definitions(resources=resources(Settings(data_dir=tmp_path)))
+        )
         Definitions.validate_loadable(alone)
         keys = {"/".join(k.path) for k in alone.resolve_all_asset_keys() if k.path[0] == name}
         assert keys, f"pipelines/{name} defines no {name}/ asset"

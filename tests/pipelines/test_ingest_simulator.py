@@ -16,8 +16,8 @@ from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS
 from pipelines.definitions import resources
 from pipelines.ingest.assets import INGEST_ASSETS
+from tests.servers import StoreSettings
 from tests.support import start_simulator
-from warehouse.store import Lakehouse
 
 T0 = datetime(2025, 6, 15, 12, 0, tzinfo=UTC)
 
@@ -33,17 +33,16 @@ def _set_clock(root: str, now: datetime) -> None:
     httpx.post(f"{root}/_sim/clock", json={"now": now.isoformat()}).raise_for_status()
 
 
-def _open(data_dir: Path) -> Lakehouse:
-    return Settings(data_dir=data_dir).open_lakehouse()
+@pytest.fixture
+def settings(tmp_path: Path, store_settings: StoreSettings, sim_root: str) -> Settings:
+    return store_settings(tmp_path / "data", platforms_url=sim_root)
 
 
-def test_ingest_hours_then_marts(sim_root: str, tmp_path: Path) -> None:
-    data_dir = tmp_path / "data"
-    data_dir.mkdir()
-    with _open(data_dir) as store:
+def test_ingest_hours_then_marts(sim_root: str, settings: Settings) -> None:
+    with settings.open_lakehouse() as store:
         # The test workspace tracks a competitor of the simulated world on X (chirply).
         ws = store.publishing.run(bootstrap_test_workspace)
-    res = resources(str(data_dir), sim_root)
+    res = resources(settings)
     x_and_posts = [a for a in INGEST_ASSETS if a.key.path[-1] in ("raw_x", "raw_murmur_posts")]
     for hours in (0, 3):
         now = T0 + timedelta(hours=hours)
@@ -56,7 +55,7 @@ def test_ingest_hours_then_marts(sim_root: str, tmp_path: Path) -> None:
         )
         assert result.success
     assert materialize(DAILY_ASSETS, partition_key="2025-06-15", resources=res).success
-    with _open(data_dir) as store, store.cursor() as cur:
+    with settings.open_lakehouse() as store, store.cursor() as cur:
         kinds = dict(
             cur.execute(
                 "SELECT kind, count(DISTINCT external_id) FROM raw_account_snapshots"
@@ -92,13 +91,11 @@ def test_ingest_hours_then_marts(sim_root: str, tmp_path: Path) -> None:
 
 
 def test_an_expired_connection_is_flagged_and_the_run_goes_on(
-    sim_root: str, tmp_path: Path
+    sim_root: str, settings: Settings
 ) -> None:
-    data_dir = tmp_path / "data"
-    data_dir.mkdir()
-    with _open(data_dir) as store:
+    with settings.open_lakehouse() as store:
         ws = store.publishing.run(bootstrap_test_workspace)
-    res = resources(str(data_dir), sim_root)
+    res = resources(settings)
     raw = {a.key.path[-1]: a for a in INGEST_ASSETS}
     _set_clock(sim_root, T0)
     # Every X call answers 401 while YouTube answers: accounts are read several at a time,
@@ -125,7 +122,7 @@ def test_an_expired_connection_is_flagged_and_the_run_goes_on(
     assert counted("raw_x", "errors") > 0
     assert counted("raw_youtube", "errors") == 0
     assert counted("raw_youtube", "accounts") > 2
-    with _open(data_dir) as store, store.cursor() as cur:
+    with settings.open_lakehouse() as store, store.cursor() as cur:
         statuses = dict(
             store.publishing.read(
                 lambda pub: pub.execute(

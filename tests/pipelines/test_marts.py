@@ -16,6 +16,7 @@ from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
 from pipelines.definitions import resources
 from pipelines.run import run_all
+from tests.servers import StoreSettings
 from warehouse.marts import METRICS
 from warehouse.store import Lakehouse
 
@@ -27,13 +28,13 @@ ACCOUNT_SQL = "INSERT INTO raw_account_snapshots VALUES (?,?,?,?,?,?,?,?,?,?,?,?
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path) -> Path:
-    return tmp_path / "data"
+def settings(tmp_path: Path, store_settings: StoreSettings) -> Settings:
+    return store_settings(tmp_path / "data")
 
 
 @pytest.fixture
-def store(data_dir: Path) -> Iterator[Lakehouse]:
-    with Settings(data_dir=data_dir).open_lakehouse() as opened:
+def store(settings: Settings) -> Iterator[Lakehouse]:
+    with settings.open_lakehouse() as opened:
         yield opened
 
 
@@ -123,11 +124,11 @@ def _seed_hand(store: Lakehouse) -> None:
         )
 
 
-def _materialize(data_dir: Path, day: str) -> Any:
+def _materialize(settings: Settings, day: str) -> Any:
     result = materialize(
         DAILY_ASSETS,
         partition_key=day,
-        resources=resources(str(data_dir)),
+        resources=resources(settings),
         tags={"murmur/now": "2025-06-03T00:00:00+00:00"},
     )
     assert result.success
@@ -139,10 +140,10 @@ def _rows(store: Lakehouse, table: str, order: str = "ALL") -> list[tuple[Any, .
         return cur.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()  # noqa: S608
 
 
-def test_deltas_and_counter_drops_by_hand(store: Lakehouse, data_dir: Path) -> None:
+def test_deltas_and_counter_drops_by_hand(store: Lakehouse, settings: Settings) -> None:
     _seed_hand(store)
-    first = _materialize(data_dir, "2025-06-01")
-    _materialize(data_dir, "2025-06-02")
+    first = _materialize(settings, "2025-06-01")
+    _materialize(settings, "2025-06-02")
     with store.cursor() as cur:
         got = cur.execute(
             "SELECT external_id, captured_at::VARCHAR, impressions, likes, comments, counter_drops"
@@ -177,12 +178,12 @@ def test_deltas_and_counter_drops_by_hand(store: Lakehouse, data_dir: Path) -> N
     ]
 
 
-def test_a_snapshot_seen_by_two_batches_counts_once(store: Lakehouse, data_dir: Path) -> None:
+def test_a_snapshot_seen_by_two_batches_counts_once(store: Lakehouse, settings: Settings) -> None:
     _seed_hand(store)
     later = (*_snap("p1", "2025-06-01 10:00", 120, 6, 1)[:13], "b2", NOW + timedelta(hours=1))
     with store.cursor() as cur:
         cur.execute(SNAP_SQL, list(later))  # the same snapshot, ingested again with new values
-    result = _materialize(data_dir, "2025-06-01")
+    result = _materialize(settings, "2025-06-01")
     with store.cursor() as cur:
         got = cur.execute(
             "SELECT captured_at::VARCHAR, impressions, likes, counter_drops"
@@ -200,11 +201,13 @@ def test_a_snapshot_seen_by_two_batches_counts_once(store: Lakehouse, data_dir: 
     assert checks["stg_keys_unique"].passed
 
 
-def test_snapshots_in_one_hour_add_up_in_the_hourly_mart(store: Lakehouse, data_dir: Path) -> None:
+def test_snapshots_in_one_hour_add_up_in_the_hourly_mart(
+    store: Lakehouse, settings: Settings
+) -> None:
     _seed_hand(store)
     with store.cursor() as cur:
         cur.execute(SNAP_SQL, list(_snap("p1", "2025-06-01 11:50", 190, 8, 2)))
-    _materialize(data_dir, "2025-06-01")
+    _materialize(settings, "2025-06-01")
     with store.cursor() as cur:
         hourly = cur.execute(
             "SELECT hour::VARCHAR, impressions, likes, comments, engagements"
@@ -215,24 +218,26 @@ def test_snapshots_in_one_hour_add_up_in_the_hourly_mart(store: Lakehouse, data_
     assert hourly == [("2025-06-01 10:00:00", 100, 5, 1, 6), ("2025-06-01 11:00:00", 90, 3, 1, 4)]
 
 
-def test_rerunning_a_day_gives_identical_marts(store: Lakehouse, data_dir: Path) -> None:
+def test_rerunning_a_day_gives_identical_marts(store: Lakehouse, settings: Settings) -> None:
     _seed_hand(store)
-    _materialize(data_dir, "2025-06-01")
-    _materialize(data_dir, "2025-06-02")
+    _materialize(settings, "2025-06-01")
+    _materialize(settings, "2025-06-02")
     tables = ("stg_engagement_deltas", "mart_post_hourly", "mart_post_daily", "mart_account_daily")
     before = {t: _rows(store, t) for t in tables}
-    _materialize(data_dir, "2025-06-02")
-    _materialize(data_dir, "2025-06-01")
+    _materialize(settings, "2025-06-02")
+    _materialize(settings, "2025-06-01")
     assert {t: _rows(store, t) for t in tables} == before
 
 
-def test_a_later_partition_leaves_earlier_ones_untouched(store: Lakehouse, data_dir: Path) -> None:
+def test_a_later_partition_leaves_earlier_ones_untouched(
+    store: Lakehouse, settings: Settings
+) -> None:
     _seed_hand(store)
-    _materialize(data_dir, "2025-06-01")
+    _materialize(settings, "2025-06-01")
     tables = ("stg_engagement_deltas", "mart_post_hourly", "mart_post_daily", "mart_account_daily")
     day1 = {t: _rows(store, t) for t in tables}
     snapshots = _rows(store, "mart_snapshots")
-    _materialize(data_dir, "2025-06-02")
+    _materialize(settings, "2025-06-02")
     with store.cursor() as cur:
         for t in tables:
             got = cur.execute(f"SELECT * FROM {t} WHERE day = '2025-06-01' ORDER BY ALL").fetchall()  # noqa: S608
@@ -315,10 +320,10 @@ def _reference_engagements(store: Lakehouse) -> dict[date, int]:
     return dict(per_day)
 
 
-def test_mart_totals_equal_a_direct_sum_over_raw(store: Lakehouse, data_dir: Path) -> None:
+def test_mart_totals_equal_a_direct_sum_over_raw(store: Lakehouse, settings: Settings) -> None:
     _random_seed(store)
     for offset in range(6):
-        _materialize(data_dir, (date(2025, 3, 1) + timedelta(days=offset)).isoformat())
+        _materialize(settings, (date(2025, 3, 1) + timedelta(days=offset)).isoformat())
     # the seed's last snapshots spill into 2025-03-07, a day not materialized here
     expected = {d: v for d, v in _reference_engagements(store).items() if d < date(2025, 3, 7)}
     with store.cursor() as cur:
@@ -335,11 +340,10 @@ def test_mart_totals_equal_a_direct_sum_over_raw(store: Lakehouse, data_dir: Pat
 
 
 def test_run_all_processes_only_new_days_and_fills_insights(
-    store: Lakehouse, data_dir: Path
+    store: Lakehouse, settings: Settings
 ) -> None:
     _random_seed(store)
     store.close()  # run_all opens the file itself (direct mode)
-    settings = Settings(data_dir=data_dir)
     first = run_all(settings, now=datetime(2025, 3, 7, tzinfo=UTC), ingest=False)
     assert first.success
     assert first.days == [(date(2025, 3, 1), date(2025, 3, 7))]
@@ -347,7 +351,7 @@ def test_run_all_processes_only_new_days_and_fills_insights(
     assert again.success
     assert again.days == []  # nothing new: no day is rebuilt
     with (
-        Settings(data_dir=data_dir).open_lakehouse() as s,
+        settings.open_lakehouse() as s,
         s.cursor() as cur,
     ):
         assert cur.execute("SELECT count(*) FROM mart_best_times").fetchone()[0] > 0  # type: ignore[index]
@@ -361,13 +365,13 @@ def test_run_all_processes_only_new_days_and_fills_insights(
         assert marked[0] >= 5
 
 
-def test_insight_assets_rerun_identically(store: Lakehouse, data_dir: Path) -> None:
+def test_insight_assets_rerun_identically(store: Lakehouse, settings: Settings) -> None:
     _random_seed(store)
     for offset in range(6):
-        _materialize(data_dir, (date(2025, 3, 1) + timedelta(days=offset)).isoformat())
+        _materialize(settings, (date(2025, 3, 1) + timedelta(days=offset)).isoformat())
     tags = {"murmur/now": "2025-03-07T00:00:00+00:00"}
-    assert materialize(INSIGHT_ASSETS, resources=resources(str(data_dir)), tags=tags).success
+    assert materialize(INSIGHT_ASSETS, resources=resources(settings), tags=tags).success
     tables = ("mart_best_times", "mart_viral_trends", "mart_creator_rankings", "mart_insights")
     before = {t: _rows(store, t) for t in tables}
-    assert materialize(INSIGHT_ASSETS, resources=resources(str(data_dir)), tags=tags).success
+    assert materialize(INSIGHT_ASSETS, resources=resources(settings), tags=tags).success
     assert {t: _rows(store, t) for t in tables} == before

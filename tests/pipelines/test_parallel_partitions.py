@@ -23,6 +23,7 @@ from dagster import materialize
 from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS
 from pipelines.definitions import resources
+from tests.servers import StoreSettings
 from tests.support import LiveServer, start_server
 from warehouse.store import Lakehouse
 
@@ -47,7 +48,7 @@ def _post(number: int, published: datetime) -> dict[str, Any]:
     }
 
 
-def _seed(data_dir: Path) -> None:
+def _seed(settings: Settings) -> None:
     """Six days of posts, snapshots and follower counts for two accounts (seeded: the same
     rows every time)."""
     rng = random.Random(13)
@@ -97,19 +98,15 @@ def _seed(data_dir: Path) -> None:
                 [[WS, "x", "seed", "b", end, *row.values()] for row in rows],
             )
 
-    with _direct(data_dir) as store:
+    with settings.open_lakehouse() as store:
         store.run(seed)
 
 
-def _direct(data_dir: Path) -> Lakehouse:
-    return Settings(data_dir=data_dir).open_lakehouse()
-
-
-def materialize_days(data_dir: str, days: list[str]) -> None:
+def materialize_days(settings: Settings, days: list[str]) -> None:
     """Materialise the daily assets, one run per day (also the target of child processes)."""
     for day in days:
         result = materialize(
-            DAILY_ASSETS, partition_key=day, resources=resources(data_dir), tags=TAGS
+            DAILY_ASSETS, partition_key=day, resources=resources(settings), tags=TAGS
         )
         if not result.success:
             raise SystemExit(f"the run of {day} failed")
@@ -140,33 +137,31 @@ def _landed(store: Lakehouse, table: str, day: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def expected(tmp_path_factory: pytest.TempPathFactory) -> Rows:
+def expected(tmp_path_factory: pytest.TempPathFactory, store_settings: StoreSettings) -> Rows:
     """The tables after the six days computed one after the other, the store opened directly."""
-    data_dir = tmp_path_factory.mktemp("serial")
-    _seed(data_dir)
-    materialize_days(str(data_dir), DAYS)
-    with _direct(data_dir) as store:
+    settings = store_settings(tmp_path_factory.mktemp("serial"))
+    _seed(settings)
+    materialize_days(settings, DAYS)
+    with settings.open_lakehouse() as store:
         tables = _tables(store)
     assert all(tables.values()), {table: len(rows) for table, rows in tables.items()}
     return tables
 
 
 @pytest.fixture
-def hosted(tmp_path: Path) -> Iterator[LiveServer]:
-    """A seeded data directory, with the API serving it (no owner: the runs open it too)."""
-    data_dir = tmp_path / "data"
-    data_dir.mkdir()
-    _seed(data_dir)
-    server = start_server(Settings(data_dir=data_dir))
+def hosted(tmp_path: Path, store_settings: StoreSettings) -> Iterator[LiveServer]:
+    """A seeded store, with the API serving it (no owner: the runs open it too)."""
+    settings = store_settings(tmp_path / "data")
+    _seed(settings)
+    server = start_server(settings)
     yield server
     server.stop()
 
 
 def test_parallel_day_runs_commit_what_serial_runs_do(hosted: LiveServer, expected: Rows) -> None:
     ctx = multiprocessing.get_context("spawn")
-    data_dir = str(hosted.settings.data_dir)
     shares = [DAYS[0::3], DAYS[1::3], DAYS[2::3]]
-    runs = [ctx.Process(target=materialize_days, args=(data_dir, share)) for share in shares]
+    runs = [ctx.Process(target=materialize_days, args=(hosted.settings, share)) for share in shares]
     try:
         for run in runs:
             run.start()
@@ -185,7 +180,7 @@ def test_parallel_day_runs_commit_what_serial_runs_do(hosted: LiveServer, expect
 
 def test_a_run_killed_mid_write_leaves_each_day_whole(hosted: LiveServer, expected: Rows) -> None:
     ctx = multiprocessing.get_context("spawn")
-    run = ctx.Process(target=materialize_days, args=(str(hosted.settings.data_dir), DAYS))
+    run = ctx.Process(target=materialize_days, args=(hosted.settings, DAYS))
     run.start()
     try:
         # Kill it once its second day has begun to land: days before are done, days after
@@ -213,5 +208,5 @@ def test_a_run_killed_mid_write_leaves_each_day_whole(hosted: LiveServer, expect
     assert whole >= len(TABLES)  # the first day, at least, landed
     assert absent >= len(TABLES)  # the last day, at least, did not
     # Re-running what the killed run left undone completes the tables as if nothing happened.
-    materialize_days(str(hosted.settings.data_dir), DAYS)
+    materialize_days(hosted.settings, DAYS)
     assert _tables(hosted.lake) == expected

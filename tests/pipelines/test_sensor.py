@@ -7,18 +7,19 @@ from pathlib import Path
 
 from dagster import RunRequest, SkipReason, build_sensor_context
 
-from murmur.settings import Settings
 from pipelines.analytics.sensors import import_batches
 from pipelines.definitions import resources
+from tests.servers import StoreSettings
 
 NOW = datetime(2026, 1, 1)
 
 
-def test_import_batch_triggers_runs_per_day_range(tmp_path: Path) -> None:
-    data_dir = tmp_path / "data"
-    data_dir.mkdir()
+def test_import_batch_triggers_runs_per_day_range(
+    tmp_path: Path, store_settings: StoreSettings
+) -> None:
+    settings = store_settings(tmp_path / "data")
     with (
-        Settings(data_dir=data_dir).open_lakehouse() as store,
+        settings.open_lakehouse() as store,
         store.cursor() as cur,
     ):
         # three days, two of them contiguous: two ranges
@@ -34,7 +35,7 @@ def test_import_batch_triggers_runs_per_day_range(tmp_path: Path) -> None:
             " NULL, 0, 3, 0, '[]', ?, ?)",
             [NOW, NOW],
         )
-    res = resources(str(data_dir))
+    res = resources(settings)
     with build_sensor_context(resources=res) as context:
         found = import_batches(context)
         assert isinstance(found, list)

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from murmur.settings import Settings
+from tests.servers import StoreSettings
 from tests.support import LiveServer, Tenant, new_tenant, start_server, start_simulator
 from warehouse import publishing as repo
 from warehouse.posts import DestinationRow
@@ -58,14 +58,11 @@ def sim() -> Iterator[Sim]:
 
 
 @pytest.fixture(scope="session")
-def pub_server(tmp_path_factory: pytest.TempPathFactory, sim: Sim) -> Iterator[LiveServer]:
+def pub_server(
+    tmp_path_factory: pytest.TempPathFactory, store_settings: StoreSettings, sim: Sim
+) -> Iterator[LiveServer]:
     """An API server of its own, so no other test's due posts reach these workers."""
-    settings = Settings(
-        data_dir=tmp_path_factory.mktemp("publishing-data"),
-        quack_port=0,
-        store_lock_timeout_seconds=10,
-        platforms_url=sim.root,
-    )
+    settings = store_settings(tmp_path_factory.mktemp("publishing-data"), platforms_url=sim.root)
     live = start_server(settings)
     yield live
     live.stop()

@@ -20,7 +20,7 @@ from tests.publishing.conftest import (
     unique_text,
     wait_for,
 )
-from tests.support import LiveServer, Tenant
+from tests.support import LiveServer, Tenant, settings_env
 from warehouse import publishing as repo
 from warehouse import workspaces as ws_repo
 
@@ -214,8 +214,8 @@ def test_killing_the_worker_mid_publish_then_another_publishes_exactly_once(
     sim.fault("x", "timeout_after_commit", delay=30)
     env = dict(
         os.environ,
+        **settings_env(pub_server.settings),
         MURMUR_PLATFORMS_URL=sim.root,
-        MURMUR_QUACK_PORT="0",
         MURMUR_PUBLISHING_POLL_INTERVAL_SECONDS="0.05",
         MURMUR_PUBLISHING_LEASE_SECONDS="6",
         MURMUR_PUBLISHING_HTTP_TIMEOUT_SECONDS="5",
@@ -227,8 +227,6 @@ def test_killing_the_worker_mid_publish_then_another_publishes_exactly_once(
             "murmur",
             "worker",
             "--no-engagement",
-            "--data-dir",
-            str(pub_server.settings.data_dir),
             "--worker-id",
             f"victim-{uuid.uuid4().hex[:6]}",
         ],

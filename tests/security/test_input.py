@@ -48,11 +48,7 @@ HYPOTHESIS = settings(
 def _own_server(**options: Any) -> Iterator[LiveServer]:
     configure_logging()
     with tempfile.TemporaryDirectory() as data_dir:
-        live = start_server(
-            Settings(
-                data_dir=Path(data_dir), quack_port=0, store_lock_timeout_seconds=10, **options
-            )
-        )
+        live = start_server(Settings(data_dir=Path(data_dir), **options))
         try:
             yield live
         finally:

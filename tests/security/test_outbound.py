@@ -157,9 +157,7 @@ def engagement_running(server: LiveServer, **overrides: Any) -> Iterator[None]:
 @contextmanager
 def _runner(server: LiveServer, platforms_port: int, overrides: dict[str, Any]) -> Iterator[None]:
     options: dict[str, Any] = {
-        "data_dir": server.settings.data_dir,
         "platforms_url": f"http://127.0.0.1:{platforms_port}",
-        "store_lock_timeout_seconds": 10,
         "webhook_max_attempts": 1,
         "webhook_timeout_seconds": 5.0,
         **overrides,
@@ -167,7 +165,7 @@ def _runner(server: LiveServer, platforms_port: int, overrides: dict[str, Any]) 
     stop = threading.Event()
     thread = threading.Thread(
         target=run_engagement,
-        args=(Settings(**options),),
+        args=(server.settings.model_copy(update=options),),
         kwargs={"stop": stop, "poll_interval": 0.1},
         daemon=True,
     )

@@ -220,8 +220,6 @@ def small_quota() -> Iterator[LiveServer]:
         live = start_server(
             Settings(
                 data_dir=Path(data_dir),
-                quack_port=0,
-                store_lock_timeout_seconds=10,
                 media_quota_bytes_per_workspace=2 * len(PNG) + len(PNG) // 2,
             )
         )

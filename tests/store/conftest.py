@@ -2,33 +2,22 @@
 
 ``profile`` runs a test on each: ``embedded`` is SQLite and a DuckLake with a SQLite catalog
 in the test's temporary directory; ``scale`` is PostgreSQL and a DuckLake with a PostgreSQL
-catalog and its Parquet on S3, on servers started once per test process (tests/servers.py),
-with a database pair and a bucket of the test's own.
+catalog and its Parquet on S3, on servers started once per test process (``scale_servers``
+in tests/conftest.py), with a database pair and a bucket of the test's own.
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 import pytest
 
-from tests.servers import Postgres, create_bucket, postgres_server, s3_server
+from tests.servers import ANALYST, ScaleServers, create_bucket
 from warehouse.lake import S3, Lake
 from warehouse.pubdb.engine import sqlite_url
-
-ANALYST = "analyst"
-
-
-@dataclass(frozen=True)
-class ScaleServers:
-    postgres: Postgres
-    s3_endpoint: str
 
 
 @dataclass(frozen=True)
@@ -44,21 +33,6 @@ class Profile:
     analyst_lake: Lake
     # At scale: the two databases (publishing, lake catalog) as their owner reaches them.
     owner_dsns: tuple[str, ...] = ()
-
-
-@pytest.fixture(scope="session")
-def scale_servers() -> Iterator[ScaleServers]:
-    # Not under pytest's temporary root: that is private to root, and the server runs as
-    # the 'postgres' user, which must reach its own folder (mkdtemp's is made over to it).
-    pg_work, s3_work = Path(tempfile.mkdtemp(prefix="murmur-pg-")), Path(tempfile.mkdtemp())
-    try:
-        with postgres_server(pg_work) as postgres, s3_server(s3_work) as endpoint:
-            with psycopg.connect(postgres.dsn("postgres"), autocommit=True) as admin:
-                admin.execute(f"CREATE ROLE {ANALYST} LOGIN")
-            yield ScaleServers(postgres, endpoint)
-    finally:
-        shutil.rmtree(pg_work, ignore_errors=True)
-        shutil.rmtree(s3_work, ignore_errors=True)
 
 
 @pytest.fixture(params=["embedded", "scale"])

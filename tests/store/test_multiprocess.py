@@ -22,7 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support import HANG_SECONDS, free_port
+from tests.servers import StoreSettings
+from tests.support import HANG_SECONDS, free_port, settings_env
 
 MURMUR = [sys.executable, "-m", "murmur"]
 BASE = "/api/public/v1"
@@ -50,7 +51,7 @@ from warehouse.extensions import load_extension
 
 sql = re.sub(r"(INSTALL|LOAD) \\w+;", "", sys.stdin.read())
 con = duckdb.connect()
-for name in ("sqlite", "ducklake"):
+for name in ("sqlite", "postgres", "ducklake", "httpfs"):
     load_extension(con, name)
 con.execute(sql)
 tables = {row[2] for row in con.execute("SHOW ALL TABLES").fetchall()}
@@ -122,10 +123,10 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
-    """Two ``murmur serve`` processes on one data directory, each on a port of its own."""
+def served(tmp_path: Path, store_settings: StoreSettings) -> Iterator[Served]:
+    """Two ``murmur serve`` processes on one store (the session's profile), each on a port."""
     data_dir = tmp_path / "data"
-    env = dict(os.environ, MURMUR_DATA_DIR=str(data_dir))
+    env = dict(os.environ, **settings_env(store_settings(data_dir)))
     key = run_murmur(env, "keys", "create").strip().splitlines()[-1]
     procs: list[subprocess.Popen[bytes]] = []
     urls = []
