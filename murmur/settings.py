@@ -175,6 +175,8 @@ class Settings(BaseSettings):
                 region=self.s3_region,
                 use_ssl=self.s3_use_ssl,
             )
+        if self.lake_catalog is None and self.lake_data is None and s3 is None:
+            return embedded
         return Lake(
             catalog=self.lake_catalog or embedded.catalog,
             data=self.lake_data or embedded.data,

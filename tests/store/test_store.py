@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,6 +55,25 @@ def test_opening_the_store_creates_and_migrates_both_halves_in_the_data_dir(
     names = {path.name for path in settings.data_dir.iterdir()}
     assert {"publishing.sqlite", "lake.sqlite", "lake"} <= names
     assert "murmur.duckdb" not in names
+
+
+def test_a_data_directory_copied_elsewhere_opens_and_writes_its_own_files(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A backup restored at another path: the lake's catalog still names the first one."""
+    rows = "INSERT INTO copied SELECT range FROM range(?)"
+    with settings.open_lakehouse() as lake:
+        lake.execute_script("CREATE TABLE copied (i INTEGER NOT NULL);")
+        lake.run(lambda cur: cur.execute(rows, [3000]))
+    moved = Settings(data_dir=tmp_path / "restored")
+    shutil.copytree(settings.data_dir, moved.data_dir)
+    shutil.rmtree(settings.data_dir)  # the first folder is gone: nothing may read from it
+    with moved.open_lakehouse() as lake:
+        lake.run(lambda cur: cur.execute(rows, [3000]))
+        with lake.cursor() as cur:
+            assert cur.execute("SELECT count(*) FROM copied").fetchone() == (6000,)
+            files = cur.execute("SELECT data_file FROM ducklake_list_files('lake', 'copied')")
+            assert all(f.startswith(f"{moved.data_dir.resolve()}/") for (f,) in files.fetchall())
 
 
 def test_a_store_of_an_earlier_murmur_is_refused_until_migrated(settings: Settings) -> None:

@@ -57,12 +57,16 @@ class Lake:
     catalog: str
     data: str
     s3: S3 | None = None
+    # The data directory's own lake: its files are wherever the directory is now.
+    relocatable: bool = False
 
     @classmethod
     def under(cls, data_dir: Path) -> Lake:
         """The embedded lake of a data directory: ``lake.sqlite`` and ``lake/``, absolute."""
         root = data_dir.resolve()
-        return cls(catalog=f"sqlite:{root / 'lake.sqlite'}", data=f"{root / 'lake'}/")
+        return cls(
+            catalog=f"sqlite:{root / 'lake.sqlite'}", data=f"{root / 'lake'}/", relocatable=True
+        )
 
     @property
     def kind(self) -> str:
@@ -72,6 +76,10 @@ class Lake:
     def attach_sql(self, alias: str = "lake", *, read_only: bool = False) -> str:
         """The ATTACH statement of this lake (DuckLake keeps a relative DATA_PATH as given)."""
         options = f"DATA_PATH {literal(self.data)}"
+        if self.relocatable:
+            # The catalog keeps the folder it was created in, absolute; a data directory
+            # moved or copied elsewhere (a backup restored, a benchmark's copy) still opens.
+            options += ", OVERRIDE_DATA_PATH true"
         if read_only:
             options += ", READ_ONLY"
         return f"ATTACH {literal('ducklake:' + self.catalog)} AS {alias} ({options})"

@@ -157,7 +157,7 @@ posts = Table(
     _at("created_at"),
     _at("updated_at"),
     _at("canceled_at", nullable=True),
-    Index("posts_ws", "workspace_id"),
+    Index("posts_ws_id", "workspace_id", "id"),
 )
 
 post_destinations = Table(
