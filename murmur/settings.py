@@ -14,6 +14,19 @@ from warehouse.lake import S3, Lake
 from warehouse.pubdb.engine import sqlite_url
 from warehouse.store import Lakehouse, Store
 
+# Where the store lives besides the data directory: what another process (a pipeline step,
+# a child of a test) needs of these settings to open the same store.
+STORE_FIELDS = (
+    "publishing_url",
+    "lake_catalog",
+    "lake_data",
+    "s3_endpoint",
+    "s3_key_id",
+    "s3_secret",
+    "s3_region",
+    "s3_use_ssl",
+)
+
 
 class Settings(BaseSettings):
     """Murmur's configuration; every field can be set as MURMUR_<NAME>."""

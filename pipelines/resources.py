@@ -11,26 +11,13 @@ from typing import TYPE_CHECKING
 from dagster import ConfigurableResource
 from pydantic import Field
 
-from murmur.settings import Settings
+from murmur.settings import STORE_FIELDS, Settings
 from warehouse.store import Lakehouse
 
 if TYPE_CHECKING:
     from connectors.base import Connector
 
 DEFAULT_SIMULATOR_URL: str = Settings.model_fields["platforms_url"].default
-
-
-# Where the store lives besides the data directory (Settings' fields of the same names).
-STORE_FIELDS = (
-    "publishing_url",
-    "lake_catalog",
-    "lake_data",
-    "s3_endpoint",
-    "s3_key_id",
-    "s3_secret",
-    "s3_region",
-    "s3_use_ssl",
-)
 
 
 class StoreResource(ConfigurableResource):  # type: ignore[type-arg]

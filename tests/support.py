@@ -24,7 +24,7 @@ from api.app import BASE_PATH, create_app
 from api.auth import ALL_SCOPES, mint_key
 from api.workspaces.service import bootstrap_test_workspace
 from connectors.platforms import PLATFORMS
-from murmur.settings import Settings
+from murmur.settings import STORE_FIELDS, Settings
 from warehouse import workspaces as ws_repo
 from warehouse.store import Lakehouse, Store
 
@@ -318,17 +318,10 @@ def analyst_rows(settings: Settings, sql: str, params: list[Any] | None = None) 
 def settings_env(settings: Settings) -> dict[str, str]:
     """The MURMUR_* variables that give a child process these settings' store."""
     env = {"MURMUR_DATA_DIR": str(settings.data_dir)}
-    for name in (
-        "publishing_url",
-        "lake_catalog",
-        "lake_data",
-        "s3_endpoint",
-        "s3_key_id",
-        "s3_secret",
-    ):
+    for name in STORE_FIELDS:
         value = getattr(settings, name)
-        if value is not None:
+        if isinstance(value, bool):
+            env[f"MURMUR_{name.upper()}"] = "true" if value else "false"
+        elif value is not None:
             env[f"MURMUR_{name.upper()}"] = str(value)
-    if settings.s3_endpoint is not None:
-        env["MURMUR_S3_USE_SSL"] = "true" if settings.s3_use_ssl else "false"
     return env

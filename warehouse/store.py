@@ -37,9 +37,8 @@ from warehouse.cursor import Cursor, StoreCursor
 from warehouse.errors import StoreUnavailableError, translate
 from warehouse.extensions import ArrowStream
 from warehouse.files import private_dir
-from warehouse.lake import Lake
+from warehouse.lake import Lake, maintenance
 from warehouse.lake.maintenance import Upkeep
-from warehouse.lake.maintenance import maintain as maintain_lake
 from warehouse.pubdb.engine import PubDB, PubTransaction
 from warehouse.retry import retrying
 
@@ -356,7 +355,7 @@ class Lakehouse:
     def maintain(self, keep: timedelta) -> Upkeep:
         """One pass of the lake's upkeep; snapshots older than ``keep`` are expired."""
         with self._lock:
-            return maintain_lake(self._con, self.store.lake.data, keep=keep)
+            return maintenance.maintain(self._con, self.store.lake.data, keep=keep)
 
     def close(self) -> None:
         with self._lock:
