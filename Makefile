@@ -6,7 +6,7 @@ DATA_DIR ?= data
 # apt-get needs root: sudo when not already root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: up test install lint bench browser postgres
+.PHONY: up test install lint bench browser postgres dashboard-assets
 
 # uv installs in seconds what pip takes minutes for; it lives in the venv, so nothing is
 # installed outside the repository. A stamp per flavour: `up` needs only the runtime.
@@ -67,3 +67,18 @@ bench: install
 	@command -v wrk >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk; } \
 		|| echo "wrk could not be installed: the read rows will measure the Python load generator"
 	$(BIN)/murmur bench
+
+# The dashboard's chart library (docs/dashboard.md): uPlot's built files, vendored from npm's
+# tarball so that `make up` needs no Node.js. Only this target needs npm; it rewrites the
+# committed files, then checks them against their recorded SHA-256.
+UPLOT_VERSION := 1.6.32
+UPLOT_DIR := api/dashboard/static/vendor/uplot
+
+## Fetch uPlot $(UPLOT_VERSION) from the npm registry into the dashboard's vendor folder.
+dashboard-assets:
+	@tmp=$$(mktemp -d) && cd $$tmp && npm pack --silent uplot@$(UPLOT_VERSION) >/dev/null \
+		&& tar -xzf uplot-$(UPLOT_VERSION).tgz \
+		&& cp package/dist/uPlot.iife.min.js package/dist/uPlot.min.css package/LICENSE \
+			$(CURDIR)/$(UPLOT_DIR)/ \
+		&& rm -rf $$tmp
+	cd $(UPLOT_DIR) && sha256sum -c SHA256SUMS

@@ -18,10 +18,11 @@ from fastapi_offline import FastAPIOffline
 
 from api.auth import KeyCache
 from api.caching import FastReads, ResponseCache
+from api.dashboard import router as dashboard
 from api.errors import install_error_handlers
 from api.health import router as health
 from api.health.metrics import Metrics
-from api.middleware import EdgeMiddleware
+from api.middleware import Cors, EdgeMiddleware
 from api.pagination import CursorCodec
 from api.posts import service as posts_service
 from api.ratelimit import RateLimiter
@@ -46,9 +47,11 @@ def api_router() -> APIRouter:
     from api.posts.router import router as posts
     from api.webhooks.router import router as webhooks
     from api.workspaces.router import router as workspaces
+    from api.workspaces.sessions import router as sessions
 
     root = APIRouter(prefix=BASE_PATH, generate_unique_id_function=operation_id)
-    for router in (posts, workspaces, approvals, inbox, automation, analytics, webhooks):
+    groups = (posts, workspaces, sessions, approvals, inbox, automation, analytics, webhooks)
+    for router in groups:
         # include_router keeps each route's own class, so the group routers must declare
         # MurmurRoute themselves: without it a request's transaction is never committed.
         stray = [getattr(r, "path", r) for r in router.routes if not isinstance(r, MurmurRoute)]
@@ -137,6 +140,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     install_error_handlers(app)
     app.include_router(api_router())
     app.include_router(health.router)  # /healthz, /readyz, /metrics: docs/operations.md
+    app.include_router(dashboard.router)  # /dashboard/: docs/dashboard.md
     app.add_middleware(
         EdgeMiddleware,
         limiter=app.state.rate_limiter,
@@ -144,9 +148,11 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         max_body_bytes=settings.max_json_body_bytes,
         unlimited_paths=(f"{BASE_PATH}/media/upload",),
         metrics=app.state.metrics,
-        unmetered_paths=health.PATHS,
+        unmetered_paths=health.PATHS | dashboard.PATHS,
         fast_reads=app.state.fast_reads,
     )
+    # Outside the edge: a preflight is answered before any budget, log line or metric.
+    app.add_middleware(Cors, origins=settings.cors_origins)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

@@ -6,6 +6,7 @@ import hashlib
 import secrets
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -20,6 +21,7 @@ from api.errors import (
 from warehouse import workspaces as repo
 from warehouse.ids import utcnow
 from warehouse.rows import Cursor
+from warehouse.store import Store
 
 ALL_SCOPES = (
     "posts:read",
@@ -84,6 +86,57 @@ def mint_key(
         write_rate_limit=write_rate_limit,
     )
     return MintedKey(id=key_id, key=key, hint=hint)
+
+
+class _Withheld(Exception):
+    """A conditional key's condition failed: its transaction rolls back, the key with it."""
+
+
+# Keys written while the API serves a request: never in the request's own transaction, whose
+# commit leaves the keys token alone (warehouse/changes.py), so that key caches would keep
+# what they hold; in one of their own, through Store.run, whose commit replaces it.
+
+
+def issue_key(
+    store: Store,
+    *,
+    organization_id: str,
+    workspace_ids: list[str],
+    name: str,
+    mode: str,
+    scopes: list[str],
+    expires_at: datetime,
+    kept_if: Callable[[Cursor, str], bool],
+) -> MintedKey | None:
+    """Mint a key in a transaction of its own, kept only if ``kept_if(cur, key_id)`` holds there.
+
+    ``kept_if`` runs in the same transaction, given the new key's id (what uses a sign-in link
+    and names the key it made); when it fails, nothing of either is committed: None.
+    """
+
+    def work(cur: Cursor) -> MintedKey:
+        minted = mint_key(
+            cur,
+            organization_id=organization_id,
+            workspace_ids=workspace_ids,
+            name=name,
+            mode=mode,
+            scopes=scopes,
+            expires_at=expires_at,
+        )
+        if not kept_if(cur, minted.id):
+            raise _Withheld
+        return minted
+
+    try:
+        return store.run(work)
+    except _Withheld:
+        return None
+
+
+def revoke_key(store: Store, key_id: str) -> bool:
+    """Revoke a key in a transaction of its own; False if it was revoked already."""
+    return store.run(lambda cur: repo.revoke_api_key(cur, key_id))
 
 
 @dataclass(frozen=True)

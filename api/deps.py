@@ -91,6 +91,11 @@ def _look_up_key_in(txn: Transaction, key_hash: str) -> ApiKey:
     return authenticate(txn.cur, key_hash)
 
 
+def anonymous_bucket(address: str) -> str:
+    """The budget of requests without any key from ``address`` (the edge middleware's)."""
+    return f"anon:{address}"
+
+
 def _failed_keys_bucket(request: Request, settings: Settings) -> str:
     """The address's budget of failed keys; keyless requests are budgeted apart, at the edge.
 
@@ -144,6 +149,25 @@ async def _authenticate(
     return key
 
 
+def _count_key(request: Request, settings: Settings, key: ApiKey, is_write: bool) -> None:
+    """Count the request against its key's budget of reads or writes; 429 past it."""
+    limiter: RateLimiter = request.app.state.rate_limiter
+    state = RequestState.of(request.scope)
+    if is_write:
+        limit = key.write_rate_limit or settings.write_rate_limit
+    else:
+        limit = key.read_rate_limit or settings.read_rate_limit
+    budget = state.rate_budget
+    if budget is None:  # a retried attempt of the same request is not counted twice
+        budget = limiter.hit(f"{key.id}:{'write' if is_write else 'read'}", limit)
+        state.rate_budget = budget
+    if not budget.allowed:
+        raise RateLimited(
+            f"Over {limit} {'writes' if is_write else 'reads'} a minute for this key.",
+            headers={"Retry-After": str(budget.retry_after)},
+        )
+
+
 def _refuse_forbidden_text(request: Request, body: object) -> None:
     """NUL and lone surrogates in any query value, path value or body string: 400."""
     # A URL percent-decodes invalid UTF-8 to U+FFFD, so only %00 can bring either character:
@@ -191,20 +215,7 @@ async def context(
     state = RequestState.of(request.scope)
     state.tx = txn
     key = await _authenticate(request, store, settings, txn, is_write)
-    limiter: RateLimiter = request.app.state.rate_limiter
-    if is_write:
-        limit = key.write_rate_limit or settings.write_rate_limit
-    else:
-        limit = key.read_rate_limit or settings.read_rate_limit
-    budget = state.rate_budget
-    if budget is None:  # a retried attempt of the same request is not counted twice
-        budget = limiter.hit(f"{key.id}:{'write' if is_write else 'read'}", limit)
-        state.rate_budget = budget
-    if not budget.allowed:
-        raise RateLimited(
-            f"Over {limit} {'writes' if is_write else 'reads'} a minute for this key.",
-            headers={"Retry-After": str(budget.retry_after)},
-        )
+    _count_key(request, settings, key, is_write)
     for scope in security_scopes.scopes:
         key.require(scope)
     ctx = Context(key=key, requested_workspace=x_workspace_id, txn=txn)
@@ -256,3 +267,51 @@ InboxWrite = Annotated[Context, Security(context, scopes=["inbox:write"])]
 AutomationsRead = Annotated[Context, Security(context, scopes=["automations:read"])]
 AutomationsWrite = Annotated[Context, Security(context, scopes=["automations:write"])]
 AnalyticsRead = Annotated[Context, Security(context, scopes=["analytics:read"])]
+
+
+async def keyless(request: Request, settings: SettingsDep) -> None:
+    """For an endpoint anyone may call (a sign-in link's use): the address's keyless budget.
+
+    The edge counts a request without ``Authorization`` against that budget and refuses it
+    past it; one with the header is left to authentication, which such an endpoint has none
+    of, so it is counted here: a header buys no guesses beyond the budget.
+    """
+    state = RequestState.of(request.scope)
+    budget = state.rate_budget
+    if budget is None:
+        limiter: RateLimiter = request.app.state.rate_limiter
+        address = state.client_address
+        if address is None:
+            address = client_address(request.scope, parse_networks(settings.trusted_proxies))
+        budget = limiter.hit(anonymous_bucket(address), settings.unauthenticated_rate_limit)
+        state.rate_budget = budget
+    if not budget.allowed:
+        raise _over_anonymous_budget(budget)
+    if state.malformed_json is not None:
+        raise ValidationFailed.on(
+            "body", "invalid_json", f"The body is not valid JSON: {state.malformed_json}"
+        )
+    _refuse_forbidden_text(request, await _json_body(request))
+
+
+async def own_key(
+    request: Request,
+    store: StoreDep,
+    settings: SettingsDep,
+    _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> ApiKey:
+    """The request's key, for a write about the key itself (sign-out): any scope, no workspace.
+
+    Counted as a write of the key's. No Idempotency-Key is claimed: such a write revokes the
+    very key its record would be filed under, so a repeat is refused at authentication.
+    """
+    # Never begun: a write's key is looked up in a snapshot of its own; only the keys token
+    # (the key cache's) is read from it.
+    txn = store.begin(write=True)
+    key = await _authenticate(request, store, settings, txn, is_write=True)
+    _count_key(request, settings, key, is_write=True)
+    return key
+
+
+Keyless = Depends(keyless)
+OwnKey = Annotated[ApiKey, Depends(own_key)]

@@ -8,7 +8,8 @@ when installed, else asyncio + httpx), and prints one table: each figure, its re
 the ratio, the target and PASS/MISS. Several runs are interleaved (reference, then each
 target) and the table quotes their medians, because absolute times drift on a shared
 machine. The pipeline/import rows come from ``benchmarks.pipeline_scale`` and the
-publishing row from ``benchmarks.publishing_lateness``; each runs in a child process and
+publishing row from ``benchmarks.publishing_lateness``, the dashboard's from
+``benchmarks.dashboard``; each runs in a child process and
 shows "not measured" with the reason if it is absent or fails.
 
 Their row dicts may carry: ``what`` (or ``name``), ``figure`` (or ``value``), ``reference``,
@@ -455,6 +456,7 @@ _PLACEHOLDERS = {
     ],
     "import": ["import of a 10M-row CSV export"],
     "publishing": ["publishing lateness, 5,000 posts due in one minute"],
+    "dashboard": ["dashboard overview, navigation to last chart drawn"],
 }
 
 
@@ -501,6 +503,10 @@ def _print_rows_of(group: str, quick: bool) -> int:
         from benchmarks.pipeline_scale import run_pipeline_rows
 
         rows = run_pipeline_rows(quick, ("import",))
+    elif group == "dashboard":
+        from benchmarks.dashboard import run as run_dashboard
+
+        rows = [run_dashboard(quick)]
     else:
         from benchmarks.publishing_lateness import run
 
@@ -621,6 +627,7 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
             rows += child_rows("pipeline", cfg.quick, 120.0 if cfg.quick else 900.0)
             rows += child_rows("import", cfg.quick, 120.0 if cfg.quick else 180.0)
             rows += child_rows("publishing", cfg.quick, 120.0 if cfg.quick else 210.0)
+            rows += child_rows("dashboard", cfg.quick, 180.0 if cfg.quick else 300.0)
     finally:
         if own_tmp:
             shutil.rmtree(root, ignore_errors=True)

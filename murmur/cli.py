@@ -315,6 +315,38 @@ def keys_revoke(key_id: str, data_dir: DataDir = None) -> None:
 
 
 @app.command()
+def dashboard(
+    data_dir: DataDir = None,
+    workspace: Annotated[
+        str | None,
+        typer.Option("--workspace", help="Workspace id (default: the test one)."),
+    ] = None,
+) -> None:
+    """Print a one-time sign-in link to the dashboard (valid once, for 10 minutes)."""
+    settings = _settings(data_dir)
+    try:
+        with _open(settings) as store:
+            link, note = _sign_in_link(store, settings, workspace)
+    except Refused as exc:
+        raise _refused(exc) from None
+    err.print(note, soft_wrap=True, highlight=False)
+    typer.echo(link)
+
+
+def _sign_in_link(store: Store, settings: Settings, workspace: str | None) -> tuple[str, str]:
+    """A new sign-in link into ``workspace`` (default: the test one), and a line about it."""
+    from api.workspaces.sign_in import LINK_LIFETIME, create_link
+
+    try:
+        made = store.run(lambda cur: create_link(cur, workspace))
+    except LookupError as exc:
+        raise Refused(str(exc)) from None
+    minutes = int(LINK_LIFETIME.total_seconds() // 60)
+    note = f"Dashboard sign-in link for workspace {made.workspace_id} (once, within {minutes} min):"
+    return made.url(settings.host, settings.port), note
+
+
+@app.command()
 def serve(
     data_dir: DataDir = None,
     host: Annotated[str | None, typer.Option(help="Interface to listen on.")] = None,
@@ -389,6 +421,8 @@ def up(
             highlight=False,
             soft_wrap=True,  # never split: the key is copied from this line
         )
+        link, note = _sign_in_link(store, settings, minted.workspace_ids[0])
+        console.print(f"{note} {link}", highlight=False, soft_wrap=True)
         if minted.revoked:
             console.print(
                 f"Revoked the earlier quickstart key{'s' if len(minted.revoked) > 1 else ''}:"
@@ -461,6 +495,11 @@ def up(
             soft_wrap=True,
         )
         console.print(f"API docs: {base}/docs")
+        console.print(
+            f"Dashboard: http://{settings.host}:{settings.port}/dashboard/"
+            " (`murmur dashboard` prints a new sign-in link)",
+            highlight=False,
+        )
         if dagster:
             console.print(f"Dagster: http://{settings.host}:{settings.dagster_port}")
         if simulator:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from functools import cached_property
 from pathlib import Path
+from typing import Annotated
+from urllib.parse import urlsplit
 
 from pydantic import Field, IPvAnyNetwork, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from warehouse.errors import StoreUnavailableError
 from warehouse.files import private_dir
@@ -82,6 +85,11 @@ class Settings(BaseSettings):
         description="Addresses or CIDRs of reverse proxies whose X-Forwarded-For names the"
         " client; empty: the header is ignored. JSON in the environment. See docs/security.md.",
     )
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Origins (scheme://host[:port]) whose pages may call the API from a"
+        " browser: comma-separated (JSON works too); none by default. See docs/api.md, CORS.",
+    )
     request_threads: int = Field(default=40, description="Threads serving blocking store work.")
     max_json_body_bytes: int = 1_048_576
     media_quota_bytes_per_workspace: int = Field(
@@ -125,6 +133,52 @@ class Settings(BaseSettings):
         for entry in entries:
             AllowEntry.parse(entry)
         return entries
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _origins_from_text(cls, value: object) -> object:
+        """``a,b`` as the environment gives it, or a JSON list."""
+        if not isinstance(value, str):
+            return value
+        if value.lstrip().startswith("["):
+            return json.loads(value)
+        return [part.strip() for part in value.split(",") if part.strip()]
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins_as_browsers_send_them(cls, origins: list[str]) -> list[str]:
+        """Each entry as a browser's ``Origin`` header spells it; anything else stops the start.
+
+        A browser sends the scheme and host in lower case and no default port, and
+        ``CORSMiddleware`` compares exact strings: ``https://Dash.example.com:443/`` would
+        never match, so it is stored as ``https://dash.example.com``. ``*`` and ``null``
+        (sandboxed frames, files) are refused: each origin is named.
+        """
+        named = []
+        for origin in origins:
+            parts = urlsplit(origin.strip())
+            try:
+                port = parts.port
+            except ValueError:
+                port = -1
+            if (
+                parts.scheme.lower() not in {"http", "https"}
+                or not parts.hostname
+                or parts.username is not None
+                or port == -1
+                or parts.path not in {"", "/"}
+                or parts.query
+                or parts.fragment
+            ):
+                raise ValueError(
+                    f"{origin!r} is not an origin such as https://dashboard.example.com"
+                    " (a scheme, a host and maybe a port; no path, no wildcard)"
+                )
+            scheme = parts.scheme.lower()
+            host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+            default = 443 if scheme == "https" else 80
+            named.append(f"{scheme}://{host}" + (f":{port}" if port not in {None, default} else ""))
+        return list(dict.fromkeys(named))
 
     publishing_concurrency: int = Field(
         default=16, ge=1, description="Platform calls one publishing worker makes at once."

@@ -99,6 +99,7 @@ _WORKSPACE = columns(WorkspaceRow)
 _API_KEY = columns(ApiKeyRow)
 _ACCOUNT = columns(AccountRow)
 _MEMBER = columns(MemberRow)
+_WORKSPACE_OF_LINK = columns(WorkspaceRow, "w")
 
 
 # -- organizations and workspaces -------------------------------------------------------------
@@ -245,6 +246,55 @@ def revoke_api_key(cur: Cursor, key_id: str) -> bool:
         "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id",
         [utcnow(), key_id],
     )
+    return cur.fetchone() is not None
+
+
+# -- one-time sign-in links -------------------------------------------------------------------
+# A link is stored as its token's SHA-256 (the token is in the link alone). Its use is one
+# conditional UPDATE: of two concurrent uses, exactly one changes the row.
+
+
+def insert_sign_in_link(
+    cur: Cursor, token_hash: str, workspace_id: str, created_at: datetime, expires_at: datetime
+) -> None:
+    cur.execute(
+        "INSERT INTO sign_in_links (token_hash, workspace_id, created_at, expires_at)"
+        " VALUES (?, ?, ?, ?)",
+        [token_hash, workspace_id, created_at, expires_at],
+    )
+
+
+def purge_sign_in_links(cur: Cursor, expired_before: datetime) -> int:
+    """Delete links that expired before ``expired_before``; how many."""
+    cur.execute("DELETE FROM sign_in_links WHERE expires_at < ? RETURNING 1", [expired_before])
+    return len(cur.fetchall())
+
+
+def live_sign_in_link(cur: Cursor, token_hash: str, now: datetime) -> WorkspaceRow | None:
+    """The workspace of an unused link that has not expired at ``now``, else None."""
+    return fetch_row(
+        cur,
+        f"SELECT {_WORKSPACE_OF_LINK} FROM sign_in_links l JOIN workspaces w"  # noqa: S608 - constants
+        " ON w.id = l.workspace_id"
+        " WHERE l.token_hash = ? AND l.used_at IS NULL AND l.expires_at > ?",
+        [token_hash, now],
+        WorkspaceRow.make,
+    )
+
+
+def use_sign_in_link(cur: Cursor, token_hash: str, now: datetime, key_id: str) -> bool:
+    """Mark an unused, unexpired link used at ``now`` by ``key_id``; whether it was."""
+    cur.execute(
+        "UPDATE sign_in_links SET used_at = ?, key_id = ?"
+        " WHERE token_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING token_hash",
+        [now, key_id, token_hash, now],
+    )
+    return cur.fetchone() is not None
+
+
+def is_session_key(cur: Cursor, key_id: str) -> bool:
+    """Whether ``key_id`` was minted by using a sign-in link."""
+    cur.execute("SELECT 1 FROM sign_in_links WHERE key_id = ? LIMIT 1", [key_id])
     return cur.fetchone() is not None
 
 

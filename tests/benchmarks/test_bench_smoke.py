@@ -51,3 +51,20 @@ def test_import_rows_have_a_group_of_their_own() -> None:
     assert row.status in {"PASS", "MISS"}
     assert row.ratio is not None
     assert row.ratio > 0
+
+
+def test_the_dashboard_row_measures_a_real_page_load() -> None:
+    """Headless Chromium loads the overview; the row sets it beside its own API calls."""
+    from benchmarks.bench import child_rows
+
+    (row,) = child_rows("dashboard", quick=True, timeout=240)
+    assert row.status in {"PASS", "MISS"}, row
+    assert row.what.startswith("dashboard overview, navigation to last chart drawn"), row
+    assert row.ratio is not None
+    assert row.ratio > 0
+    loads = row.detail["loads"]
+    assert loads
+    # The overview drew from the public API: its unified analytics among the calls.
+    assert all(
+        any(c.endswith("/analytics/unified") for c in load["calls"]) for load in loads
+    ), loads

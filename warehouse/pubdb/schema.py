@@ -536,3 +536,31 @@ idempotency_keys = Table(
     # Expired records are purged by time.
     Index("idempotency_keys_expiry", "expires_at"),
 )
+
+#: Tables added since ADR 0002 moved the store. The DuckDB store never had them, so
+#: ``murmur migrate`` has nothing to copy into them, and :data:`metadata` stays the DuckDB
+#: store's tables column for column; Alembic builds both (:data:`every_table`).
+added = MetaData()
+
+# One-time sign-in links (`murmur dashboard`): the token's SHA-256, never the token; a link
+# is used once (``used_at``), and ``key_id`` names the key its use minted, so that signing
+# out revokes only keys that a link made (docs/security.md, "Sign-in links").
+sign_in_links = Table(
+    "sign_in_links",
+    added,
+    Column("token_hash", String, primary_key=True),
+    _text("workspace_id"),
+    _at("created_at"),
+    _at("expires_at"),
+    _at("used_at", nullable=True),
+    _text("key_id", nullable=True),
+    Index("sign_in_links_key", "key_id"),
+    # Links long expired are purged by time.
+    Index("sign_in_links_expiry", "expires_at"),
+)
+
+#: Every publishing table in one MetaData (copies of the tables above): what Alembic builds
+#: and what the database is compared with.
+every_table = MetaData()
+for _table in (*metadata.sorted_tables, *added.sorted_tables):
+    _table.to_metadata(every_table)

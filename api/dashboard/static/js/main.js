@@ -1,0 +1,225 @@
+// The dashboard's entry: sign-in (a one-time link's token, or a pasted key), then views by the
+// URL's fragment (#/overview, #/trends, #/insights, #/rankings, #/posts).
+
+import {ApiError, call, forgetSession, saveSession, session} from './api.js';
+import {fill, h} from './dom.js';
+import {dateTime} from './format.js';
+import {errorBox, loading} from './states.js';
+import {browserZone} from './time.js';
+import * as overview from './views/overview.js';
+import * as trends from './views/trends.js';
+import * as insights from './views/insights.js';
+import * as rankings from './views/rankings.js';
+import * as posts from './views/posts.js';
+
+const VIEWS = {overview, trends, insights, rankings, posts};
+const main = document.getElementById('main');
+const nav = document.getElementById('nav');
+const sessionBox = document.getElementById('session');
+let current = null; // {controller, charts}
+
+/** The token of a one-time link (#token=…), taken out of the address bar at once. */
+function takeToken() {
+  const fragment = window.location.hash.replace(/^#/, '');
+  const params = new URLSearchParams(fragment.startsWith('/') ? '' : fragment);
+  const token = params.get('token');
+  if (token === null) return null;
+  // Out of the address bar and of this entry of the history before anything else runs.
+  window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}#/overview`);
+  return token;
+}
+
+async function redeem(token) {
+  const data = await call('/sessions', {method: 'POST', body: {token}, key: null});
+  saveSession({
+    key: data.key,
+    keyId: data.key_id ?? null,
+    workspaceId: data.workspace_id ?? null,
+    expiresAt: data.expires_at ?? null,
+    scopes: data.scopes ?? null,
+    source: 'link',
+  });
+}
+
+/** Check a pasted key: 401 refuses it; any other answer means the server knows it. */
+async function usePastedKey(key) {
+  let workspaces = null;
+  try {
+    workspaces = (await call('/workspaces', {params: {limit: 100}, key})).items;
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status === 401 || error.status === 429 || error.status === 0) {
+      throw error;
+    }
+    // 403: the key is valid but may not list workspaces; its only workspace is implied.
+  }
+  saveSession({
+    key,
+    keyId: null,
+    workspaceId: workspaces && workspaces.length ? workspaces[0].id : null,
+    workspaces: workspaces ? workspaces.map((w) => ({id: w.id, name: w.name})) : null,
+    expiresAt: null,
+    scopes: null,
+    source: 'key',
+  });
+}
+
+function signInView(notice, {link = false} = {}) {
+  teardown();
+  nav.hidden = true;
+  sessionBox.hidden = true;
+  const input = h('input', {
+    id: 'api-key', name: 'api-key', type: 'password', autocomplete: 'off', spellcheck: 'false',
+    placeholder: 'sk_test_…', required: true,
+  });
+  const status = h('div', {class: 'signin-status', 'aria-live': 'polite'});
+  if (notice instanceof Error) status.append(errorBox(notice));
+  if (link && notice instanceof ApiError && notice.status === 401) {
+    status.append(h('p', {class: 'state info', role: 'status'},
+      'This sign-in link was already used, or has expired: ask for a new one (',
+      h('code', {}, 'murmur dashboard'), '), or paste an API key below.'));
+  }
+  else if (notice) status.append(h('p', {class: 'state info', role: 'status'}, notice));
+  const submit = h('button', {type: 'submit'}, 'Sign in');
+  const form = h('form', {class: 'signin-form', on: {submit: async (event) => {
+    event.preventDefault();
+    const key = input.value.trim();
+    if (!key) return;
+    submit.disabled = true;
+    fill(status, loading('your key'));
+    try {
+      await usePastedKey(key);
+      start();
+    } catch (error) {
+      fill(status, errorBox(error));
+      submit.disabled = false;
+      input.focus();
+    }
+  }}},
+  h('label', {for: 'api-key'}, 'API key'),
+  h('div', {class: 'row'}, input, submit));
+  fill(main, h('section', {class: 'signin', 'aria-labelledby': 'signin-title'},
+    h('h1', {id: 'signin-title'}, 'Sign in to Murmur'),
+    h('p', {}, 'Open the one-time link that ', h('code', {}, 'murmur dashboard'),
+      ' prints (', h('code', {}, 'murmur up'), ' prints one too). Or paste an API key: it stays in this tab only, and is forgotten when the tab closes.'),
+    status,
+    form));
+  input.focus();
+}
+
+async function signOut() {
+  const was = session();
+  // A key minted by a sign-in link is this tab's own: revoke it. A pasted key is only forgotten.
+  if (was?.source === 'link') {
+    try {
+      await call('/sessions/current', {method: 'DELETE'});
+    } catch {
+      // Revoked, expired or unreachable: forgotten here all the same.
+    }
+  }
+  forgetSession();
+  signInView('Signed out.');
+}
+
+function showSession(current) {
+  nav.hidden = false;
+  sessionBox.hidden = false;
+  const who = document.getElementById('who');
+  const until = current.expiresAt ? ` · until ${dateTime(current.expiresAt, browserZone(), false)}` : '';
+  if (current.workspaces && current.workspaces.length > 1) {
+    // A key of several workspaces: each request names the chosen one (X-Workspace-Id).
+    const picker = h('select', {id: 'pick-workspace', 'aria-label': 'Workspace', on: {change: (e) => {
+      saveSession({...session(), workspaceId: e.target.value});
+      show();
+    }}}, current.workspaces.map((w) => h('option', {value: w.id, selected: w.id === current.workspaceId}, `${w.name} (${w.id})`)));
+    fill(who, picker, until);
+  } else {
+    fill(who, `${current.workspaceId ? `Workspace ${current.workspaceId}` : 'Signed in'}${until}`);
+  }
+}
+
+function teardown() {
+  if (current) {
+    current.controller.abort();
+    current.charts?.destroy();
+    current = null;
+  }
+}
+
+function route() {
+  const fragment = window.location.hash.replace(/^#\/?/, '');
+  const name = fragment.split(/[?/]/)[0];
+  return VIEWS[name] ? name : 'overview';
+}
+
+async function show() {
+  const active = session();
+  if (!active) {
+    signInView();
+    return;
+  }
+  teardown();
+  showSession(active);
+  const name = route();
+  for (const link of nav.querySelectorAll('a')) {
+    if (link.dataset.view === name) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  const view = h('div', {class: `view view-${name}`, data: {view: name, state: 'loading'}});
+  fill(main, view);
+  current = {controller: new AbortController(), charts: null};
+  const ctx = {
+    signal: current.controller.signal,
+    setCharts: (charts) => { current.charts = charts; },
+    tz: browserZone(),
+    failed: (error) => failed(view, error),
+    signIn: () => { forgetSession(); signInView(); },
+  };
+  try {
+    await VIEWS[name].render(view, ctx);
+  } catch (error) {
+    if (error?.name === 'AbortError') return;
+    failed(view, error);
+  }
+}
+
+/** A view that could not load: 401 goes back to sign-in, anything else is shown in place. */
+function failed(view, error) {
+  if (error instanceof ApiError && error.status === 401) {
+    forgetSession();
+    signInView(error);
+    return;
+  }
+  view.dataset.state = 'error';
+  fill(view, errorBox(error, {retry: () => show()}));
+}
+
+async function start() {
+  const token = takeToken();
+  if (token !== null) {
+    fill(main, loading('your sign-in link'));
+    try {
+      await redeem(token);
+    } catch (error) {
+      forgetSession();
+      signInView(error, {link: true});
+      return;
+    }
+  }
+  show();
+}
+
+document.getElementById('sign-out').addEventListener('click', signOut);
+window.addEventListener('hashchange', async () => {
+  if (new URLSearchParams(window.location.hash.replace(/^#/, '')).has('token')) {
+    start();
+    return;
+  }
+  await show();
+  // A new view: keyboard and screen-reader users continue from its heading.
+  const heading = main.querySelector('h1');
+  if (heading) {
+    heading.setAttribute('tabindex', '-1');
+    heading.focus({preventScroll: true});
+  }
+});
+start();

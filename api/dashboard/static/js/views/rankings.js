@@ -1,0 +1,119 @@
+// Creators and competitors: rankings by the composite score, with each part's contribution
+// (weight × z) drawn as a bar around zero. Calls (docs/dashboard.md):
+//   GET /creators?limit=50
+//   GET /competitors?limit=50
+
+import {call} from '../api.js';
+import {fill, h, linkOut, table} from '../dom.js';
+import {dec, num, pct} from '../format.js';
+import {empty, errorBox, loading} from '../states.js';
+
+const PARTS = [['engagement_rate', 'Engagement'], ['growth_rate', 'Growth'], ['reach', 'Reach']];
+
+/** The score's parts as bars: each contribution to the left (negative) or right of zero. */
+function partsChart(parts, scale) {
+  const rows = PARTS.map(([key, label]) => {
+    const part = (parts || {})[key] || {};
+    const value = typeof part.contribution === 'number' ? part.contribution : null;
+    const bar = h('span', {class: `bar ${value !== null && value < 0 ? 'neg' : 'pos'}`});
+    if (value !== null) {
+      const width = Math.min(50, (Math.abs(value) / scale) * 50);
+      bar.style.width = `${width}%`;
+      bar.style[value < 0 ? 'right' : 'left'] = '50%';
+    }
+    return h('div', {class: 'part', title: part.measured === false
+      ? `${label}: not measured for this group (weight ${dec(part.weight)})`
+      : `${label}: ${dec(value)} = weight ${dec(part.weight)} × z ${dec(part.z)}`},
+    h('span', {class: 'part-name'}, label),
+    h('span', {class: 'track'}, bar),
+    h('span', {class: 'part-value'}, part.measured === false ? 'n/m' : dec(value)));
+  });
+  const drawn = PARTS.filter(([key]) => typeof ((parts || {})[key] || {}).contribution === 'number').length;
+  return h('div', {class: 'parts chart', data: {points: drawn}}, rows);
+}
+
+function scaleOf(rankings) {
+  let max = 0.5;
+  for (const r of rankings) {
+    for (const [key] of PARTS) {
+      const c = r?.parts?.[key]?.contribution;
+      if (typeof c === 'number') max = Math.max(max, Math.abs(c));
+    }
+  }
+  return max;
+}
+
+function who(r) {
+  const label = r.label || (r.handle ? `@${r.handle.replace(/^@/, '')}` : r.account_external_id);
+  return [h('span', {class: 'label'}, label), ' ', linkOut(r.url, '↗')];
+}
+
+function creatorsTable(list) {
+  const scale = scaleOf(list);
+  return table({
+    caption: 'Creators by composite score',
+    className: 'rankings',
+    columns: [{title: 'Rank', num: true}, {title: 'Creator', wide: true}, {title: 'Platform'},
+      {title: 'Followers', num: true}, {title: 'Engagement rate', num: true}, {title: 'Growth', num: true},
+      {title: 'Score', num: true}, {title: 'Score parts', wide: true}],
+    rows: list.map((r) => ({data: {handle: r.handle}, cells: [
+      num(r.rank),
+      [who(r), r.category ? h('span', {class: 'muted small'}, ` ${r.category}`) : null],
+      r.platform,
+      num(r.followers),
+      pct(r.engagement_rate ?? r.engagement_rate_shrunk),
+      pct(r.growth_rate),
+      dec(r.score),
+      partsChart(r.parts, scale),
+    ]})),
+  });
+}
+
+function competitorsTable(list) {
+  const scale = scaleOf(list.map((c) => c.ranking));
+  return table({
+    caption: 'Tracked competitors, with a benchmark against your accounts',
+    className: 'rankings',
+    columns: [{title: 'Competitor', wide: true}, {title: 'Platform'}, {title: 'Rank', num: true},
+      {title: 'Score', num: true}, {title: 'Their rate', num: true}, {title: 'Your rate', num: true},
+      {title: 'Ratio', num: true}, {title: 'Followers (theirs / yours)', num: true}, {title: 'Score parts', wide: true}],
+    rows: list.map((c) => ({data: {handle: c.handle}, cells: [
+      c.ranking ? who({...c.ranking, label: c.label || c.ranking.label, url: c.url || c.ranking.url}) : who(c),
+      c.platform,
+      c.ranking ? num(c.ranking.rank) : 'not ranked yet',
+      c.ranking ? dec(c.ranking.score) : '—',
+      pct(c.benchmark?.their_engagement_rate),
+      pct(c.benchmark?.our_engagement_rate),
+      c.benchmark?.ratio == null ? '—' : `${dec(c.benchmark.ratio)}×`,
+      `${num(c.benchmark?.their_followers)} / ${num(c.benchmark?.our_followers)}`,
+      c.ranking ? partsChart(c.ranking.parts, scale) : h('span', {class: 'muted'}, 'after the next pipeline run'),
+    ]})),
+  });
+}
+
+export async function render(view, ctx) {
+  fill(view, h('h1', {}, 'Creators & competitors'), loading('rankings'));
+  let creators;
+  let competitors;
+  try {
+    [creators, competitors] = await Promise.all([
+      call('/creators', {params: {limit: 50}, signal: ctx.signal}),
+      call('/competitors', {params: {limit: 50}, signal: ctx.signal}),
+    ]);
+  } catch (error) {
+    if (error?.name === 'AbortError') return;
+    if (error?.status === 401) return ctx.failed(error);
+    view.dataset.state = 'error';
+    fill(view, h('h1', {}, 'Creators & competitors'), errorBox(error, {retry: () => render(view, ctx)}));
+    return;
+  }
+  fill(view, h('h1', {}, 'Creators & competitors'),
+    h('p', {class: 'muted'}, 'Score = Σ weight × z over the parts: the engagement rate shrunk for small samples, follower growth, and reach; a part nobody in the group can measure weighs 0. Bars show each part\'s contribution.'),
+    h('section', {class: 'card'}, h('h2', {}, 'Competitors'), competitors.items.length
+      ? competitorsTable(competitors.items)
+      : empty('No competitor tracked', 'Track one with POST /api/public/v1/competitors ({"platform", "handle"}); the next pipeline run ranks it.')),
+    h('section', {class: 'card'}, h('h2', {}, 'Creators'), creators.items.length
+      ? creatorsTable(creators.items)
+      : empty('No creator ranked yet', 'Creators are ranked from the platforms\' creator accounts and creator imports.', [['murmur import PATH --format FORMAT --as creator', ''], ['murmur pipeline run', '']])));
+  view.dataset.state = 'ready';
+}
