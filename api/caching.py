@@ -2,9 +2,10 @@
 
 A dashboard polls the same few reads; between two commits anywhere in the store (the
 change token, warehouse/changes.py) their answers cannot differ, except for what depends
-on the clock. That part is of two kinds. What the data depends on (a default range ending
-now covers other days tomorrow) goes into the key as an epoch: the clock's day, or its
-second when the range ends at an exact moment. What only describes the data
+on the clock. That part is of two kinds. What the data depends on (a range ending now
+covers other buckets in the next hour or the next local day) goes into the key as an epoch:
+a fixed period of the clock (``period``), or the span of it holding now (``window``: the
+bucket of a zone's calendar, kept until it ends). What only describes the data
 (``freshness_seconds``, the default range's bounds) is redrawn from the kept model at most
 once a second (:meth:`Cached.data_at`), so a new second costs one serialization instead of
 sending every read of that second down the full path. A hit costs no thread hop, no
@@ -16,7 +17,7 @@ moves every second while the data does not), so a client sending ``If-None-Match
 
 A read answered here is also remembered by its raw request (:class:`FastReads`): the same
 path, query string, key and workspace header again, under the same change token (and the
-same epoch, for reads whose data depends on the clock), is answered by the edge middleware
+same epoch or window, for reads whose data depends on the clock), is answered by the edge
 without routing, dependencies or the endpoint: what those would decide (the key, its
 scope and workspace, the parsed arguments, the cache entry) cannot have changed, since
 every change to keys, members or data is a write that replaces the token. The edge still
@@ -147,6 +148,7 @@ class FastRead:
     bucket: str  # the key's read budget
     limit: int
     route: object  # the matched route, for the metrics' template
+    until: float | None = None  # the answer's data holds until then (epoch seconds), if set
 
 
 class FastReads:
@@ -174,6 +176,8 @@ class FastReads:
             return None
         if found.period is not None and found.epoch != int(now // found.period):
             return None
+        if found.until is not None and now >= found.until:
+            return None  # the clock left the span (a bucket) the answer's data was read for
         if found.expires_at is not None and found.expires_at <= now:
             return None  # the full path says why (401, expired)
         return found
@@ -208,21 +212,27 @@ async def cached_json(
     *,
     volatile: dict[str, Any] | None = None,
     period: int | None = None,
+    window: tuple[float, float] | None = None,
     redraw: Redraw | None = None,
 ) -> Response:
     """The success envelope of ``build()``, from the cache when the store has not changed.
 
     ``period``: the data depends on the clock (a default range ending now), so an answer is
     kept for that many seconds of the clock's epochs (``DAY``, or 1 for an exact moment).
+    ``window``: the same for an uneven span of the clock ``[start, end)`` (epoch seconds) that
+    holds now, such as the bucket of a local calendar holding it: kept until its end.
     ``redraw``: the model as of another moment, for fields that only describe the clock
     (freshness, a default range's bounds); they should be ``volatile`` too.
     """
     cache: ResponseCache = request.app.state.responses
     now = time.time()
     epoch = int(now // period) if period else 0
+    until = None
+    if window is not None:
+        epoch, until = int(window[0]), window[1]
     full = (key, epoch, ctx.workspace_id, ctx.txn.token)
     found = cache.get(full) or await _build_once(cache, full, build, volatile, redraw)
-    _remember(request, ctx, found, period, epoch)
+    _remember(request, ctx, found, period, epoch, until)
     headers = {"ETag": found.etag}
     if found.etag in request.headers.get("if-none-match", ""):
         return Response(status_code=304, headers=headers)
@@ -231,7 +241,12 @@ async def cached_json(
 
 
 def _remember(
-    request: Request, ctx: Context, found: Cached, period: int | None, epoch: int
+    request: Request,
+    ctx: Context,
+    found: Cached,
+    period: int | None,
+    epoch: int,
+    until: float | None,
 ) -> None:
     """Let the edge answer this very request again while the store is unchanged."""
     fast: FastReads | None = getattr(request.app.state, "fast_reads", None)
@@ -252,6 +267,7 @@ def _remember(
             bucket=f"{key.id}:read",
             limit=limit,
             route=request.scope.get("route"),
+            until=until,
         ),
     )
 

@@ -115,7 +115,7 @@ SELECT '{WORKSPACE}', {plat}, 'p' || i, 'acct-' || (i % {ACCOUNTS}), NULL, {kind
        ['tech', 'food', 'travel', 'fitness', 'music'][i % 5 + 1],
        published_at, NULL, first_capture, 'connector:' || {plat},
        'connector:' || {plat} || ':{WORKSPACE}:' || strftime(first_capture, '%Y-%m-%d-%H'),
-       first_capture + INTERVAL 2 MINUTE
+       first_capture + INTERVAL 2 MINUTE, NULL
 FROM gen_posts ORDER BY first_capture, i;
 INSERT INTO raw_account_snapshots
 SELECT '{WORKSPACE}', {_PLATFORM.format(i="a")}, 'acct-' || a, NULL,
@@ -123,7 +123,7 @@ SELECT '{WORKSPACE}', {_PLATFORM.format(i="a")}, 'acct-' || a, NULL,
        'handle' || a, 'Account ' || a, 1000 + a * 10 + h * (a % 7), 100, h, 'tech', t,
        'connector:' || {_PLATFORM.format(i="a")},
        'connector:' || {_PLATFORM.format(i="a")} || ':{WORKSPACE}:' || strftime(t, '%Y-%m-%d-%H'),
-       t + INTERVAL 2 MINUTE
+       t + INTERVAL 2 MINUTE, NULL, NULL
 FROM (SELECT range AS h, (SELECT min(first_capture) FROM gen_posts) + INTERVAL (range) HOUR AS t
       FROM range(CAST(date_diff('hour', (SELECT min(first_capture) FROM gen_posts),
                                 {_ts(end)}) + 1 AS BIGINT))),
@@ -151,7 +151,8 @@ FROM range({posts - tracked}, {posts}) t(i);
 INSERT INTO raw_posts
 SELECT '{WORKSPACE}', {_PLATFORM.format(i="i")}, 'p' || i, 'acct-' || (i % {ACCOUNTS}), NULL,
        'creator', 'new post ' || i, ['tag' || (i % 50)], 'video', NULL, 'tech',
-       {_ts(at)} - INTERVAL 30 MINUTE, NULL, {_ts(at)}, 'connector:bench', '{batch}', {wall}
+       {_ts(at)} - INTERVAL 30 MINUTE, NULL, {_ts(at)}, 'connector:bench', '{batch}', {wall},
+       NULL
 FROM range({first_new}, {first_new + POSTS_PER_HOUR}) t(i);
 INSERT INTO raw_engagement_snapshots
 SELECT '{WORKSPACE}', {_PLATFORM.format(i="i")}, 'p' || i, {_ts(at)}, {_counters("i", "0")},

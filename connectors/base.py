@@ -33,6 +33,8 @@ class AccountSnapshot:
     posts_count: int | None
     captured_at: datetime  # aware, UTC
     category: str | None = None
+    url: str | None = None  # its public page (connectors.platforms.profile_url)
+    thumbnail_url: str | None = None  # its picture (avatar, logo), as the platform gives it
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class PostRecord:
     url: str | None = None
     category: str | None = None
     deleted: bool = False
+    thumbnail_url: str | None = None  # its image or video cover, as the platform gives it
 
 
 @dataclass(frozen=True)

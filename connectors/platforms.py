@@ -8,6 +8,7 @@ purpose: it stands for the platforms themselves, outside Murmur.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,16 @@ class PlatformSpec:
     video_alone: bool = False  # a video cannot share a post with other media
     one_document_alone: bool = False  # a document (PDF) may be a post's only media
     creator_search: bool = True  # its reader can discover other accounts (creators)
+    # An account's public page, ``{handle}`` its handle without a leading @ (None: no stable
+    # pattern): what the connectors store as an account's URL (docs/connectors.md).
+    profile_url: str | None = None
+
+    def profile_link(self, handle: str | None) -> str | None:
+        """The public page of the account with this handle (as the platform spells it), or None."""
+        name = (handle or "").strip().lstrip("@")
+        if self.profile_url is None or not name:
+            return None
+        return self.profile_url.format(handle=quote(name, safe=""))
 
     def media_problem(self, kinds: list[str]) -> tuple[str, str] | None:
         """The (issue, message) this platform has with media of these kinds, or None."""
@@ -57,14 +68,56 @@ class PlatformSpec:
 SPECS: dict[str, PlatformSpec] = {
     spec.name: spec
     for spec in (
-        PlatformSpec("x", "X", 280, max_images=4, video_alone=True),
-        PlatformSpec("instagram", "Instagram", 2200, media_range=(1, 10)),
-        PlatformSpec("facebook", "Facebook", 63206),
-        PlatformSpec("linkedin", "LinkedIn", 3000, one_document_alone=True),
-        PlatformSpec("tiktok", "TikTok", 2200, exactly_one_video=True),
-        PlatformSpec("youtube", "YouTube", 5000, exactly_one_video=True),
-        PlatformSpec("threads", "Threads", 500, media_range=(0, 10)),
-        PlatformSpec("bluesky", "Bluesky", 300, max_images=4, video_alone=True),
+        PlatformSpec(
+            "x", "X", 280, max_images=4, video_alone=True, profile_url="https://x.com/{handle}"
+        ),
+        PlatformSpec(
+            "instagram",
+            "Instagram",
+            2200,
+            media_range=(1, 10),
+            profile_url="https://www.instagram.com/{handle}/",
+        ),
+        PlatformSpec(
+            "facebook", "Facebook", 63206, profile_url="https://www.facebook.com/{handle}"
+        ),
+        PlatformSpec(
+            "linkedin",
+            "LinkedIn",
+            3000,
+            one_document_alone=True,
+            # Murmur reads LinkedIn organizations (Pages): their vanity name is the handle.
+            profile_url="https://www.linkedin.com/company/{handle}/",
+        ),
+        PlatformSpec(
+            "tiktok",
+            "TikTok",
+            2200,
+            exactly_one_video=True,
+            profile_url="https://www.tiktok.com/@{handle}",
+        ),
+        PlatformSpec(
+            "youtube",
+            "YouTube",
+            5000,
+            exactly_one_video=True,
+            profile_url="https://www.youtube.com/@{handle}",
+        ),
+        PlatformSpec(
+            "threads",
+            "Threads",
+            500,
+            media_range=(0, 10),
+            profile_url="https://www.threads.com/@{handle}",
+        ),
+        PlatformSpec(
+            "bluesky",
+            "Bluesky",
+            300,
+            max_images=4,
+            video_alone=True,
+            profile_url="https://bsky.app/profile/{handle}",
+        ),
         PlatformSpec(
             "pinterest",
             "Pinterest",
@@ -72,7 +125,14 @@ SPECS: dict[str, PlatformSpec] = {
             media_range=(1, 5),
             images_only=True,
             creator_search=False,  # its API reads only the connected account's own pins
+            profile_url="https://www.pinterest.com/{handle}/",
         ),
     )
 }
 PLATFORMS: tuple[str, ...] = tuple(SPECS)
+
+
+def profile_url(platform: str, handle: str | None) -> str | None:
+    """The public page of ``platform``'s account with this handle; None where there is none."""
+    spec = SPECS.get(platform)
+    return None if spec is None else spec.profile_link(handle)

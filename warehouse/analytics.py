@@ -12,9 +12,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Literal, TypeVar, cast
 
+from warehouse import buckets
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import (
     Cursor,
@@ -30,7 +31,9 @@ from warehouse.store import Transaction
 from warehouse.workspaces import AccountRow
 
 T = TypeVar("T")
-Granularity = Literal["day", "hour"]
+Granularity = buckets.Granularity
+Basis = Literal["activity", "published"]
+GroupBy = Literal["total", "platform", "account"]
 
 # The additive counters every unified mart carries, in the order the API shows them.
 COUNTERS = (
@@ -50,32 +53,76 @@ _COALESCED = ", ".join(f"coalesce(p.{c}, 0)::BIGINT AS {c}" for c in COUNTERS)
 
 @dataclass(frozen=True)
 class UnifiedFilter:
-    """What a unified read covers: the workspace, a half-open range and optional narrowing."""
+    """What a unified read covers: the workspace, its buckets, a basis, a grouping, narrowing."""
 
     workspace_id: str
-    start: datetime  # naive UTC, inclusive; already truncated to the bucket's start
+    start: datetime  # naive UTC, inclusive: the first bucket's start
     end: datetime  # naive UTC, exclusive
     platform: str | None
     account_id: str | None
     granularity: Granularity
+    basis: Basis = "activity"
+    group_by: GroupBy = "account"
+    # The buckets' boundaries, naive UTC: bucket i is [edges[i], edges[i + 1]). Left empty:
+    # the UTC days (or hours) from ``start`` to the first boundary at or after ``end``.
+    edges: tuple[datetime, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.edges:
+            found = buckets.edges(
+                self.start.replace(tzinfo=UTC),
+                self.end.replace(tzinfo=UTC),
+                self.granularity,
+                buckets.zone("UTC"),
+            )
+            object.__setattr__(self, "edges", tuple(e.replace(tzinfo=None) for e in found))
 
     @property
     def first_day(self) -> date:
-        return self.start.date()
+        """The UTC day of the first bucket's start."""
+        return self.edges[0].date()
 
     @property
     def last_day(self) -> date:
-        """The last UTC day whose start lies before ``end``."""
-        day = self.end.date()
-        if datetime(day.year, day.month, day.day) == self.end:
-            return date.fromordinal(day.toordinal() - 1)
-        return day
+        """The UTC day holding the last instant of the last bucket."""
+        return (self.edges[-1] - timedelta(microseconds=1)).date()
+
+    @property
+    def split_days(self) -> tuple[date, ...]:
+        """The UTC days a bucket boundary cuts (off midnight): read by the hour, the rest by day."""
+        return tuple(sorted({e.date() for e in self.edges if e.time() != time()}))
+
+    def whole_days(self) -> bool:
+        """Whether a UTC day of the range lies wholly in one bucket (read from the daily mart)."""
+        return len(self.split_days) < (self.last_day - self.first_day).days + 1
+
+    def reading_times(self) -> tuple[list[datetime], list[datetime]]:
+        """Each instant a growth row of the range is dated at, and its bucket's start.
+
+        A whole day's row is dated at its midnight, a cut day's at its hours' starts: an hour
+        counts in the bucket holding its start.
+        """
+        split = set(self.split_days)
+        edges, start, end = self.edges, self.edges[0], self.edges[-1]
+        times: list[datetime] = []
+        day = self.first_day
+        while day <= self.last_day:
+            midnight = datetime.combine(day, time())
+            if day in split:
+                times.extend(
+                    h
+                    for h in (midnight + timedelta(hours=i) for i in range(24))
+                    if start <= h < end
+                )
+            else:
+                times.append(midnight)
+            day += timedelta(days=1)
+        return times, [edges[buckets.bucket_of(t, edges)] for t in times]
 
     def cache_key(self) -> tuple[Any, ...]:
-        """What the reads depend on: a daily read only on its days, not the exact ``end``."""
-        exact = (self.start, self.end) if self.granularity == "hour" else None
-        narrow = (self.platform, self.account_id, self.granularity)
-        return (self.workspace_id, self.first_day, self.last_day, *narrow, exact)
+        """What the reads depend on."""
+        narrow = (self.platform, self.account_id, self.granularity, self.basis, self.group_by)
+        return (self.workspace_id, *narrow, self.edges)
 
     def _bounds(self) -> list[Any]:
         return [self.workspace_id, self.first_day, self.last_day]
@@ -154,122 +201,310 @@ cache = SnapshotCache()
 
 
 # Own posts only: competitors' and creators' posts share these marts (kind) but are not ours.
-_POST_WHERE = (
-    "workspace_id = ? AND day BETWEEN ? AND ? AND kind = 'own'"
-    " AND (? IS NULL OR platform = ?) AND (? IS NULL OR account_id = ?)"
+_NARROW = (
+    "workspace_id = ? AND kind = 'own' AND (? IS NULL OR platform = ?)"
+    " AND (? IS NULL OR account_id = ?)"
 )
-_HOUR_WHERE = _POST_WHERE + " AND hour >= ? AND hour < ?"
-_ACCOUNT_WHERE = _POST_WHERE
+_KEYS = "platform, account_external_id, account_id, external_id"
+_COUNTER_COLS = ", ".join(COUNTERS)
+_FS_SUMS = ", ".join(f"sum({c})::BIGINT AS fs_{c}" for c in COUNTERS)
+_FS_COLS = ", ".join(f"f.fs_{c}" for c in COUNTERS)
+# mart_account_daily with each day's newest reading (its partition's data_through): a day's
+# follower figure is its last reading, dated at that reading's hour (23:00 UTC if unknown).
+_ACCOUNT_DAYS = (
+    "mart_account_daily LEFT JOIN (SELECT try_cast(partition_key AS DATE) AS day,"
+    " date_trunc('hour', max(data_through)) AS newest FROM mart_snapshots"
+    " WHERE mart = 'mart_account_daily' AND partition_key BETWEEN ? AND ? GROUP BY 1)"
+    " USING (day)"
+)
+_EVER = ["0000-01-01", "9999-12-31"]  # every day partition's key lies between
+_DATED = (
+    "greatest(day::TIMESTAMP, least(day + INTERVAL 23 HOUR,"
+    " coalesce(newest, day + INTERVAL 23 HOUR)))"
+)
 
 
-def _post_source(f: UnifiedFilter) -> tuple[str, list[Any]]:
-    """The mart and WHERE clause of the post counters at ``f``'s granularity."""
-    if f.granularity == "hour":
-        return (
-            f"FROM mart_post_hourly WHERE {_HOUR_WHERE}",
-            [*f._bounds(), *f._narrow(), f.start, f.end],
+def _params(f: UnifiedFilter) -> list[Any]:
+    """The bound values of ``_NARROW``."""
+    return [f.workspace_id, f.platform, f.platform, f.account_id, f.account_id]
+
+
+def _growth(f: UnifiedFilter) -> tuple[str, list[Any]]:
+    """Own posts' growth rows of the range, each dated ``t`` (its day's or its hour's start).
+
+    A UTC day wholly inside one bucket is read from the daily mart; a day a boundary cuts
+    (another zone's midnight, an hour) from the hourly mart, by the hour.
+    """
+    split = list(f.split_days)
+    parts: list[str] = []
+    params: list[Any] = []
+    if f.whole_days():
+        parts.append(
+            f"SELECT day::TIMESTAMP AS t, {_KEYS}, {_COUNTER_COLS} FROM mart_post_daily"  # noqa: S608
+            f" WHERE {_NARROW} AND day BETWEEN ? AND ? AND NOT list_contains(?::DATE[], day)"
         )
-    return f"FROM mart_post_daily WHERE {_POST_WHERE}", [*f._bounds(), *f._narrow()]
+        params += [*_params(f), f.first_day, f.last_day, split]
+    if split:
+        days = "" if not f.whole_days() else " AND day IN (SELECT unnest(?::DATE[]))"
+        parts.append(
+            f"SELECT hour AS t, {_KEYS}, {_COUNTER_COLS} FROM mart_post_hourly"  # noqa: S608
+            f" WHERE {_NARROW} AND day BETWEEN ? AND ? AND hour >= ? AND hour < ?{days}"
+        )
+        params += [*_params(f), split[0], split[-1], f.edges[0], f.edges[-1]]
+        params += [split] if days else []
+    return " UNION ALL ".join(parts), params
 
 
-def _first_seen_source(f: UnifiedFilter) -> tuple[str, list[Any]]:
-    """First-seen totals of the posts first read in ``f``'s range (by the reading's time)."""
+def _first_seen(f: UnifiedFilter) -> tuple[str, list[Any]]:
+    """First-seen readings of own posts in the range, dated at the reading."""
     return (
-        f"FROM mart_post_first_seen WHERE {_POST_WHERE} AND captured_at >= ? AND captured_at < ?",
-        [*f._bounds(), *f._narrow(), f.start, f.end],
+        f"SELECT captured_at AS t, {_KEYS}, {_COUNTER_COLS} FROM mart_post_first_seen"  # noqa: S608
+        f" WHERE {_NARROW} AND day BETWEEN ? AND ? AND captured_at >= ? AND captured_at < ?",
+        [*_params(f), f.first_day, f.last_day, f.edges[0], f.edges[-1]],
     )
 
 
-_FS_SUMS = ", ".join(f"sum({c})::BIGINT AS fs_{c}" for c in COUNTERS)
-_FS_COLS = ", ".join(f"f.fs_{c}" for c in COUNTERS)
+def _accounts(f: UnifiedFilter, *, posts: bool) -> tuple[str, list[Any]]:
+    """Own accounts' follower figures (and, with ``posts``, publications) dated ``t``, in range.
+
+    Publications come from the daily account mart where every bucket is whole UTC days, and
+    from the posts' own times otherwise (the same posts, mart_account_daily counts them).
+    """
+    exact = posts and bool(f.split_days)
+    published = "0" if exact or not posts else "posts_published"
+    sql = (
+        f"SELECT {_DATED} AS t, platform, account_external_id, account_id,"  # noqa: S608
+        f" followers, follower_growth, {published} AS posts FROM {_ACCOUNT_DAYS}"
+        f" WHERE {_NARROW} AND day BETWEEN ? AND ?"
+    )
+    days = [f.first_day.isoformat(), f.last_day.isoformat()]
+    params = [*days, *_params(f), f.first_day, f.last_day]
+    if exact:
+        sql += (
+            " UNION ALL SELECT p.published_at, a.platform, a.account_external_id, a.account_id,"
+            " NULL, NULL, 1 FROM dim_posts p JOIN mart_account_daily a"
+            " ON a.workspace_id = p.workspace_id AND a.platform = p.platform"
+            " AND a.account_external_id = p.account_external_id"
+            " AND a.day = CAST(p.published_at AS DATE)"
+            " WHERE p.workspace_id = ? AND p.published_at >= ? AND p.published_at < ?"
+            " AND a.workspace_id = ? AND a.kind = 'own' AND a.posts_published > 0"
+            " AND (? IS NULL OR a.platform = ?) AND (? IS NULL OR a.account_id = ?)"
+            " AND a.day BETWEEN ? AND ?"
+        )
+        params += [f.workspace_id, f.edges[0], f.edges[-1], *_params(f), f.first_day, f.last_day]
+    ranged = f"SELECT * FROM ({sql}) WHERE t >= ? AND t < ?"  # noqa: S608 - constants
+    return ranged, [*params, f.edges[0], f.edges[-1]]
+
+
+def _lifetimes(f: UnifiedFilter) -> tuple[str, list[Any]]:
+    """Own posts published in the range: publication ``t`` and lifetime totals (their peaks).
+
+    A post's lifetime is its first-seen total plus all its growth, read from the range's
+    first day on (a post is read after it is published), whatever the range's end.
+    """
+    fs_sums = ", ".join(
+        f"coalesce(sum({c}) FILTER (WHERE fs), 0)::BIGINT AS fs_{c}" for c in COUNTERS
+    )
+    sums = ", ".join(f"sum({c})::BIGINT AS {c}" for c in COUNTERS)
+    rows = f"{_KEYS}, {_COUNTER_COLS}, day"
+    sql = f"""
+        SELECT p.published_at AS t, l.* FROM (
+            SELECT platform, external_id,
+                   arg_max(account_external_id, day) AS account_external_id,
+                   arg_max(account_id, day) AS account_id, {sums}, {fs_sums},
+                   bool_or(NOT fs) AS grew, bool_or(fs) AS seen_first
+            FROM (
+                SELECT {rows}, false AS fs FROM mart_post_daily SEMI JOIN pub
+                    USING (platform, external_id) WHERE {_NARROW} AND day >= ?
+                UNION ALL
+                SELECT {rows}, true AS fs FROM mart_post_first_seen SEMI JOIN pub
+                    USING (platform, external_id) WHERE {_NARROW} AND day >= ?
+            )
+            GROUP BY platform, external_id
+        ) l JOIN pub p USING (platform, external_id)
+    """  # noqa: S608 - only this module's constants are interpolated
+    pub = (
+        "pub AS (SELECT platform, external_id, published_at FROM dim_posts"
+        " WHERE workspace_id = ? AND published_at >= ? AND published_at < ?"
+        " AND (? IS NULL OR platform = ?))"
+    )
+    params = [f.workspace_id, f.edges[0], f.edges[-1], f.platform, f.platform]
+    return f"{pub}, lp AS ({sql})", [*params, *_params(f), f.first_day, *_params(f), f.first_day]
+
+
+def _per_account(table: str) -> str:
+    """Follower figures and publications of ``table``'s rows, summed to one row per group."""
+    return (
+        "arg_max(followers, t) FILTER (WHERE followers IS NOT NULL) AS followers,"
+        " sum(follower_growth) AS follower_growth, sum(posts) AS posts"
+        f" FROM {table} GROUP BY ALL"
+    )
+
+
+_ACCOUNT_SUMS = (
+    "sum(followers)::BIGINT AS followers, sum(follower_growth)::BIGINT AS follower_growth,"
+    " sum(posts)::BIGINT AS posts"
+)
 
 
 def unified_by_platform(cur: Cursor, f: UnifiedFilter) -> list[Row]:
-    """Per platform over the whole range: growth, first-seen totals, posts and followers."""
-    source, params = _post_source(f)
-    first_seen, fs_params = _first_seen_source(f)
+    """Per platform over the whole range: counters, first-seen totals, posts and followers."""
+    accounts, account_params = _accounts(f, posts=f.basis == "activity")
+    if f.basis == "published":
+        lifetimes, params = _lifetimes(f)
+        facts = f"""{lifetimes},
+        p AS (
+            SELECT platform, {_SUMS}, count(*) FILTER (WHERE grew) AS active_posts,
+                   count(*) AS posts
+            FROM lp GROUP BY platform
+        ),
+        f AS (
+            SELECT platform, {", ".join(f"sum(fs_{c})::BIGINT AS fs_{c}" for c in COUNTERS)},
+                   count(*) FILTER (WHERE seen_first) AS fs_posts
+            FROM lp GROUP BY platform
+        )"""  # noqa: S608
+        posts = "coalesce(p.posts, 0)"
+    else:
+        growth, growth_params = _growth(f)
+        first_seen, fs_params = _first_seen(f)
+        facts = f"""g AS ({growth}),
+        p AS (
+            SELECT platform, {_SUMS}, count(DISTINCT external_id) AS active_posts
+            FROM g GROUP BY platform
+        ),
+        f AS (
+            SELECT platform, {_FS_SUMS}, count(DISTINCT external_id) AS fs_posts
+            FROM ({first_seen}) GROUP BY platform
+        )"""  # noqa: S608
+        params = [*growth_params, *fs_params]
+        posts = "coalesce(a.posts, 0)"
     return fetch_all(
         cur,
         f"""
-        WITH fs AS (
-            SELECT platform, {_FS_SUMS}, count(DISTINCT external_id) AS fs_posts
-            {first_seen}
-            GROUP BY platform
-        ),
-        p AS (
-            SELECT platform, {_SUMS}, count(DISTINCT external_id) AS active_posts
-            {source}
-            GROUP BY platform
-        ),
-        per_account AS (
-            SELECT platform, account_external_id,
-                   arg_max(followers, day) FILTER (WHERE followers IS NOT NULL) AS followers,
-                   sum(follower_growth) AS follower_growth,
-                   sum(posts_published) AS posts
-            FROM mart_account_daily WHERE {_ACCOUNT_WHERE}
-            GROUP BY platform, account_external_id
-        ),
-        a AS (
-            SELECT platform, sum(followers)::BIGINT AS followers,
-                   sum(follower_growth)::BIGINT AS follower_growth, sum(posts)::BIGINT AS posts
-            FROM per_account GROUP BY platform
-        )
+        WITH {facts},
+        acct AS ({accounts}),
+        per_account AS (SELECT platform, account_external_id, {_per_account("acct")}),
+        a AS (SELECT platform, {_ACCOUNT_SUMS} FROM per_account GROUP BY platform)
         SELECT platform, {_COALESCED}, coalesce(p.active_posts, 0) AS active_posts,
-               coalesce(a.posts, 0) AS posts, a.followers, a.follower_growth,
-               {_FS_COLS}, f.fs_posts
-        FROM p FULL OUTER JOIN a USING (platform) FULL OUTER JOIN fs f USING (platform)
+               {posts} AS posts, a.followers, a.follower_growth, {_FS_COLS}, f.fs_posts
+        FROM p FULL OUTER JOIN a USING (platform) FULL OUTER JOIN f USING (platform)
         ORDER BY platform
         """,  # noqa: S608 - only this module's constants are interpolated
-        [*fs_params, *params, *f._bounds(), *f._narrow()],
+        [*params, *account_params],
     )
 
 
-def unified_series(cur: Cursor, f: UnifiedFilter, after: list[Any] | None, limit: int) -> list[Row]:
-    """Per bucket, platform and account, ascending, after the keyset position ``after``."""
-    bucket = "hour" if f.granularity == "hour" else "day"
-    source, params = _post_source(f)
-    position = after or [None, None, None]
-    if f.granularity == "hour":
-        # Followers are daily figures: an hourly series has none.
-        accounts = (
-            "SELECT NULL::TIMESTAMP AS bucket, NULL::VARCHAR AS platform,"
-            " NULL::VARCHAR AS account_external_id, NULL::VARCHAR AS account_id,"
-            " NULL::BIGINT AS followers, NULL::BIGINT AS follower_growth,"
-            " NULL::BIGINT AS posts WHERE false"
-        )
-        account_params: list[Any] = []
+_GROUPS: dict[str, list[str]] = {
+    "total": [],
+    "platform": ["platform"],
+    "account": ["platform", "account_external_id"],
+}
+
+
+def unified_series(cur: Cursor, f: UnifiedFilter) -> list[Row]:
+    """Per bucket and group (``f.group_by``) that has any row; the caller fills the gaps."""
+    keys = ["bucket", *_GROUPS[f.group_by]]
+    by = ", ".join(keys)
+    accounts, account_params = _accounts(f, posts=f.basis == "activity")
+    edges = (
+        "edges AS (SELECT unnest(?::TIMESTAMP[]) AS bucket),"
+        " placed AS (SELECT e.bucket, x.* FROM acct x ASOF JOIN edges e ON x.t >= e.bucket)"
+    )
+    if f.basis == "published":
+        lifetimes, params = _lifetimes(f)
+        facts = f"""{lifetimes},
+        p AS (
+            SELECT {by}, {_SUMS}, count(*) FILTER (WHERE grew) AS active_posts,
+                   count(*) AS posts
+            FROM lp ASOF JOIN edges e ON lp.t >= e.bucket GROUP BY {by}
+        )"""  # noqa: S608
+        posts = "coalesce(p.posts, 0)"
     else:
-        accounts = (
-            "SELECT day::TIMESTAMP AS bucket, platform, account_external_id,"  # noqa: S608
-            " any_value(account_id) AS account_id, max(followers) AS followers,"
-            " sum(follower_growth)::BIGINT AS follower_growth,"
-            " sum(posts_published)::BIGINT AS posts"
-            f" FROM mart_account_daily WHERE {_ACCOUNT_WHERE}"
-            " GROUP BY day, platform, account_external_id"
-        )
-        account_params = [*f._bounds(), *f._narrow()]
+        growth, params = _growth(f)
+        times, starts = f.reading_times()
+        facts = f"""g AS ({growth}),
+        dated AS (SELECT unnest(?::TIMESTAMP[]) AS t, unnest(?::TIMESTAMP[]) AS bucket),
+        p AS (
+            SELECT {by}, {_SUMS}, count(DISTINCT external_id) AS active_posts
+            FROM g JOIN dated USING (t) GROUP BY {by}
+        )"""  # noqa: S608
+        params = [*params, times, starts]
+        posts = "coalesce(a.posts, 0)"
     return fetch_all(
         cur,
         f"""
-        WITH p AS (
-            SELECT {bucket}::TIMESTAMP AS bucket, platform, account_external_id,
-                   any_value(account_id) AS account_id, {_SUMS},
-                   count(DISTINCT external_id) AS active_posts
-            {source}
-            GROUP BY ALL
-        ),
-        a AS ({accounts})
-        SELECT bucket, platform, account_external_id,
-               coalesce(p.account_id, a.account_id) AS account_id, {_COALESCED},
-               coalesce(p.active_posts, 0) AS active_posts, coalesce(a.posts, 0) AS posts,
-               a.followers, a.follower_growth
-        FROM p FULL OUTER JOIN a USING (bucket, platform, account_external_id)
-        WHERE (?::TIMESTAMP IS NULL
-               OR (bucket, platform, account_external_id) > (?::TIMESTAMP, ?, ?))
-        ORDER BY bucket, platform, account_external_id
-        LIMIT ?
+        WITH acct AS ({accounts}), {edges}, {facts},
+        per_account AS (SELECT bucket, platform, account_external_id, {_per_account("placed")}),
+        a AS (SELECT {by}, {_ACCOUNT_SUMS} FROM per_account GROUP BY {by})
+        SELECT {by}, {_COALESCED}, coalesce(p.active_posts, 0) AS active_posts,
+               {posts} AS posts, a.followers, a.follower_growth
+        FROM p FULL OUTER JOIN a USING ({by})
+        ORDER BY {by}
         """,  # noqa: S608 - only this module's constants are interpolated
-        [*params, *account_params, position[0], position[0], position[1], position[2], limit],
+        [*account_params, list(f.edges[:-1]), *params],
+    )
+
+
+def unified_spans(cur: Cursor, f: UnifiedFilter) -> list[Row]:
+    """Each own account's first and newest reading, and its first publication (any range).
+
+    Readings: growth rows (dated at their hour), first-seen readings and follower figures
+    (dated as in ``_accounts``). A series fills with 0 only between them (docs/api/analytics.md).
+    """
+    first_published = (
+        "SELECT platform, account_external_id, min(published_at) AS first_published"
+        " FROM dim_posts WHERE workspace_id = ? AND kind = 'own' AND (? IS NULL OR platform = ?)"
+        " GROUP BY ALL"
+        if f.basis == "published"
+        else "SELECT NULL::VARCHAR AS platform, NULL::VARCHAR AS account_external_id,"
+        " NULL::TIMESTAMP AS first_published WHERE false"
+    )
+    published_params = [f.workspace_id, f.platform, f.platform] if f.basis == "published" else []
+    return fetch_all(
+        cur,
+        f"""
+        WITH g AS (
+            SELECT platform, account_external_id, max(account_id) AS account_id,
+                   min(day) AS d0, max(day) AS d1
+            FROM mart_post_daily WHERE {_NARROW} GROUP BY platform, account_external_id
+        ),
+        -- the hour of the first and of the newest growth reading, on those days only
+        h AS (
+            SELECT h.platform, h.account_external_id,
+                   min(h.hour) FILTER (WHERE h.day = g.d0) AS first_at,
+                   max(h.hour) FILTER (WHERE h.day = g.d1) AS last_at
+            FROM mart_post_hourly h JOIN g ON h.platform = g.platform
+                 AND h.account_external_id = g.account_external_id
+                 AND (h.day = g.d0 OR h.day = g.d1)
+            WHERE h.workspace_id = ? AND h.kind = 'own'
+              AND h.day IN (SELECT d0 FROM g UNION SELECT d1 FROM g)
+            GROUP BY h.platform, h.account_external_id
+        ),
+        readings AS (
+            SELECT platform, account_external_id, account_id,
+                   coalesce(h.first_at, g.d0::TIMESTAMP) AS first_at,
+                   coalesce(h.last_at, g.d1 + INTERVAL 23 HOUR) AS last_at
+            FROM g LEFT JOIN h USING (platform, account_external_id)
+            UNION ALL
+            SELECT platform, account_external_id, max(account_id), min(captured_at),
+                   max(captured_at)
+            FROM mart_post_first_seen WHERE {_NARROW} GROUP BY platform, account_external_id
+            UNION ALL
+            SELECT platform, account_external_id, max(account_id), min({_DATED}),
+                   max({_DATED})
+            FROM {_ACCOUNT_DAYS} WHERE {_NARROW} AND followers IS NOT NULL
+            GROUP BY platform, account_external_id
+        ),
+        spans AS (
+            SELECT platform, account_external_id, max(account_id) AS account_id,
+                   min(first_at) AS first_at, max(last_at) AS last_at
+            FROM readings GROUP BY platform, account_external_id
+        )
+        SELECT s.*, fp.first_published
+        FROM spans s LEFT JOIN ({first_published}) fp USING (platform, account_external_id)
+        ORDER BY platform, account_external_id
+        """,  # noqa: S608 - only this module's constants are interpolated
+        [*_params(f), f.workspace_id, *_params(f), *_EVER, *_params(f), *published_params],
     )
 
 
@@ -307,14 +542,31 @@ class TrendFilter:
     min_score: float | None
 
 
+# What names a post or an account on a page of a list (api/analytics/service.py makes the
+# label): the dimensions joined to the page's rows only. A label needs the text's first line:
+# the first LABEL_TEXT characters are read, not a whole caption or description.
+LABEL_TEXT = 1000
+_POST_NAMES = (
+    f"left(p.text, {LABEL_TEXT}) AS post_text, p.url AS post_url,"
+    " p.thumbnail_url AS post_thumbnail_url"
+)
+_ACCOUNT_NAMES = (
+    "a.handle AS account_handle, a.display_name AS account_display_name,"
+    " a.url AS account_url, a.thumbnail_url AS account_thumbnail_url"
+)
+
+
 def list_viral_trends(
     cur: Cursor, workspace_id: str, f: TrendFilter, after: list[Any] | None, limit: int
 ) -> list[Row]:
-    """The latest window of each trending entity, by score (desc) then entity, after ``after``."""
+    """The latest window of each trending entity, by score (desc) then entity, after ``after``.
+
+    A post's row carries its description (``post_text``, ``post_url``, ``post_thumbnail_url``).
+    """
     position = after or [None, None, None]
     return fetch_all(
         cur,
-        """
+        f"""
         WITH latest AS (
             SELECT *, 'trd_' || left(md5(concat_ws('|', entity_type, entity,
                                                     coalesce(platform, ''))), 24) AS id
@@ -323,14 +575,22 @@ def list_viral_trends(
               AND (? IS NULL OR entity_type = ?) AND (? IS NULL OR platform = ?)
             QUALIFY row_number() OVER (PARTITION BY entity_type, entity, platform
                                        ORDER BY window_end DESC, computed_at DESC) = 1
-        )
+        ),
         -- Status and score filter the latest window only, not superseded ones.
-        SELECT * FROM latest
-        WHERE (? IS NULL OR status = ?) AND (?::DOUBLE IS NULL OR score >= ?)
-          AND (?::DOUBLE IS NULL OR score < ? OR (score = ? AND (entity, id) > (?, ?)))
-        ORDER BY score DESC, entity, id
-        LIMIT ?
-        """,
+        page AS (
+            SELECT * FROM latest
+            WHERE (? IS NULL OR status = ?) AND (?::DOUBLE IS NULL OR score >= ?)
+              AND (?::DOUBLE IS NULL OR score < ? OR (score = ? AND (entity, id) > (?, ?)))
+            ORDER BY score DESC, entity, id
+            LIMIT ?
+        )
+        SELECT page.*, {_POST_NAMES}
+        FROM page
+        LEFT JOIN dim_posts p
+          ON page.entity_type = 'post' AND p.workspace_id = page.workspace_id
+         AND p.platform = page.platform AND p.external_id = page.entity
+        ORDER BY page.score DESC, page.entity, page.id
+        """,  # noqa: S608 - only this module's constants are interpolated
         [
             workspace_id,
             f.entity_type,
@@ -375,23 +635,40 @@ def list_insights(
     after: list[Any] | None,
     limit: int,
 ) -> list[Row]:
-    """Insights by score (desc) then a content-derived id, after ``after``."""
+    """Insights by score (desc) then a content-derived id, after ``after``.
+
+    Each row carries the description of the post a top-content insight names (its evidence's
+    ``external_id``) and of the account the insight is about, where the dimensions know them.
+    """
     position = after or [None, None]
     return fetch_all(
         cur,
-        """
+        f"""
         WITH ins AS (
             SELECT *, 'ins_' || left(md5(concat_ws('|', kind, coalesce(platform, ''),
                    coalesce(account_external_id, ''), title, body)), 24) AS id
             FROM mart_insights
             WHERE workspace_id = ? AND (? IS NULL OR kind = ?) AND (? IS NULL OR platform = ?)
               AND (?::VARCHAR[] IS NULL OR list_contains(?, account_external_id))
+        ),
+        page AS (
+            SELECT * FROM ins
+            WHERE (?::DOUBLE IS NULL OR score < ? OR (score = ? AND id > ?))
+            ORDER BY score DESC, id
+            LIMIT ?
         )
-        SELECT * FROM ins
-        WHERE (?::DOUBLE IS NULL OR score < ? OR (score = ? AND id > ?))
-        ORDER BY score DESC, id
-        LIMIT ?
-        """,
+        SELECT page.*, json_extract_string(page.evidence, '$.external_id') AS post_external_id,
+               {_POST_NAMES}, {_ACCOUNT_NAMES}
+        FROM page
+        LEFT JOIN dim_posts p
+          ON page.kind = 'top_content' AND p.workspace_id = page.workspace_id
+         AND p.platform = page.platform
+         AND p.external_id = json_extract_string(page.evidence, '$.external_id')
+        LEFT JOIN dim_accounts a
+          ON a.workspace_id = page.workspace_id AND a.platform = page.platform
+         AND a.external_id = page.account_external_id
+        ORDER BY page.score DESC, page.id
+        """,  # noqa: S608 - only this module's constants are interpolated
         [
             workspace_id,
             kind,
@@ -435,24 +712,33 @@ def list_creators(
     after: list[Any] | None,
     limit: int,
 ) -> list[Row]:
-    """The latest ranking of each creator, by rank, after ``after``."""
+    """The latest ranking of each creator, by rank, after ``after``, with its account's names."""
     position = after or [None, None, None]
     return fetch_all(
         cur,
-        """
+        f"""
         WITH latest AS (
             SELECT * FROM mart_creator_rankings
             WHERE workspace_id = ? AND kind = 'creator'
               AND (? IS NULL OR platform = ?)
             QUALIFY row_number() OVER (PARTITION BY platform, account_external_id
                                        ORDER BY computed_at DESC) = 1
+        ),
+        page AS (
+            SELECT * FROM latest
+            WHERE (? IS NULL OR lower(category) = lower(?))
+              AND (?::INTEGER IS NULL
+                   OR (rank, platform, account_external_id) > (?::INTEGER, ?, ?))
+            ORDER BY rank, platform, account_external_id
+            LIMIT ?
         )
-        SELECT * FROM latest
-        WHERE (? IS NULL OR lower(category) = lower(?))
-          AND (?::INTEGER IS NULL OR (rank, platform, account_external_id) > (?::INTEGER, ?, ?))
-        ORDER BY rank, platform, account_external_id
-        LIMIT ?
-        """,
+        SELECT page.*, {_ACCOUNT_NAMES}
+        FROM page
+        LEFT JOIN dim_accounts a
+          ON a.workspace_id = page.workspace_id AND a.platform = page.platform
+         AND a.external_id = page.account_external_id
+        ORDER BY page.rank, page.platform, page.account_external_id
+        """,  # noqa: S608 - only this module's constants are interpolated
         [
             workspace_id,
             platform,
@@ -507,22 +793,25 @@ def list_competitors(
 def competitor_rankings(
     cur: Cursor, workspace_id: str, competitors: list[CompetitorRow]
 ) -> dict[str, Row]:
-    """The latest ranking row of each tracked competitor (by id), matched by platform and handle."""
+    """Each tracked competitor's latest ranking row (by platform and handle) and account names."""
     if not competitors:
         return {}
     found = fetch_all(
         cur,
-        """
+        f"""
         WITH t AS (SELECT unnest(?::VARCHAR[]) AS id, unnest(?::VARCHAR[]) AS platform,
                           unnest(?::VARCHAR[]) AS handle)
-        SELECT t.id AS tracked_id, r.*
+        SELECT t.id AS tracked_id, r.*, {_ACCOUNT_NAMES}
         FROM t
         JOIN mart_creator_rankings r
           ON r.workspace_id = ? AND r.platform = t.platform
          AND lower(ltrim(r.handle, '@')) = lower(ltrim(t.handle, '@'))
+        LEFT JOIN dim_accounts a
+          ON a.workspace_id = r.workspace_id AND a.platform = r.platform
+         AND a.external_id = r.account_external_id
         QUALIFY row_number() OVER (PARTITION BY t.id
                 ORDER BY (r.kind = 'competitor') DESC, r.computed_at DESC) = 1
-        """,
+        """,  # noqa: S608 - only this module's constants are interpolated
         [
             [c.id for c in competitors],
             [c.platform for c in competitors],
@@ -621,6 +910,26 @@ def post_daily(cur: Cursor, workspace_id: str, post_id: str) -> list[Row]:
         """,  # noqa: S608 - only this module's constants are interpolated
         [workspace_id, post_id],
     )
+
+
+def post_descriptions(
+    cur: Cursor, workspace_id: str, keys: list[tuple[str, str]]
+) -> dict[tuple[str, str], Row]:
+    """The descriptions of these platform-side posts (platform, external id) the dims know."""
+    if not keys:
+        return {}
+    found = fetch_all(
+        cur,
+        f"""
+        WITH k AS (SELECT unnest(?::VARCHAR[]) AS platform, unnest(?::VARCHAR[]) AS external_id)
+        SELECT p.platform, p.external_id, {_POST_NAMES}
+        FROM k
+        JOIN dim_posts p
+          ON p.workspace_id = ? AND p.platform = k.platform AND p.external_id = k.external_id
+        """,  # noqa: S608 - only this module's constants are interpolated
+        [[k[0] for k in keys], [k[1] for k in keys], workspace_id],
+    )
+    return {(row["platform"], row["external_id"]): row for row in found}
 
 
 def post_days(cur: Cursor, workspace_id: str, post_id: str) -> Row:

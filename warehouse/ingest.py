@@ -28,8 +28,8 @@ from warehouse.store import Lakehouse, StoreCursor
 
 _TS = pl.Datetime("us")
 
-# Columns of the raw tables (0003_analytics.sql) that a caller supplies; the writer adds
-# workspace_id, source, ingest_batch and ingested_at itself.
+# Columns of the raw tables (warehouse/lake/migrations) that a caller supplies; the writer
+# adds workspace_id, source, ingest_batch and ingested_at itself.
 POST_COLUMNS: dict[str, pl.DataType] = {
     "platform": pl.String(),
     "external_id": pl.String(),
@@ -44,6 +44,7 @@ POST_COLUMNS: dict[str, pl.DataType] = {
     "published_at": _TS,
     "deleted_at": _TS,
     "captured_at": _TS,
+    "thumbnail_url": pl.String(),
 }
 SNAPSHOT_COLUMNS: dict[str, pl.DataType] = {
     "platform": pl.String(),
@@ -70,6 +71,8 @@ ACCOUNT_COLUMNS: dict[str, pl.DataType] = {
     "posts_count": pl.Int64(),
     "category": pl.String(),
     "captured_at": _TS,
+    "url": pl.String(),
+    "thumbnail_url": pl.String(),
 }
 _REQUIRED = {
     "raw_posts": ("platform", "external_id", "account_external_id", "kind", "published_at"),
@@ -152,6 +155,7 @@ def write_batch(store: Lakehouse, batch: IngestBatch) -> BatchCounts:
                 # The record says only that it was seen deleted: when is this batch's start.
                 "deleted_at": naive_utc(batch.started_at) if p.deleted else None,
                 "captured_at": naive_utc(batch.started_at),
+                "thumbnail_url": p.thumbnail_url,
             }
             for p, kind, post_id in batch.posts
         ],
@@ -190,6 +194,8 @@ def write_batch(store: Lakehouse, batch: IngestBatch) -> BatchCounts:
                 "posts_count": a.posts_count,
                 "category": a.category,
                 "captured_at": naive_utc(a.captured_at),
+                "url": a.url,
+                "thumbnail_url": a.thumbnail_url,
             }
             for a, kind, account_id in batch.accounts
         ],
@@ -329,7 +335,13 @@ def _conform(
 
 # -- youtube-trending CSV straight into DuckDB ---------------------------------------------------
 
-_YT_OPTIONAL = ("channel_title", "publish_time", "tags", "video_error_or_removed")
+_YT_OPTIONAL = (
+    "channel_title",
+    "publish_time",
+    "tags",
+    "video_error_or_removed",
+    "thumbnail_link",
+)
 _CSV_OPTIONS = "header = true, all_varchar = true, delim = ',', quote = '\"', escape = '\"'"
 _PUBLISH_FORMATS = "['%Y-%m-%dT%H:%M:%S.%fZ', '%Y-%m-%dT%H:%M:%SZ', '%Y-%m-%d %H:%M:%S']"
 # Repeated (video, day) keys are found with one bit per day in a 64-bit mask (day number
@@ -395,13 +407,14 @@ WITH r AS (
     SELECT {src("video_id")} AS video_id, {src("category_id")} AS category_id,
            {src("channel_title")} AS channel, {src("title")} AS title, {src("tags")} AS tags,
            {day} AS day, {src("publish_time")} AS publish_time, {removed} AS removed,
-           {src("trending_date")} AS day_text
+           {src("trending_date")} AS day_text, {src("thumbnail_link")} AS thumb
     FROM read_csv($path, {_CSV_OPTIONS}, strict_mode = true) f
 )
 SELECT video_id, category_id, count(*) AS n, count(channel) AS n_channel,
        min(channel) AS channel, max(channel) AS channel_max,
        max(day) FILTER (WHERE channel IS NOT NULL) AS channel_day,
        arg_max_null(title, day) AS title, arg_max_null(tags, day) AS tags,
+       arg_max_null(thumb, day) AS thumb,
        min(publish_time) AS publish_time, max(publish_time) AS publish_max,
        min(day) AS first_day, max(day) AS last_day,
        min(day) FILTER (WHERE removed) AS deleted_day,
@@ -415,7 +428,7 @@ FROM r GROUP BY video_id, category_id;
     posts = f"""
 INSERT INTO raw_posts (workspace_id, platform, external_id, account_external_id, post_id, kind,
     text, hashtags, media_type, url, category, published_at, deleted_at, captured_at, source,
-    ingest_batch, ingested_at)
+    ingest_batch, ingested_at, thumbnail_url)
 WITH p AS (
     SELECT v.video_id, coalesce(arg_max_null(v.title, v.last_day), '') AS text,
            min(v.channel) AS channel,
@@ -427,9 +440,11 @@ WITH p AS (
            try_strptime(min(v.publish_time), {_PUBLISH_FORMATS}) AS publish_time,
            min(v.first_day) AS first_day, max(v.last_day) AS last_day,
            min(v.deleted_day) AS deleted_day,
+           nullif(arg_max_null(v.thumb, v.last_day), '') AS thumbnail_url,
            bool_or({_padded("v.category_id")})
              OR NOT coalesce(regexp_full_match(v.video_id, '[A-Za-z0-9_-]{{11}}'), false)
              OR {_padded("min(v.channel)")}
+             OR {_padded("arg_max_null(v.thumb, v.last_day)")}
              OR coalesce(min(v.channel) <> max(v.channel_max), false)
              OR coalesce(min(v.publish_time) <> max(v.publish_max), false)
              OR (min(v.publish_time) IS NOT NULL
@@ -443,7 +458,8 @@ SELECT $ws, 'youtube', CASE WHEN bad THEN error('video needs the careful path') 
        coalesce(channel, '(unknown channel)'), NULL, $kind, text,
        list_filter(l, (x, i) -> list_position(l, x) = i), 'video',
        'https://www.youtube.com/watch?v=' || video_id, category,
-       coalesce(publish_time, first_day), deleted_day, last_day, $source, $batch, $at
+       coalesce(publish_time, first_day), deleted_day, last_day, $source, $batch, $at,
+       thumbnail_url
 FROM p;
 """  # noqa: S608 - identifiers and formats are our constants; values are bound
     numbers = {

@@ -125,11 +125,12 @@ def staging_script(start: date, end: date, *, run_id: str, computed_at: datetime
 
     dim_post_columns = (
         "workspace_id, platform, external_id, account_external_id, post_id, kind, text,"
-        " hashtags, media_type, url, category, published_at, deleted_at, captured_at"
+        " hashtags, media_type, url, category, published_at, deleted_at, captured_at,"
+        " thumbnail_url"
     )
     dim_account_columns = (
         "workspace_id, platform, external_id, account_id, kind, handle, display_name,"
-        " category, followers, captured_at"
+        " category, followers, captured_at, url, thumbnail_url"
     )
     on_key = (
         "d.workspace_id = x.workspace_id AND d.platform = x.platform"
@@ -161,14 +162,19 @@ newest AS (
     SELECT {key}, arg_max({{{newest_struct}}}, {order}) AS r,
            -- a placeholder (a file without the channel) never hides a known account
            arg_max(account_external_id, {order})
-               FILTER (WHERE account_external_id NOT IN ({placeholders})) AS known_account
+               FILTER (WHERE account_external_id NOT IN ({placeholders})) AS known_account,
+           -- a description without a picture (Murmur's own record of what it published)
+           -- never hides the one the platform gave
+           arg_max(thumbnail_url, {order}) FILTER (WHERE thumbnail_url IS NOT NULL)
+               AS thumbnail_url
     FROM src GROUP BY {key}
 )
 SELECT workspace_id, platform, external_id,
        coalesce(known_account, r.account_external_id) AS account_external_id,
        r.post_id AS post_id, r.kind AS kind, r.text AS text, r.hashtags AS hashtags,
        r.media_type AS media_type, r.url AS url, r.category AS category,
-       r.published_at AS published_at, r.deleted_at AS deleted_at, r.captured_at AS captured_at
+       r.published_at AS published_at, r.deleted_at AS deleted_at, r.captured_at AS captured_at,
+       thumbnail_url
 FROM newest
 ) AS x ON {on_key}
 WHEN MATCHED AND (x.captured_at >= d.captured_at
@@ -183,6 +189,7 @@ WHEN MATCHED AND (x.captured_at >= d.captured_at
     media_type = {newer("media_type")}, url = {newer("url")}, category = {newer("category")},
     published_at = {newer("published_at")},
     deleted_at = coalesce({newer("deleted_at")}, d.deleted_at, x.deleted_at),
+    thumbnail_url = coalesce({newer("thumbnail_url")}, d.thumbnail_url, x.thumbnail_url),
     captured_at = greatest(x.captured_at, d.captured_at)
 WHEN NOT MATCHED THEN INSERT ({dim_post_columns})
     VALUES ({", ".join("x." + c.strip() for c in dim_post_columns.split(","))});
@@ -192,13 +199,17 @@ MERGE INTO dim_accounts AS d USING (
     -- aggregate over the hourly snapshots, ~4x cheaper than a row_number() window
     SELECT {key}, r.account_id AS account_id, r.kind AS kind, r.handle AS handle,
            r.display_name AS display_name, r.category AS category, r.followers AS followers,
-           r.captured_at AS captured_at
+           r.captured_at AS captured_at, url, thumbnail_url
     FROM (
         SELECT {key},
                arg_max({{'account_id': account_id, 'kind': kind, 'handle': handle,
                          'display_name': display_name, 'category': category,
                          'followers': followers, 'captured_at': captured_at}},
-                       {order}) AS r
+                       {order}) AS r,
+               -- a snapshot that does not know the page or picture (an export's) keeps them
+               arg_max(url, {order}) FILTER (WHERE url IS NOT NULL) AS url,
+               arg_max(thumbnail_url, {order}) FILTER (WHERE thumbnail_url IS NOT NULL)
+                   AS thumbnail_url
         FROM raw_account_snapshots WHERE captured_at >= {t0} AND captured_at < {t1}
         GROUP BY {key}
     )
@@ -207,6 +218,7 @@ WHEN MATCHED AND x.captured_at >= d.captured_at THEN UPDATE SET
     account_id = coalesce(x.account_id, d.account_id),
     kind = x.kind, handle = x.handle, display_name = x.display_name,
     category = coalesce(x.category, d.category),
+    url = coalesce(x.url, d.url), thumbnail_url = coalesce(x.thumbnail_url, d.thumbnail_url),
     followers = x.followers, captured_at = x.captured_at
 WHEN NOT MATCHED THEN INSERT ({dim_account_columns})
     VALUES ({", ".join("x." + c.strip() for c in dim_account_columns.split(","))});

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime
 from functools import partial
 from typing import Annotated
 
@@ -9,6 +11,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 
 from api.analytics import service
 from api.analytics.schemas import (
+    Basis,
     BestTimes,
     Competitor,
     CompetitorCreate,
@@ -16,6 +19,7 @@ from api.analytics.schemas import (
     Creators,
     EntityType,
     Granularity,
+    GroupBy,
     InsightKind,
     Insights,
     PostAnalytics,
@@ -23,7 +27,7 @@ from api.analytics.schemas import (
     UnifiedAnalytics,
     ViralTrends,
 )
-from api.caching import DAY, cached_json
+from api.caching import cached_json
 from api.deps import AnalyticsRead, WorkspacesWrite
 from api.pagination import PageParams
 from api.routing import MurmurRoute
@@ -41,7 +45,7 @@ AccountFilter = Annotated[
 
 
 # What varies between two identical reads of an unchanged store: the clock (freshness, and
-# the default range, which ends now).
+# the end of a range ending now).
 _FRESHNESS = {"snapshot": {"freshness_seconds"}}
 _CLOCK = {"snapshot": {"freshness_seconds"}, "range": {"from_", "to"}}
 
@@ -58,7 +62,9 @@ async def unified_analytics(
     from_: Annotated[
         UtcDatetime | None,
         Query(
-            alias="from", description="Inclusive start, with offset; default `to` minus 28 days."
+            alias="from",
+            description="Inclusive start, with offset. Default: the start of the last N buckets "
+            "in `tz` counting the one holding `to` (N: 48 hours, 28 days, 12 weeks, 12 months).",
         ),
     ] = None,
     to: Annotated[
@@ -67,25 +73,77 @@ async def unified_analytics(
     platform: PlatformFilter = None,
     account_id: AccountFilter = None,
     granularity: Annotated[
-        Granularity, Query(description="`day`, or `hour` for ranges of 14 days at most.")
+        Granularity,
+        Query(
+            description="Bucket size in `tz`: `hour` (ranges up to 14 days), `day` (400 days), "
+            "`week` (ISO weeks from Monday; 1096 days) or `month` (calendar months; 1827 days)."
+        ),
     ] = "day",
+    tz: Annotated[
+        str,
+        Query(
+            max_length=64,
+            description="IANA time zone the buckets and the default range follow "
+            "(`Asia/Kolkata`, `America/New_York`); any case. Unknown: 400 on `tz`.",
+        ),
+    ] = "UTC",
+    basis: Annotated[
+        Basis,
+        Query(
+            description="`activity`: growth between readings, in the bucket it was read in. "
+            "`published`: each own post's lifetime totals (first-seen total + all growth), "
+            "in the bucket it was published in."
+        ),
+    ] = "activity",
+    group_by: Annotated[
+        GroupBy,
+        Query(
+            description="Series rows per bucket (`total`), per bucket and platform "
+            "(`platform`) or per bucket, platform and account (`account`)."
+        ),
+    ] = "account",
 ) -> Response:
-    """Own accounts' metrics over a range: totals, per platform, and a paged series."""
-    key = ("unified", from_, to, platform, account_id, granularity, page.limit, page.key())
-    default_range = from_ is None and to is None
-    # A range ending now covers other data as the clock moves: a daily read by its days
-    # (kept for the UTC day), any other by the exact moment (kept for the second).
-    period = None if to is not None else DAY if default_range and granularity == "day" else 1
+    """Own accounts' metrics over a range: totals, per platform, and a gap-filled paged series."""
+    zone = service.time_zone(tz)
+    now = time.time()
+    key = (
+        "unified",
+        from_,
+        to,
+        platform,
+        account_id,
+        granularity,
+        zone,
+        basis,
+        group_by,
+        page.limit,
+        page.key(),
+    )
+    # A range ending now covers other buckets as the clock moves: its answer is kept while
+    # the clock stays in the bucket it was read in (and `to` is redrawn every second).
+    window = None if to is not None else service.clock_window(granularity, zone, now)
+    at = datetime.fromtimestamp(now, UTC)
     return await cached_json(
         request,
         ctx,
         key,
         lambda: service.unified(
-            ctx.txn, ctx.workspace_id, from_, to, granularity, platform, account_id, page
+            ctx.txn,
+            ctx.workspace_id,
+            from_,
+            to,
+            granularity,
+            zone,
+            basis,
+            group_by,
+            platform,
+            account_id,
+            page,
+            at,
         ),
         volatile=_CLOCK,
-        period=period,
-        redraw=partial(service.unified_at, default_range=default_range),
+        window=window,
+        redraw=partial(service.unified_at, clock=to is None),
     )
 
 

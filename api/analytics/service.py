@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from api.analytics.schemas import (
+    Basis,
     Benchmark,
     BestTimeCell,
     BestTimes,
@@ -20,6 +24,7 @@ from api.analytics.schemas import (
     DestinationAnalytics,
     FirstSeen,
     Granularity,
+    GroupBy,
     Insight,
     Insights,
     Metrics,
@@ -36,18 +41,17 @@ from api.analytics.schemas import (
 )
 from api.errors import InvalidState, NotFound, ValidationFailed, found
 from api.pagination import PageRequest
-from api.schemas import Deleted, iso_z
+from api.schemas import Deleted, Page, iso_z
+from connectors.platforms import profile_url
 from warehouse import analytics as repo
+from warehouse import buckets
 from warehouse import posts as posts_repo
 from warehouse import workspaces as ws_repo
 from warehouse.analytics import COUNTERS
-from warehouse.ids import from_db, to_db, utcnow
+from warehouse.ids import from_db, utcnow
 from warehouse.rows import Cursor, Row
 from warehouse.store import Transaction
 
-DEFAULT_RANGE = timedelta(days=28)
-MAX_RANGE = timedelta(days=400)
-MAX_HOURLY_RANGE = timedelta(days=14)
 BENCHMARK_WINDOW = timedelta(days=28)
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
@@ -132,28 +136,123 @@ def _utc(value: datetime) -> datetime:
     return found
 
 
+# -- labels: what a person recognises a post or an account by (docs/api/analytics.md) -----------
+
+LABEL_LENGTH = 100  # YouTube's longest title: a video's label is its whole title
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= LABEL_LENGTH else text[: LABEL_LENGTH - 1].rstrip() + "…"
+
+
+def post_label(text: str | None, fallback: str) -> str:
+    """A post's title or first non-blank line (YouTube's text starts with its title), cut."""
+    for line in (text or "").splitlines():
+        if line.strip():
+            return _cut(line.strip())
+    return fallback
+
+
+def account_label(display_name: str | None, handle: str | None, fallback: str) -> str:
+    """An account's display name, else its @handle."""
+    if display_name and display_name.strip():
+        return _cut(display_name.strip())
+    name = (handle or "").strip().lstrip("@")
+    return _cut(f"@{name}") if name else fallback
+
+
+def link(value: Any) -> str | None:
+    """A URL a page may link to or show (http or https), else None: platforms' data is untrusted."""
+    if not isinstance(value, str):
+        return None
+    url = value.strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    return url if parts.scheme.lower() in ("http", "https") and parts.netloc else None
+
+
+def _post_names(row: Row, external_id: str) -> dict[str, Any]:
+    """label, url and thumbnail_url of the post a row describes (``post_*`` columns)."""
+    return {
+        "label": post_label(row.get("post_text"), external_id),
+        "url": link(row.get("post_url")),
+        "thumbnail_url": link(row.get("post_thumbnail_url")),
+    }
+
+
+def _account_names(row: Row, handle: str | None, fallback: str) -> dict[str, Any]:
+    """label, url and thumbnail_url of the account a row describes (``account_*`` columns)."""
+    return {
+        "label": account_label(
+            row.get("account_display_name"), row.get("account_handle") or handle, fallback
+        ),
+        "url": link(row.get("account_url")),
+        "thumbnail_url": link(row.get("account_thumbnail_url")),
+    }
+
+
 # -- unified -----------------------------------------------------------------------------------
+
+# The default range, in buckets of the granularity counting the current one, and the longest
+# range each allows (docs/api/analytics.md): a series is at most a few hundred buckets long.
+DEFAULT_BUCKETS: dict[str, int] = {"hour": 48, "day": 28, "week": 12, "month": 12}
+MAX_RANGE: dict[str, timedelta] = {
+    "hour": timedelta(days=14),
+    "day": timedelta(days=400),
+    "week": timedelta(days=3 * 365 + 1),
+    "month": timedelta(days=5 * 365 + 2),
+}
+_TICK = timedelta(microseconds=1)
+
+
+def time_zone(name: str) -> str:
+    """``name`` as IANA spells it (any case is taken), or a 400 on ``tz``."""
+    found = buckets.zone_name(name)
+    if found is None:
+        raise ValidationFailed.on(
+            "tz",
+            "unknown_time_zone",
+            "`tz` must be an IANA time zone name, such as `UTC`, `Europe/Paris` or "
+            "`America/New_York`.",
+        )
+    return found
+
+
+def clock_window(granularity: Granularity, tz: str, now: float) -> tuple[float, float]:
+    """The bucket holding ``now`` (epoch seconds): a range ending now keeps its buckets in it."""
+    zone = buckets.zone(tz)
+    start = buckets.floor(datetime.fromtimestamp(now, UTC), granularity, zone)
+    return start.timestamp(), buckets.following(start, granularity, zone).timestamp()
 
 
 def resolve_range(
-    start: datetime | None, end: datetime | None, granularity: Granularity
+    start: datetime | None,
+    end: datetime | None,
+    granularity: Granularity,
+    tz: str,
+    now: datetime,
 ) -> tuple[datetime, datetime]:
-    """The requested [from, to) with defaults (the last 28 days), checked against the limits."""
+    """The requested [from, to) with defaults (the last N buckets in ``tz``), checked."""
+    zone = buckets.zone(tz)
+    count = DEFAULT_BUCKETS[granularity]
     if end is None:
-        end = datetime.now(UTC)
-    if start is None:
-        start = end - DEFAULT_RANGE
+        end = now
+        if start is None:
+            start = buckets.last_buckets(now, count, granularity, zone)
+    elif start is None:
+        start = buckets.last_buckets(end - _TICK, count, granularity, zone)
     if start >= end:
         raise ValidationFailed.on("from", "invalid_range", "`from` must be before `to`.")
-    if end - start > MAX_RANGE:
+    longest = MAX_RANGE[granularity]
+    if end - start > longest:
+        # The day's limit is the contract's original one, on `to`; the others name the choice.
+        field = "to" if granularity == "day" else "granularity"
         raise ValidationFailed.on(
-            "to", "range_too_long", f"The range may span at most {MAX_RANGE.days} days."
-        )
-    if granularity == "hour" and end - start > MAX_HOURLY_RANGE:
-        raise ValidationFailed.on(
-            "granularity",
+            field,
             "range_too_long",
-            f"granularity=hour allows a range of at most {MAX_HOURLY_RANGE.days} days.",
+            f"granularity={granularity} allows a range of at most {longest.days} days.",
         )
     return start, end
 
@@ -186,48 +285,172 @@ def _sum_optional(values: list[Any]) -> int | None:
     return sum(present) if present else None
 
 
+# A series group: (platform, account_external_id), either None above its grouping's level.
+GroupKey = tuple[str | None, str | None]
+
+
+@dataclass
+class _Span:
+    """A group's readings from the first to the newest: the buckets its series has data for."""
+
+    account_id: str | None
+    first: datetime
+    last: datetime
+
+    def covers(self, start: datetime, end: datetime) -> bool:
+        """Whether [start, end) meets [first, last]."""
+        return self.first < end and self.last >= start
+
+
+def _group_spans(where: repo.UnifiedFilter, accounts: list[Row]) -> dict[GroupKey, _Span]:
+    """Each group's span: the hull of its accounts' (from the first publication, `published`)."""
+    spans: dict[GroupKey, _Span] = {}
+    for row in accounts:
+        first = row["first_published" if where.basis == "published" else "first_at"]
+        last = row["last_at"]
+        if first is None or last is None or first > last:
+            continue
+        key: GroupKey = (
+            None if where.group_by == "total" else row["platform"],
+            row["account_external_id"] if where.group_by == "account" else None,
+        )
+        found = spans.get(key)
+        if found is None:
+            account_id = row["account_id"] if where.group_by == "account" else None
+            spans[key] = _Span(account_id, first, last)
+        else:
+            found.first, found.last = min(found.first, first), max(found.last, last)
+    return spans
+
+
+def _after(page: PageRequest) -> tuple[datetime, str, str] | None:
+    """The page's keyset position: (bucket, platform, account), None as ''."""
+    if page.after is None:
+        return None
+    try:
+        bucket, platform, account = page.after
+        return datetime.fromisoformat(bucket), platform or "", account or ""
+    except (TypeError, ValueError) as exc:
+        raise ValidationFailed.on(
+            "cursor", "invalid", "The cursor is not one this endpoint issued."
+        ) from exc
+
+
+def _series(
+    where: repo.UnifiedFilter, rows: list[Row], accounts: list[Row], page: PageRequest
+) -> Page[SeriesPoint]:
+    """Every bucket for every group whose span meets the range: 0 inside the span, else null."""
+    edges = where.edges
+    spans = _group_spans(where, accounts)
+    groups = sorted(
+        (key for key, span in spans.items() if span.covers(edges[0], edges[-1])),
+        key=lambda k: (k[0] or "", k[1] or ""),
+    )
+    found = {(r["bucket"], r.get("platform"), r.get("account_external_id")): r for r in rows}
+    after = _after(page)
+    first = 0 if after is None else max(0, bisect_left(edges, after[0]))
+    points: list[tuple[int, GroupKey]] = []
+    for i in range(first, len(edges) - 1):
+        for key in groups:
+            if after is not None and (edges[i], key[0] or "", key[1] or "") <= after:
+                continue
+            points.append((i, key))
+            if len(points) == page.fetch:
+                break
+        if len(points) == page.fetch:
+            break
+
+    def point(at: tuple[int, GroupKey]) -> SeriesPoint:
+        i, key = at
+        start, end = edges[i], edges[i + 1]
+        span = spans[key]
+        names = {
+            "bucket": _utc(start),
+            "bucket_end": _utc(end),
+            "platform": key[0],
+            "account_id": span.account_id,
+            "account_external_id": key[1],
+        }
+        if not span.covers(start, end):
+            return SeriesPoint(**names, **dict.fromkeys(_SERIES_METRICS))
+        metrics = _metrics(found.get((start, *key), {}))
+        if where.granularity == "hour":  # follower figures are daily
+            metrics.update(followers=None, follower_growth=None)
+        return SeriesPoint(**names, **metrics)
+
+    return page.page(
+        points,
+        point,
+        lambda at: [edges[at[0]].isoformat(), at[1][0], at[1][1]],
+    )
+
+
+_SERIES_METRICS = (
+    *COUNTERS,
+    "engagement_rate",
+    "engagement_rate_basis",
+    "posts",
+    "active_posts",
+    "followers",
+    "follower_growth",
+)
+
+
+def _marts(where: repo.UnifiedFilter) -> list[str]:
+    """The marts a read draws on (their snapshot rows say how fresh it is)."""
+    if where.basis == "published":
+        return ["mart_post_daily", "mart_account_daily"]
+    daily = ["mart_post_daily"] if where.whole_days() else []
+    hourly = ["mart_post_hourly"] if where.split_days else []
+    return [*daily, *hourly, "mart_account_daily"]
+
+
 def unified(
     txn: Transaction,
     workspace_id: str,
     start: datetime | None,
     end: datetime | None,
     granularity: Granularity,
+    tz: str,
+    basis: Basis,
+    group_by: GroupBy,
     platform: str | None,
     account_id: str | None,
     page: PageRequest,
+    now: datetime,
 ) -> UnifiedAnalytics:
-    start, end = resolve_range(start, end, granularity)
-    naive_start, naive_end = to_db(start), to_db(end)
-    assert naive_start is not None
-    assert naive_end is not None
-    if granularity == "hour":
-        first = naive_start.replace(minute=0, second=0, microsecond=0)
-        last = (naive_end - timedelta(microseconds=1)).replace(minute=0, second=0, microsecond=0)
-    else:
-        first = datetime.combine(naive_start.date(), time())
-        last = datetime.combine((naive_end - timedelta(microseconds=1)).date(), time())
+    start, end = resolve_range(start, end, granularity, tz, now)
+    edges = buckets.edges(start, end, granularity, buckets.zone(tz))
+    naive = tuple(e.replace(tzinfo=None) for e in edges)
     where = repo.UnifiedFilter(
         workspace_id=workspace_id,
-        start=first,
-        end=naive_end,
+        start=naive[0],
+        end=naive[-1],
         platform=platform,
         account_id=account_id,
         granularity=granularity,
+        basis=basis,
+        group_by=group_by,
+        edges=naive,
     )
-    marts = [
-        "mart_post_hourly" if granularity == "hour" else "mart_post_daily",
-        "mart_account_daily",
-    ]
-    after = tuple(page.after) if page.after else None
-    # One version check per request: the three reads are remembered together.
+    marts = _marts(where)
+    # A published read sums each post's growth up to now, whatever the range's end.
+    last_day = date.max if basis == "published" else where.last_day
+    # One version check per request: the reads are remembered together, the accounts' spans
+    # (which no range bounds) apart, for every range of the workspace.
     platforms, rows, snapshot_row = repo.cache.value(
         txn,
-        ("unified", where.cache_key(), after, page.fetch),
+        ("unified", where.cache_key()),
         lambda cur: (
             repo.unified_by_platform(cur, where),
-            repo.unified_series(cur, where, page.after, page.fetch),
-            repo.snapshot(cur, marts, where.first_day, where.last_day),
+            repo.unified_series(cur, where),
+            repo.snapshot(cur, marts, where.first_day, last_day),
         ),
+    )
+    accounts = repo.cache.value(
+        txn,
+        ("unified_spans", workspace_id, platform, account_id, basis),
+        lambda cur: repo.unified_spans(cur, where),
     )
     totals_row: dict[str, Any] = {c: sum(int(r[c]) for r in platforms) for c in COUNTERS}
     for name in ("posts", "active_posts"):
@@ -236,40 +459,31 @@ def unified(
     totals_row["follower_growth"] = _sum_optional([r["follower_growth"] for r in platforms])
     for name in ("fs_posts", *(f"fs_{c}" for c in COUNTERS)):
         totals_row[name] = sum(int(r[name] or 0) for r in platforms)
-    series = page.page(
-        rows,
-        lambda r: SeriesPoint(
-            bucket=_utc(r["bucket"]),
-            platform=r["platform"],
-            account_id=r["account_id"],
-            account_external_id=r["account_external_id"],
-            **_metrics(r),
-        ),
-        lambda r: [r["bucket"].isoformat(), r["platform"], r["account_external_id"]],
-    )
     return UnifiedAnalytics(
-        range=Range(from_=start, to=end, first_bucket=_utc(first), last_bucket=_utc(last)),
+        range=Range(from_=start, to=end, first_bucket=_utc(naive[0]), last_bucket=_utc(naive[-2])),
         granularity=granularity,
+        tz=tz,
+        basis=basis,
+        group_by=group_by,
         totals=Metrics(**_metrics(totals_row), first_seen=_first_seen(totals_row)),
         by_platform=[
             PlatformMetrics(platform=r["platform"], **_metrics(r), first_seen=_first_seen(r))
             for r in platforms
         ],
-        series=series,
+        series=_series(where, rows, accounts, page),
         snapshot=snapshot_out(snapshot_row, marts),
     )
 
 
-def unified_at(found: UnifiedAnalytics, now: float, *, default_range: bool) -> UnifiedAnalytics:
-    """``found`` as of ``now``: its freshness and, for the default range, the range's bounds.
+def unified_at(found: UnifiedAnalytics, now: float, *, clock: bool) -> UnifiedAnalytics:
+    """``found`` as of ``now``: its freshness and, for a range ending now, the range's end.
 
-    The rest of a daily read depends on the range's days only, which the caller keeps
-    fixed (the clock's UTC day is in its cache key).
+    The rest depends on the range's buckets only, which the caller keeps fixed (the bucket
+    holding the clock is in its cache key).
     """
     update: dict[str, Any] = {"snapshot": snapshot_at(found.snapshot, now)}
-    if default_range:
-        end = datetime.fromtimestamp(now, UTC)
-        update["range"] = found.range.model_copy(update={"from_": end - DEFAULT_RANGE, "to": end})
+    if clock:
+        update["range"] = found.range.model_copy(update={"to": datetime.fromtimestamp(now, UTC)})
     return found.model_copy(update=update)
 
 
@@ -299,6 +513,7 @@ def viral_trends(
             id=r["id"],
             entity_type=r["entity_type"],
             entity=r["entity"],
+            **_trend_names(r),
             platform=r["platform"],
             score=r["score"],
             status=r["status"],
@@ -315,6 +530,15 @@ def viral_trends(
         pagination=found.pagination,
         snapshot=snapshot_out(snapshot_row, ["mart_viral_trends"]),
     )
+
+
+def _trend_names(row: Row) -> dict[str, Any]:
+    """A post trend's post; a hashtag's #tag and a topic's name span platforms: no link."""
+    entity = str(row["entity"])
+    if row["entity_type"] == "post":
+        return _post_names(row, entity)
+    label = "#" + entity.lstrip("#") if row["entity_type"] == "hashtag" else entity
+    return {"label": label, "url": None, "thumbnail_url": None}
 
 
 # -- insights ----------------------------------------------------------------------------------
@@ -354,6 +578,7 @@ def insights(
             kind=r["kind"],
             platform=r["platform"],
             account_external_id=r["account_external_id"],
+            **_insight_names(r),
             title=r["title"],
             body=r["body"],
             score=r["score"],
@@ -367,6 +592,21 @@ def insights(
         pagination=found.pagination,
         snapshot=read_snapshot(cur, ["mart_insights", "mart_best_times", "mart_anomalies"]),
     )
+
+
+def _insight_names(row: Row) -> dict[str, Any]:
+    """Top content names its post (the evidence's), other insights their account, if any."""
+    post = row.get("post_external_id")
+    if row["kind"] == "top_content" and post:
+        names = _post_names(row, str(post))
+        evidence = _json(row["evidence"])
+        if names["url"] is None and isinstance(evidence, dict):
+            names["url"] = link(evidence.get("url"))  # the permalink the mart saw
+        return names
+    account = row["account_external_id"]
+    if account:
+        return _account_names(row, None, str(account))
+    return {"label": None, "url": None, "thumbnail_url": None}
 
 
 def _cell(weekday: int, hour: int, row: Row | None) -> BestTimeCell:
@@ -426,6 +666,7 @@ def ranking_out(row: Row) -> Ranking:
         platform=row["platform"],
         account_external_id=row["account_external_id"],
         handle=row["handle"],
+        **_account_names(row, row["handle"], row["account_external_id"]),
         category=row["category"],
         followers=row["followers"],
         posts=int(row["posts"]),
@@ -497,10 +738,15 @@ def _competitor_out(
     row: repo.CompetitorRow, ranking_row: Row | None, baseline: _Baseline
 ) -> Competitor:
     ranking = None if ranking_row is None else ranking_out(ranking_row)
+    # Until the platform is read, it is known by the handle the user tracks it by.
+    tracked = account_label(None, row.handle, row.handle)
     return Competitor(
         id=row.id,
         platform=row.platform,
         handle=row.handle,
+        label=tracked if ranking is None else ranking.label,
+        url=(ranking and ranking.url) or profile_url(row.platform, row.handle),
+        thumbnail_url=None if ranking is None else ranking.thumbnail_url,
         created_at=_utc(row.created_at),
         ranking=ranking,
         benchmark=baseline.benchmark(row.platform, ranking),
@@ -569,7 +815,8 @@ def _day_point(row: Row) -> DayPoint:
 
 
 def post_analytics(txn: Transaction, workspace_id: str, post_id: str) -> PostAnalytics:
-    if posts_repo.get_post(txn.cur, workspace_id, post_id) is None:
+    post = posts_repo.get_post(txn.cur, workspace_id, post_id)
+    if post is None:
         raise NotFound.resource("post", post_id)
     destinations = posts_repo.destinations_of(txn.cur, [post_id])[post_id]
     cur = txn.analytics
@@ -577,6 +824,31 @@ def post_analytics(txn: Transaction, workspace_id: str, post_id: str) -> PostAna
     groups: dict[tuple[str, str | None, str], list[Row]] = {}
     for row in rows:
         groups.setdefault((row["platform"], row["account_id"], row["external_id"]), []).append(row)
+    described = repo.post_descriptions(
+        cur,
+        workspace_id,
+        sorted(
+            {(key[0], key[2]) for key in groups}
+            | {(d.platform, d.platform_post_id) for d in destinations if d.platform_post_id}
+        ),
+    )
+
+    def names(
+        platform: str, external_ids: list[str], permalink: str | None, fallback: str
+    ) -> dict[str, Any]:
+        """The post as the platform describes it, else as we wrote it (our text, our link)."""
+        read = next(
+            (described[(platform, e)] for e in external_ids if (platform, e) in described), None
+        )
+        ours = post_label(post.text, fallback)
+        if read is None:
+            return {"label": ours, "url": link(permalink), "thumbnail_url": None}
+        return {
+            "label": post_label(read["post_text"], ours),
+            "url": link(read["post_url"]) or link(permalink),
+            "thumbnail_url": link(read["post_thumbnail_url"]),
+        }
+
     out: list[DestinationAnalytics] = []
     matched: set[tuple[str, str | None, str]] = set()
     for dest in destinations:
@@ -589,12 +861,14 @@ def post_analytics(txn: Transaction, workspace_id: str, post_id: str) -> PostAna
         ]
         matched.update(mine)
         dest_rows = sorted((r for key in mine for r in groups[key]), key=lambda r: r["day"])
+        ids = [e for e in [dest.platform_post_id, *(key[2] for key in mine)] if e]
         out.append(
             DestinationAnalytics(
                 destination_id=dest.id,
                 account_id=dest.account_id,
                 platform=dest.platform,
                 platform_post_id=dest.platform_post_id,
+                **names(dest.platform, ids, dest.platform_url, dest.platform_post_id or post_id),
                 totals=_totals(dest_rows),
                 series=_daily(dest_rows),
             )
@@ -608,6 +882,7 @@ def post_analytics(txn: Transaction, workspace_id: str, post_id: str) -> PostAna
                 account_id=key[1],
                 platform=key[0],
                 platform_post_id=key[2],
+                **names(key[0], [key[2]], None, key[2]),
                 totals=_totals(key_rows),
                 series=_daily(key_rows),
             )

@@ -25,6 +25,7 @@ from connectors.http import (
     hashtags_in,
     parse_time,
 )
+from connectors.platforms import profile_url
 
 BATCH = 25  # getPosts takes at most 25 uris
 AUTH_ERRORS = ("ExpiredToken", "InvalidToken", "AuthenticationRequired", "AuthMissing")
@@ -34,6 +35,15 @@ EMBEDS = {
     "app.bsky.embed.video": "video",
     "app.bsky.embed.external": "link",
 }
+
+
+def picture(embed: dict[str, Any]) -> str | None:
+    """A post view's picture: its first image's thumb, a video's thumbnail, a link card's thumb."""
+    images = embed.get("images") or []
+    if images and isinstance(images[0], dict) and images[0].get("thumb"):
+        return str(images[0]["thumb"])
+    found = embed.get("thumbnail") or (embed.get("external") or {}).get("thumb")
+    return str(found) if found else None
 
 
 class BlueskyConnector(HttpConnector):
@@ -70,15 +80,18 @@ class BlueskyConnector(HttpConnector):
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """app.bsky.actor.getProfile?actor=…"""
         body = self.read("app.bsky.actor.getProfile", account, {"actor": self.actor(account)})
+        handle = body.get("handle") or account.handle
         return AccountSnapshot(
             platform=self.platform,
             external_id=body["did"],
-            handle=body.get("handle") or account.handle,
+            handle=handle,
             display_name=body.get("displayName"),
             followers=as_int(body.get("followersCount")),
             following=as_int(body.get("followsCount")),
             posts_count=as_int(body.get("postsCount")),
             captured_at=self.server_time,
+            url=profile_url(self.platform, handle),
+            thumbnail_url=body.get("avatar"),
         )
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
@@ -107,7 +120,8 @@ class BlueskyConnector(HttpConnector):
                         if f.get("$type") == "app.bsky.richtext.facet#tag"
                     )
                 )
-                embed = str((post.get("embed") or {}).get("$type") or "").removesuffix("#view")
+                view = post.get("embed") or {}
+                embed = str(view.get("$type") or "").removesuffix("#view")
                 rkey = post["uri"].rsplit("/", 1)[-1]
                 handle = post.get("author", {}).get("handle") or account.handle
                 yield PostRecord(
@@ -119,6 +133,7 @@ class BlueskyConnector(HttpConnector):
                     hashtags=tags or hashtags_in(record.get("text")),
                     media_type=EMBEDS.get(embed, "text"),
                     url=f"https://bsky.app/profile/{handle}/post/{rkey}",
+                    thumbnail_url=picture(view),
                 )
             cursor = body.get("cursor")
             if not cursor or not body.get("feed"):

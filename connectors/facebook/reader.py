@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from connectors.base import AccountRef, AccountSnapshot, EngagementSnapshot
 from connectors.graph.reader import GraphConnector
 from connectors.http import as_int, chunks
+from connectors.platforms import profile_url
 
 BATCH = 50  # Graph's GET /?ids= takes at most 50 ids
 POST_FIELDS = (
@@ -40,12 +41,13 @@ class FacebookConnector(GraphConnector):
     }
 
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
-        """GET /{page-id}?fields=id,name,username,followers_count,fan_count."""
+        """GET /{page-id}?fields=id,name,username,followers_count,fan_count,picture."""
         body = self.read(
             f"/{account.external_id}",
             account,
-            {"fields": "id,name,username,followers_count,fan_count"},
+            {"fields": "id,name,username,followers_count,fan_count,picture"},
         )
+        picture = ((body.get("picture") or {}).get("data") or {}).get("url")
         return AccountSnapshot(
             platform=self.platform,
             external_id=str(body["id"]),
@@ -55,6 +57,9 @@ class FacebookConnector(GraphConnector):
             following=None,
             posts_count=None,
             captured_at=self.server_time,
+            # A Page without a username has its page by id.
+            url=profile_url(self.platform, body.get("username") or str(body["id"])),
+            thumbnail_url=picture,
         )
 
     def fetch_metrics(

@@ -104,11 +104,21 @@ class GraphConnector(HttpConnector):
         "permalink_url",
     )
     MEDIA_TYPES: ClassVar[dict[str, str]] = {}
+    # A post's picture fields, in the order tried (Facebook's full_picture by default).
+    PICTURES: ClassVar[tuple[str, ...]] = ("full_picture",)
+
+    def picture(self, item: dict[str, Any]) -> str | None:
+        """The first of ``PICTURES`` the post has (a video's media_url is its file, not one)."""
+        for name in self.PICTURES:
+            value = item.get(name)
+            if value and not (name == "media_url" and item.get("media_type") == "VIDEO"):
+                return str(value)
+        return None
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """GET /{id}/{edge} (``POSTS``), newest first, following paging.cursors.after."""
         edge, text_field, time_field, link_field = self.POSTS
-        fields = f"id,{text_field},{time_field},{link_field},media_type"
+        fields = f"id,{text_field},{time_field},{link_field},media_type,{','.join(self.PICTURES)}"
         for item in self.edge(
             f"/{account.external_id}/{edge}", account, {"fields": fields, "limit": 100}
         ):
@@ -125,6 +135,7 @@ class GraphConnector(HttpConnector):
                 hashtags=hashtags_in(text),
                 media_type=self.MEDIA_TYPES.get(str(item.get("media_type") or "").upper(), "text"),
                 url=item.get(link_field),
+                thumbnail_url=self.picture(item),
             )
 
     def edge(

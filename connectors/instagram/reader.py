@@ -21,11 +21,25 @@ from connectors.http import (
     hashtags_in,
     parse_time,
 )
+from connectors.platforms import profile_url
 
 METRICS = ("impressions", "reach", "likes", "comments", "shares", "saved", "total_interactions")
 # Reels report views, not impressions (Graph refuses impressions for them with #100).
 REEL_METRICS = tuple("views" if m == "impressions" else m for m in METRICS)
 MEDIA_TYPES = {"IMAGE": "image", "VIDEO": "video", "CAROUSEL_ALBUM": "carousel"}
+ACCOUNT_FIELDS = "username,name,followers_count,follows_count,media_count,profile_picture_url"
+
+
+def picture(media: dict[str, Any]) -> str | None:
+    """A media's picture: a video's cover (thumbnail_url), else its image (media_url).
+
+    A video's media_url is the video file itself, never a picture.
+    """
+    if media.get("thumbnail_url"):
+        return str(media["thumbnail_url"])
+    if media.get("media_url") and media.get("media_type") != "VIDEO":
+        return str(media["media_url"])
+    return None
 
 
 class InstagramConnector(GraphConnector):
@@ -40,29 +54,33 @@ class InstagramConnector(GraphConnector):
         self.reels: set[str] = set()
 
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
-        """GET /{ig-user-id}?fields=username,name,followers_count,follows_count,media_count."""
+        """GET /{ig-user-id}?fields=username,name,…,media_count,profile_picture_url."""
         body = self.read(
             f"/{account.external_id}",
             account,
-            {"fields": "username,name,followers_count,follows_count,media_count"},
+            {"fields": ACCOUNT_FIELDS},
         )
         if account.kind == "own":
             self.user_id = str(body["id"])
+        handle = body.get("username") or account.handle
         return AccountSnapshot(
             platform=self.platform,
             external_id=str(body["id"]),
-            handle=body.get("username") or account.handle,
+            handle=handle,
             display_name=body.get("name"),
             followers=as_int(body.get("followers_count")),
             following=as_int(body.get("follows_count")),
             posts_count=as_int(body.get("media_count")),
             captured_at=self.server_time,
+            url=profile_url(self.platform, handle),
+            thumbnail_url=body.get("profile_picture_url"),
         )
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """GET /{ig-user-id}/media, following paging.cursors.after while paging.next exists."""
         params = {
-            "fields": "id,caption,media_type,media_product_type,permalink,timestamp",
+            "fields": "id,caption,media_type,media_product_type,permalink,timestamp,"
+            "media_url,thumbnail_url",
             "limit": 50,
         }
         for media in self.edge(f"/{account.external_id}/media", account, params):
@@ -81,6 +99,7 @@ class InstagramConnector(GraphConnector):
                 hashtags=hashtags_in(caption),
                 media_type=MEDIA_TYPES.get(media.get("media_type", "")),
                 url=media.get("permalink"),
+                thumbnail_url=picture(media),
             )
 
     def _metrics_of(self, account: AccountRef, media_id: str) -> dict[str, int]:

@@ -26,6 +26,7 @@ from connectors.http import (
     hashtags_in,
     parse_time,
 )
+from connectors.platforms import profile_url
 
 VERSION = "202411"
 ORG = "urn:li:organization:"
@@ -87,15 +88,18 @@ class LinkedInConnector(HttpConnector):
             account,
             {"edgeType": "COMPANY_FOLLOWED_BY_MEMBER"},
         )
+        handle = org.get("vanityName") or account.handle
         return AccountSnapshot(
             platform=self.platform,
             external_id=str(org.get("id", org_id)),
-            handle=org.get("vanityName") or account.handle,
+            handle=handle,
             display_name=org.get("localizedName"),
             followers=as_int(size.get("firstDegreeSize")),
             following=None,
             posts_count=None,
             captured_at=self.server_time,
+            # The logo (logoV2) is a digital media asset URN, not a URL: no picture.
+            url=profile_url(self.platform, handle),
         )
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:

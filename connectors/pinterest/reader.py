@@ -24,8 +24,22 @@ from connectors.http import (
     hashtags_in,
     parse_time,
 )
+from connectors.platforms import profile_url
 
 MEDIA_TYPES = {"image": "image", "video": "video", "multiple_images": "carousel"}
+# A pin's image sizes, the smallest first: the first present is its picture.
+IMAGE_SIZES = ("150x150", "400x300", "600x", "1200x")
+
+
+def picture(media: dict[str, Any]) -> str | None:
+    """A pin's picture: its smallest image, else a video pin's cover."""
+    images = media.get("images") or {}
+    for size in IMAGE_SIZES:
+        url = (images.get(size) or {}).get("url") if isinstance(images, dict) else None
+        if url:
+            return str(url)
+    cover = media.get("cover_image_url")
+    return str(cover) if cover else None
 
 
 class PinterestConnector(HttpConnector):
@@ -59,15 +73,18 @@ class PinterestConnector(HttpConnector):
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """GET /v5/user_account: the account the token belongs to."""
         body = self.read("/v5/user_account", account, None)
+        handle = body.get("username") or account.handle
         return AccountSnapshot(
             platform=self.platform,
             external_id=str(body.get("id") or account.external_id),
-            handle=body.get("username") or account.handle,
+            handle=handle,
             display_name=body.get("business_name"),
             followers=as_int(body.get("follower_count")),
             following=as_int(body.get("following_count")),
             posts_count=as_int(body.get("pin_count")),
             captured_at=self.server_time,
+            url=profile_url(self.platform, handle),
+            thumbnail_url=body.get("profile_image"),
         )
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
@@ -83,7 +100,8 @@ class PinterestConnector(HttpConnector):
                 if since is not None and published < since:
                     return
                 text = pin.get("description")
-                kind = str((pin.get("media") or {}).get("media_type") or "")
+                media = pin.get("media") or {}
+                kind = str(media.get("media_type") or "")
                 yield PostRecord(
                     platform=self.platform,
                     external_id=str(pin["id"]),
@@ -93,6 +111,7 @@ class PinterestConnector(HttpConnector):
                     hashtags=hashtags_in(text),
                     media_type=MEDIA_TYPES.get(kind, "image"),
                     url=f"https://www.pinterest.com/pin/{pin['id']}/",
+                    thumbnail_url=picture(media),
                 )
             bookmark = body.get("bookmark")
             if not bookmark or not body.get("items"):

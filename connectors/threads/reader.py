@@ -13,8 +13,10 @@ from connectors.base import (
 )
 from connectors.graph.reader import GraphConnector
 from connectors.http import as_int
+from connectors.platforms import profile_url
 
 METRICS = ("views", "likes", "replies", "reposts", "quotes", "shares")
+ACCOUNT_FIELDS = "id,username,name,followers_count,threads_profile_picture_url"
 
 
 class ThreadsConnector(GraphConnector):
@@ -22,6 +24,7 @@ class ThreadsConnector(GraphConnector):
 
     platform = "threads"
     POSTS = ("threads", "text", "timestamp", "permalink")
+    PICTURES = ("thumbnail_url", "media_url")
     MEDIA_TYPES: ClassVar[dict[str, str]] = {
         "TEXT_POST": "text",
         "IMAGE": "image",
@@ -30,19 +33,20 @@ class ThreadsConnector(GraphConnector):
     }
 
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
-        """GET /{threads-user-id}?fields=id,username,name,followers_count."""
-        body = self.read(
-            f"/{account.external_id}", account, {"fields": "id,username,name,followers_count"}
-        )
+        """GET /{threads-user-id}?fields=id,username,name,followers_count,…picture_url."""
+        body = self.read(f"/{account.external_id}", account, {"fields": ACCOUNT_FIELDS})
+        handle = body.get("username") or account.handle
         return AccountSnapshot(
             platform=self.platform,
             external_id=str(body["id"]),
-            handle=body.get("username") or account.handle,
+            handle=handle,
             display_name=body.get("name"),
             followers=as_int(body.get("followers_count")),
             following=None,
             posts_count=None,
             captured_at=self.server_time,
+            url=profile_url(self.platform, handle),
+            thumbnail_url=body.get("threads_profile_picture_url"),
         )
 
     def fetch_metrics(

@@ -29,13 +29,17 @@ from connectors.http import (
     json_body,
     parse_time,
 )
+from connectors.platforms import profile_url
 
 BATCH = 20  # video/query takes at most 20 ids
 RESEARCH_BATCH = 100
 RESEARCH_DAYS = 30  # the Research API answers at most 30 days per query
-USER_FIELDS = "open_id,union_id,display_name,username,follower_count,following_count,video_count"
-RESEARCH_USER_FIELDS = "display_name,follower_count,following_count,video_count"
-VIDEO_FIELDS = "id,create_time,title,video_description,share_url,duration"
+USER_FIELDS = (
+    "open_id,union_id,display_name,username,avatar_url,follower_count,following_count,video_count"
+)
+RESEARCH_USER_FIELDS = "display_name,avatar_url,follower_count,following_count,video_count"
+# The Research API's videos have no cover: only the Display API's (own accounts) give one.
+VIDEO_FIELDS = "id,create_time,title,video_description,share_url,duration,cover_image_url"
 METRIC_FIELDS = "id,like_count,comment_count,share_count,view_count"
 RESEARCH_VIDEO_FIELDS = (
     "id,create_time,username,video_description,hashtag_names,"
@@ -102,15 +106,18 @@ class TikTokConnector(HttpConnector):
                 {"username": account.handle},
             )
             external_id = account.external_id
+        handle = user.get("username") or account.handle
         return AccountSnapshot(
             platform=self.platform,
             external_id=external_id,
-            handle=user.get("username") or account.handle,
+            handle=handle,
             display_name=user.get("display_name"),
             followers=as_int(user.get("follower_count")),
             following=as_int(user.get("following_count")),
             posts_count=as_int(user.get("video_count")),
             captured_at=self.server_time,
+            url=profile_url(self.platform, handle),
+            thumbnail_url=user.get("avatar_url"),
         )
 
     def _record(self, account: AccountRef, video: dict[str, Any]) -> PostRecord:
@@ -125,6 +132,7 @@ class TikTokConnector(HttpConnector):
             hashtags=tags or hashtags_in(text),
             media_type="video",
             url=video.get("share_url"),
+            thumbnail_url=video.get("cover_image_url"),
         )
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:

@@ -24,10 +24,14 @@ from connectors.http import (
     hashtags_in,
     parse_time,
 )
+from connectors.platforms import profile_url
 
 BATCH = 100  # GET /2/tweets takes at most 100 ids
 TWEET_FIELDS = "created_at,public_metrics,entities,attachments"
-USER_FIELDS = "public_metrics,description"
+USER_FIELDS = "public_metrics,description,profile_image_url"
+# A tweet's media come as includes.media, expanded from attachments.media_keys.
+MEDIA_FIELDS = "type,url,preview_image_url"
+MEDIA_TYPES = {"photo": "image", "video": "video", "animated_gif": "video"}
 NOT_FOUND = "https://api.twitter.com/2/problems/resource-not-found"
 
 
@@ -79,22 +83,30 @@ class XConnector(HttpConnector):
             # X answers a missing user with HTTP 200 and only an errors list.
             raise NotFoundError(_message(body) or "user not found", status=200, code=NOT_FOUND)
         metrics = user.get("public_metrics") or {}
+        handle = user.get("username") or account.handle
         return AccountSnapshot(
             platform=self.platform,
             external_id=user["id"],
-            handle=user.get("username") or account.handle,
+            handle=handle,
             display_name=user.get("name"),
             followers=as_int(metrics.get("followers_count")),
             following=as_int(metrics.get("following_count")),
             posts_count=as_int(metrics.get("tweet_count")),
             captured_at=self.server_time,
+            url=profile_url(self.platform, handle),
+            thumbnail_url=user.get("profile_image_url"),
         )
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """GET /2/users/:id/tweets, start_time=since, following meta.next_token."""
         token: str | None = None
         while True:
-            params: dict[str, Any] = {"max_results": 100, "tweet.fields": TWEET_FIELDS}
+            params: dict[str, Any] = {
+                "max_results": 100,
+                "tweet.fields": TWEET_FIELDS,
+                "expansions": "attachments.media_keys",
+                "media.fields": MEDIA_FIELDS,
+            }
             if since is not None:
                 params["start_time"] = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             if token:
@@ -102,6 +114,11 @@ class XConnector(HttpConnector):
             body = self.read(f"/2/users/{account.external_id}/tweets", account, params)
             if "data" not in body and body.get("errors"):
                 raise NotFoundError(_message(body) or "user not found", status=200)
+            media = {
+                str(m.get("media_key")): m
+                for m in (body.get("includes") or {}).get("media") or []
+                if isinstance(m, dict)
+            }
             for tweet in body.get("data") or []:
                 tags = tuple(
                     dict.fromkeys(
@@ -109,7 +126,8 @@ class XConnector(HttpConnector):
                         for h in (tweet.get("entities") or {}).get("hashtags") or []
                     )
                 ) or hashtags_in(tweet.get("text"))
-                media = "image" if (tweet.get("attachments") or {}).get("media_keys") else "text"
+                keys = (tweet.get("attachments") or {}).get("media_keys") or []
+                first = media.get(str(keys[0]), {}) if keys else {}
                 yield PostRecord(
                     platform=self.platform,
                     external_id=tweet["id"],
@@ -117,8 +135,10 @@ class XConnector(HttpConnector):
                     text=tweet.get("text"),
                     published_at=parse_time(tweet["created_at"]),
                     hashtags=tags,
-                    media_type=media,
+                    media_type=MEDIA_TYPES.get(str(first.get("type")), "image") if keys else "text",
                     url=f"https://x.com/i/web/status/{tweet['id']}",
+                    # a photo's own url, a video's preview image
+                    thumbnail_url=first.get("url") or first.get("preview_image_url"),
                 )
             token = (body.get("meta") or {}).get("next_token")
             if not token:

@@ -28,11 +28,22 @@ from connectors.http import (
     hashtags_in,
     parse_time,
 )
+from connectors.platforms import profile_url
 
 BATCH = 50  # videos.list takes at most 50 ids
 QUOTA_REASONS = ("quotaExceeded", "dailyLimitExceeded")
 RATE_REASONS = ("rateLimitExceeded", "userRateLimitExceeded")
 PACIFIC = ZoneInfo("America/Los_Angeles")
+
+
+def thumbnail(snippet: dict[str, Any]) -> str | None:
+    """The smallest picture of snippet.thumbnails (default, else medium, else high)."""
+    found = snippet.get("thumbnails") or {}
+    for size in ("default", "medium", "high"):
+        url = (found.get(size) or {}).get("url") if isinstance(found, dict) else None
+        if url:
+            return str(url)
+    return None
 
 
 class YouTubeConnector(HttpConnector):
@@ -94,10 +105,13 @@ class YouTubeConnector(HttpConnector):
         snippet, stats = item.get("snippet") or {}, item.get("statistics") or {}
         topics = (item.get("topicDetails") or {}).get("topicCategories") or []
         category = topics[0].rsplit("/", 1)[-1].replace("_", " ").lower() if topics else None
+        custom = snippet.get("customUrl")
+        # A channel without a custom URL (@handle) still has its page by id.
+        page = profile_url(self.platform, custom) if custom else None
         return AccountSnapshot(
             platform=self.platform,
             external_id=item["id"],
-            handle=snippet.get("customUrl") or account.handle,
+            handle=custom or account.handle,
             display_name=snippet.get("title"),
             followers=None
             if stats.get("hiddenSubscriberCount")
@@ -106,6 +120,8 @@ class YouTubeConnector(HttpConnector):
             posts_count=as_int(stats.get("videoCount")),
             captured_at=self.server_time,
             category=category,
+            url=page or f"https://www.youtube.com/channel/{item['id']}",
+            thumbnail_url=thumbnail(snippet),
         )
 
     def _uploads(self, account: AccountRef) -> str:
@@ -143,6 +159,7 @@ class YouTubeConnector(HttpConnector):
                     hashtags=hashtags_in(text),
                     media_type="video",
                     url=f"https://www.youtube.com/watch?v={video_id}",
+                    thumbnail_url=thumbnail(snippet),
                 )
             token = body.get("nextPageToken")
             if not token:

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 
 import polars as pl
 
+from connectors.platforms import profile_url
 from pipelines.importers.common import Context, Parsed, dedupe
 from pipelines.importers.csvfile import ROW, CsvTable, Problems, timestamp, whole_number
 from warehouse.ingest import md5_hex
@@ -53,8 +54,10 @@ def parse(table: CsvTable, ctx: Context) -> Parsed:
     # newest day: taken as the end of that day.
     newest = typed.get_column("Date").max()
     exported = newest + timedelta(days=1) if isinstance(newest, datetime) else ctx.now
+    url = None
     if ctx.own_account is not None:
         account_id, account_ext, handle = ctx.own_account
+        url = profile_url("instagram", handle)  # the connected account's own handle
     else:
         account_id, account_ext, handle = None, FALLBACK_ACCOUNT, FALLBACK_ACCOUNT
         notes.append(f"the workspace has no Instagram account; posts filed under {handle!r}")
@@ -88,7 +91,12 @@ def parse(table: CsvTable, ctx: Context) -> Parsed:
             "kind": [kind],
             "handle": [handle],
             "captured_at": [exported],
+            "url": [url],
         },
-        schema_overrides={"account_id": pl.String, "captured_at": pl.Datetime("us")},
+        schema_overrides={
+            "account_id": pl.String,
+            "captured_at": pl.Datetime("us"),
+            "url": pl.String,
+        },
     )
     return Parsed(posts, snapshots, accounts, exact, conflicts, notes)

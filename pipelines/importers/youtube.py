@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from connectors.platforms import profile_url
 from pipelines.importers.common import Context, Parsed, dedupe
 from pipelines.importers.csvfile import (
     ROW,
@@ -107,10 +108,19 @@ def parse(table: CsvTable, ctx: Context) -> Parsed:
         else pl.lit(False)
     )
     tags = pl.col("tags") if "tags" in has else pl.lit(None, dtype=pl.String)
+    # The video's picture as the export links it (i.ytimg.com); blank is none.
+    thumbnail = (
+        pl.when(pl.col("thumbnail_link").str.strip_chars() != "").then(
+            pl.col("thumbnail_link").str.strip_chars()
+        )
+        if "thumbnail_link" in has
+        else pl.lit(None, dtype=pl.String)
+    )
     typed = typed.with_columns(
         channel.alias("channel"),
         removed.alias("removed"),
         tags.alias("tags"),
+        thumbnail.alias("thumbnail_url"),
         pl.col("category_id")
         .replace_strict(CATEGORIES, default=pl.col("category_id"), return_dtype=pl.String)
         .alias("category"),
@@ -130,6 +140,7 @@ def parse(table: CsvTable, ctx: Context) -> Parsed:
             pl.col("channel").drop_nulls().first().alias("channel"),
             pl.col("category").filter(latest).first().alias("category"),
             pl.col("tags").filter(latest).first().alias("tags"),
+            pl.col("thumbnail_url").filter(latest).first().alias("thumbnail_url"),
             pl.col("publish_time").min().alias("publish_time"),
             pl.col("day").min().alias("first_day"),
             pl.col("day").max().alias("captured_at"),
@@ -175,6 +186,7 @@ def parse(table: CsvTable, ctx: Context) -> Parsed:
                 "kind": [kind],
                 "handle": [handle],
                 "captured_at": [typed.get_column("day").max()],
+                "url": [profile_url("youtube", handle)],
             },
             schema_overrides={"account_id": pl.String, "captured_at": pl.Datetime("us")},
         )

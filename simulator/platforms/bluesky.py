@@ -26,6 +26,7 @@ from simulator.platforms.common import (
     mount,
     older_than,
     own_events,
+    picture_name,
     record_reply,
     request_params,
     write,
@@ -38,11 +39,21 @@ def _bsky_auth(request: Request) -> bool:
     return True  # the public AppView answers these reads without a session
 
 
+def _bsky_cdn(kind: str, did: str, *parts: object) -> str:
+    """A picture on the AppView's CDN: cdn.bsky.app/img/<kind>/plain/<did>/<blob cid>@jpeg."""
+    return f"https://cdn.bsky.app/img/{kind}/plain/{did}/bafkrei{picture_name(*parts)}@jpeg"
+
+
+def _bsky_avatar(account: Account) -> str:
+    return _bsky_cdn("avatar", account.external_id, "bluesky", "avatar", account.external_id)
+
+
 def _bsky_actor(account: Account, now: datetime) -> dict[str, Any]:
     return {
         "did": account.external_id,
         "handle": account.handle,
         "displayName": account.display_name,
+        "avatar": _bsky_avatar(account),
         "description": f"{account.category} · {account.display_name}",
         "followersCount": account.followers(now),
         "followsCount": account.following,
@@ -69,6 +80,7 @@ def _bsky_post(post: Post, counters: Any, meta: dict[str, Any] | None = None) ->
             "did": post.account.external_id,
             "handle": post.account.handle,
             "displayName": post.account.display_name,
+            "avatar": _bsky_avatar(post.account),
         },
         "record": {
             "$type": "app.bsky.feed.post",
@@ -86,7 +98,13 @@ def _bsky_post(post: Post, counters: Any, meta: dict[str, Any] | None = None) ->
         "labels": [],
     }
     if post.media_type == "image":
-        view["embed"] = {"$type": "app.bsky.embed.images#view", "images": []}
+        did, key = post.account.external_id, ("bluesky", "image", post.external_id)
+        image = {
+            "thumb": _bsky_cdn("feed_thumbnail", did, *key),
+            "fullsize": _bsky_cdn("feed_fullsize", did, *key),
+            "alt": "",
+        }
+        view["embed"] = {"$type": "app.bsky.embed.images#view", "images": [image]}
     elif post.media_type == "link":
         view["embed"] = {"$type": "app.bsky.embed.external#view", "external": {}}
     return view

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -123,6 +124,20 @@ def meta_of(sim: Sim, platform: str, post: Post) -> dict[str, Any]:
     from simulator.world import PUBLISHED_BASE
 
     return sim.meta(platform, post.external_id) if post.number >= PUBLISHED_BASE else {}
+
+
+def picture_name(*parts: object) -> str:
+    """A stable file name for a simulated picture (an avatar, a cover, a thumbnail).
+
+    The simulator names pictures on the platforms' own CDN hosts, as their APIs do; nothing
+    is served there (a client shows them or not, as it would a real platform's).
+    """
+    return hashlib.sha256(":".join(str(p) for p in parts).encode()).hexdigest()[:32]
+
+
+def has_picture(post: Post) -> bool:
+    """Whether the post shows a picture (an image, a video's cover, a carousel's first)."""
+    return post.media_type in ("image", "video", "carousel")
 
 
 def iso_ms(moment: datetime) -> str:

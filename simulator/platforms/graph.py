@@ -22,10 +22,12 @@ from simulator.platforms.common import (
     endpoint,
     feed_of,
     find_event,
+    has_picture,
     live_post,
     mount,
     older_than,
     own_events,
+    picture_name,
     record_reply,
     request_params,
     write,
@@ -56,6 +58,28 @@ def _ig_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+0000")
 
 
+def _scontent(platform: str, *parts: object, ext: str = "jpg") -> str:
+    """A picture's URL on Meta's CDN (Instagram and Threads: cdninstagram; Facebook: fbcdn)."""
+    host = "scontent.xx.fbcdn.net" if platform == "facebook" else "scontent.cdninstagram.com"
+    return f"https://{host}/v/t51.29350-15/{picture_name(platform, *parts)}_n.{ext}"
+
+
+def media_pictures(platform: str, post: Post) -> dict[str, str]:
+    """media_url (the image, or the video's file) and, for a video, thumbnail_url (its cover)."""
+    if not has_picture(post):
+        return {}
+    video = post.media_type == "video"
+    found = {"media_url": _scontent(platform, post.external_id, ext="mp4" if video else "jpg")}
+    if video:
+        found["thumbnail_url"] = _scontent(platform, post.external_id, "cover")
+    return found
+
+
+def profile_picture(account: Account) -> str:
+    """An account's profile picture on Meta's CDN."""
+    return _scontent(account.platform, "avatar", account.external_id)
+
+
 def _ig_media(post: Post, fields: set[str], now: datetime) -> dict[str, Any]:
     kind = {"image": "IMAGE", "video": "VIDEO", "carousel": "CAROUSEL_ALBUM"}[post.media_type]
     counters = post.counters(now)
@@ -72,6 +96,7 @@ def _ig_media(post: Post, fields: set[str], now: datetime) -> dict[str, Any]:
         # creator discovery through hashtags can name accounts (documented).
         "username": post.account.handle,
         "owner": {"id": post.account.external_id},
+        **media_pictures("instagram", post),
     }
     return {k: v for k, v in item.items() if k == "id" or k in fields}
 
@@ -117,6 +142,7 @@ async def ig_node(request: Request, sim: Sim, now: datetime) -> Response:
         "followers_count": account.followers(now),
         "follows_count": account.following,
         "media_count": account.posts_count(now),
+        "profile_picture_url": profile_picture(account),
     }
     return JSONResponse({k: v for k, v in full.items() if k == "id" or k in fields})
 
@@ -570,6 +596,7 @@ def _threads_media(sim: Sim, node: str, fields: str | None, now: datetime) -> Re
         "media_type": "TEXT_POST" if post.media_type == "text" else post.media_type.upper(),
         "permalink": _graph_permalink("threads", post),
         "username": post.account.handle,
+        **media_pictures("threads", post),
     }
     wanted = set((fields or "id").split(","))
     return JSONResponse({k: v for k, v in item.items() if k == "id" or k in wanted})
@@ -614,6 +641,7 @@ def graph_read(sim: Sim, platform: str, request: Request, now: datetime) -> Resp
                     "media_type": "TEXT_POST" if p.media_type == "text" else p.media_type.upper(),
                     "permalink": _graph_permalink(platform, p),
                     "permalink_url": f"https://www.facebook.com/{p.external_id}",
+                    **_post_pictures(platform, p),
                 }
                 for p in page
             ]
@@ -636,6 +664,15 @@ def graph_read(sim: Sim, platform: str, request: Request, now: datetime) -> Resp
     if event is not None and edge in ("comments", "replies"):
         return JSONResponse({"data": _graph_reply_items(sim, platform, event.thread_id)})
     return None
+
+
+def _post_pictures(platform: str, post: Post) -> dict[str, str]:
+    """A post's pictures as its platform names them: Facebook's full_picture, Threads' media."""
+    found = media_pictures(platform, post)
+    if platform != "facebook":
+        return found
+    picture = found.get("thumbnail_url") or found.get("media_url")
+    return {"full_picture": picture} if picture else {}
 
 
 def _graph_conversations_one(sim: Sim, platform: str, event: inbox.Event) -> Response:
@@ -673,15 +710,26 @@ def graph_get(platform: str) -> Handler:
         node = request.path_params["node"]
         account = account_by_id(sim, platform, node)
         if account is not None and "edge" not in request.path_params:
-            return JSONResponse(
-                {
-                    "id": account.external_id,
-                    "name": account.display_name,
-                    "username": account.handle,
-                    "followers_count": account.followers(now),
-                    "fan_count": account.followers(now),
+            node_body: dict[str, Any] = {
+                "id": account.external_id,
+                "name": account.display_name,
+                "username": account.handle,
+                "followers_count": account.followers(now),
+                "fan_count": account.followers(now),
+            }
+            # The profile picture: a Page's picture edge inlined, a Threads user's URL.
+            if platform == "facebook":
+                node_body["picture"] = {
+                    "data": {
+                        "height": 50,
+                        "width": 50,
+                        "is_silhouette": False,
+                        "url": profile_picture(account),
+                    }
                 }
-            )
+            else:
+                node_body["threads_profile_picture_url"] = profile_picture(account)
+            return JSONResponse(node_body)
         return errors.graph(
             400,
             100,

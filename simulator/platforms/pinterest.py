@@ -20,12 +20,41 @@ from simulator.platforms.common import (
     live_post,
     mount,
     older_than,
+    picture_name,
     request_params,
     token_owner,
     write,
 )
 from simulator.state import Sim
 from simulator.world import Account, Post
+
+
+def _pinimg(size: str, *parts: object) -> str:
+    """A picture on i.pinimg.com, filed as Pinterest files them (by the name's first bytes)."""
+    name = picture_name("pinterest", *parts)
+    return f"https://i.pinimg.com/{size}/{name[:2]}/{name[2:4]}/{name[4:6]}/{name}.jpg"
+
+
+def _pin_media(post: Post) -> dict[str, Any]:
+    """A pin's media object: an image pin's sizes, a video pin's cover."""
+    if post.media_type == "video":
+        return {
+            "media_type": "video",
+            "cover_image_url": _pinimg("videos/thumbnails/originals", post.external_id),
+        }
+    sizes = {
+        "150x150": (150, 150),
+        "400x300": (400, 300),
+        "600x": (600, 900),
+        "1200x": (1200, 1800),
+    }
+    return {
+        "media_type": post.media_type,
+        "images": {
+            size: {"width": w, "height": h, "url": _pinimg(size, post.external_id)}
+            for size, (w, h) in sizes.items()
+        },
+    }
 
 
 async def pin_user_account(request: Request, sim: Sim, now: datetime) -> Response:
@@ -39,6 +68,7 @@ async def pin_user_account(request: Request, sim: Sim, now: datetime) -> Respons
             "username": account.handle,
             "business_name": account.display_name,
             "account_type": "BUSINESS",
+            "profile_image": _pinimg("75x75_RS", "avatar", account.external_id),
             "follower_count": account.followers(now),
             "following_count": account.following,
             "pin_count": len(feed_of(sim, account, now)),
@@ -59,7 +89,7 @@ async def pin_get(request: Request, sim: Sim, now: datetime) -> Response:
         "id": post.external_id,
         "created_at": post.published_at.strftime("%Y-%m-%dT%H:%M:%S"),
         "description": post.text,
-        "media": {"media_type": post.media_type},
+        "media": _pin_media(post),
     }
     if request.query_params.get("pin_metrics") == "true":
         c = counters_at(sim, post, now)
@@ -90,7 +120,7 @@ def _pin(sim: Sim, post: Post) -> dict[str, Any]:
         "note": meta.get("note") or "",
         "board_id": meta.get("board_id") or _board_id(post.account),
         "link": meta.get("link"),
-        "media": {"media_type": post.media_type},
+        "media": _pin_media(post),
     }
 
 

@@ -20,11 +20,12 @@ from simulator.platforms.common import (
     in_feed,
     live_post,
     mount,
+    picture_name,
     token_owner,
     write,
 )
 from simulator.state import Sim
-from simulator.world import Post
+from simulator.world import Account, Post
 
 
 def simulator_tiktok_token(open_id: str) -> str:
@@ -46,6 +47,16 @@ def _fields(request: Request) -> set[str]:
     return set(request.query_params.get("fields", "").split(","))
 
 
+def _tt_cdn(*parts: object) -> str:
+    """A picture on TikTok's CDN (signed URLs there expire; the simulator's do not)."""
+    name = picture_name("tiktok", *parts)
+    return f"https://p16-sign-va.tiktokcdn.com/tos-maliva-p-0068/{name}~tplv-noop.image"
+
+
+def _tt_avatar(account: Account) -> str:
+    return _tt_cdn("avatar", account.external_id)
+
+
 def _tt_video(post: Post, counters: Any, fields: set[str]) -> dict[str, Any]:
     full = {
         "id": post.external_id,
@@ -54,6 +65,8 @@ def _tt_video(post: Post, counters: Any, fields: set[str]) -> dict[str, Any]:
         "video_description": post.text,
         "duration": 15 + post.number % 45,
         "share_url": f"https://www.tiktok.com/@{post.account.handle}/video/{post.external_id}",
+        # The Display API's cover; the Research API has no such field (the reader never asks).
+        "cover_image_url": _tt_cdn("cover", post.external_id),
         "view_count": counters.views,
         "like_count": counters.likes,
         "comment_count": counters.comments,
@@ -82,6 +95,7 @@ async def tt_user_info(request: Request, sim: Sim, now: datetime) -> Response:
         "union_id": account.external_id,
         "display_name": account.display_name,
         "username": account.handle,
+        "avatar_url": _tt_avatar(account),
         "follower_count": account.followers(now),
         "following_count": account.following,
         "likes_count": account.followers(now) * 3,
@@ -139,6 +153,7 @@ async def tt_research_user(request: Request, sim: Sim, now: datetime) -> Respons
     full = {
         "display_name": account.display_name,
         "bio_description": f"{account.category} · {account.display_name}",
+        "avatar_url": _tt_avatar(account),
         "is_verified": account.base_followers > 100_000,
         "follower_count": account.followers(now),
         "following_count": account.following,

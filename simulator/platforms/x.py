@@ -20,11 +20,13 @@ from simulator.platforms.common import (
     endpoint,
     feed_of,
     find_event,
+    has_picture,
     iso_ms,
     live_post,
     mount,
     older_than,
     own_events,
+    picture_name,
     record_reply,
     request_params,
     token_owner,
@@ -39,10 +41,14 @@ def _x_auth(request: Request) -> bool:
 
 
 def _x_user(account: Account, now: datetime) -> dict[str, Any]:
+    avatar = picture_name("x", "avatar", account.external_id)
     return {
         "id": account.external_id,
         "name": account.display_name,
         "username": account.handle,
+        "profile_image_url": (
+            f"https://pbs.twimg.com/profile_images/{account.index}/{avatar}_normal.jpg"
+        ),
         "description": f"{account.category} · {account.display_name}",
         "public_metrics": {
             "followers_count": account.followers(now),
@@ -51,6 +57,31 @@ def _x_user(account: Account, now: datetime) -> dict[str, Any]:
             "listed_count": account.followers(now) // 200,
         },
     }
+
+
+def _x_media(post: Post) -> dict[str, Any]:
+    """The tweet's media object (includes.media): a photo's url, a video's preview image."""
+    name = picture_name("x", "media", post.external_id)
+    if post.media_type == "video":
+        return {
+            "media_key": f"7_{post.external_id}",
+            "type": "video",
+            "preview_image_url": f"https://pbs.twimg.com/ext_tw_video_thumb/{post.external_id}"
+            f"/pu/img/{name}.jpg",
+        }
+    return {
+        "media_key": f"3_{post.external_id}",
+        "type": "photo",
+        "url": f"https://pbs.twimg.com/media/{name}.jpg",
+    }
+
+
+def _x_includes(request: Request, posts: list[Post]) -> dict[str, Any]:
+    """includes.media of the tweets, when the request expands attachments.media_keys."""
+    if "attachments.media_keys" not in request.query_params.get("expansions", "").split(","):
+        return {}
+    media = [_x_media(p) for p in posts if has_picture(p)]
+    return {"includes": {"media": media}} if media else {}
 
 
 def _x_tweet(post: Post, counters: Any) -> dict[str, Any]:
@@ -65,6 +96,11 @@ def _x_tweet(post: Post, counters: Any) -> dict[str, Any]:
         "created_at": iso_ms(post.published_at),
         "edit_history_tweet_ids": [post.external_id],
         "entities": {"hashtags": hashtags},
+        **(
+            {"attachments": {"media_keys": [_x_media(post)["media_key"]]}}
+            if has_picture(post)
+            else {}
+        ),
         "public_metrics": {
             "retweet_count": counters.reposts,
             "reply_count": counters.comments,
@@ -115,6 +151,7 @@ async def x_user_tweets(request: Request, sim: Sim, now: datetime) -> Response:
     body: dict[str, Any] = {"meta": meta}
     if page:
         body["data"] = [_x_tweet(p, p.counters(now)) for p in page]
+        body.update(_x_includes(request, page))
     return JSONResponse(body)
 
 
@@ -130,16 +167,18 @@ async def x_tweets(request: Request, sim: Sim, now: datetime) -> Response:
             },
             400,
         )
-    data, problems = [], []
+    data, problems, found = [], [], []
     for tweet_id in ids:
         post = live_post(sim, "x", sim.world.post("x", tweet_id), now)
         if post is None:
             problems.append(errors.x_not_found("tweet", "ids", tweet_id))
         else:
+            found.append(post)
             data.append(_x_tweet(post, counters_at(sim, post, now)))
     body: dict[str, Any] = {}
     if data:
         body["data"] = data
+        body.update(_x_includes(request, found))
     if problems:
         body["errors"] = problems
     return JSONResponse(body)

@@ -26,6 +26,7 @@ from simulator.platforms.common import (
     mount,
     older_than,
     own_events,
+    picture_name,
     record_reply,
     request_params,
     token_owner,
@@ -53,6 +54,29 @@ def _uploads(account: Account) -> str:
     return "UU" + ext[2:] if ext.startswith("UC") else "UU-" + ext
 
 
+def _video_thumbnails(video_id: str) -> dict[str, Any]:
+    """snippet.thumbnails of a video: i.ytimg.com's files, named by the video id."""
+    sizes = {"default": (120, 90), "medium": (320, 180), "high": (480, 360)}
+    files = {"default": "default", "medium": "mqdefault", "high": "hqdefault"}
+    return {
+        name: {
+            "url": f"https://i.ytimg.com/vi/{video_id}/{files[name]}.jpg",
+            "width": w,
+            "height": h,
+        }
+        for name, (w, h) in sizes.items()
+    }
+
+
+def _channel_thumbnails(account: Account) -> dict[str, Any]:
+    """snippet.thumbnails of a channel: its avatar on yt3.ggpht.com, in three sizes."""
+    name = picture_name("youtube", "avatar", account.external_id)
+    return {
+        size: {"url": f"https://yt3.ggpht.com/ytc/{name}=s{px}-c-k-c0x00ffffff-no-rj"}
+        for size, px in (("default", 88), ("medium", 240), ("high", 800))
+    }
+
+
 def _yt_auth(request: Request) -> bool:
     return bool(request.query_params.get("key") or bearer_token(request))
 
@@ -71,6 +95,7 @@ def _yt_video(
             "channelId": post.account.external_id,
             "title": (meta or {}).get("title") or post.text.split(" #")[0],
             "description": post.text,
+            "thumbnails": _video_thumbnails(post.external_id),
             "channelTitle": post.account.display_name,
             "tags": (meta or {}).get("tags") or list(post.hashtags),
             "categoryId": "22",
@@ -103,6 +128,7 @@ async def yt_channels(request: Request, sim: Sim, now: datetime) -> Response:
                 "description": f"{account.display_name}: {account.category}",
                 "customUrl": account.handle,
                 "publishedAt": "2019-03-01T10:00:00Z",
+                "thumbnails": _channel_thumbnails(account),
             }
         if "statistics" in parts:
             item["statistics"] = {
@@ -152,6 +178,7 @@ async def yt_playlist_items(request: Request, sim: Sim, now: datetime) -> Respon
                     "channelId": account.external_id,
                     "title": meta_of(sim, "youtube", post).get("title") or post.text.split(" #")[0],
                     "description": post.text,
+                    "thumbnails": _video_thumbnails(post.external_id),
                     "playlistId": playlist,
                     "resourceId": {"kind": "youtube#video", "videoId": post.external_id},
                 },
@@ -208,6 +235,7 @@ async def yt_search(request: Request, sim: Sim, now: datetime) -> Response:
                     "channelId": a.external_id,
                     "title": a.display_name,
                     "description": f"{a.display_name}: {a.category}",
+                    "thumbnails": _channel_thumbnails(a),
                     "channelTitle": a.display_name,
                 },
             }

@@ -41,6 +41,16 @@ def test_viral_trends_order_filters_and_pages(server: LiveServer, tenant: Tenant
         (2.0, "ig-post-9"),
     ]
     assert data["items"][0]["evidence"] == {"robust_z": 9.5, "window_hours": 6}
+    # Each names what trends: a tag or topic as itself; a post the pipeline never described
+    # by its platform id (tests/analytics/test_labels.py: described ones).
+    assert [(t["label"], t["url"], t["thumbnail_url"]) for t in data["items"]] == [
+        ("#launch", None, None),
+        ("#alpha", None, None),
+        ("#beta", None, None),
+        ("product launch", None, None),
+        ("x-post-0", None, None),
+        ("ig-post-9", None, None),
+    ]
     assert data["snapshot"]["computed_at"] is not None
 
     paged: list[str] = []
@@ -78,6 +88,11 @@ def test_insights_and_best_times(server: LiveServer, tenant: Tenant, other_tenan
 
     anomalies = api.ok(api.get("/insights", params={"kind": "anomaly"}))
     assert [i["title"] for i in anomalies["items"]] == ["Impressions spiked"]
+    # An insight about an account names it (here by its id: no description of it yet); one
+    # about neither a post nor an account names nothing.
+    labels = {i["kind"]: i["label"] for i in data["items"]}
+    assert labels["anomaly"] == "ext-x"
+    assert labels["recommendation"] is None
     mine = api.ok(api.get("/insights", params={"account_id": tenant.accounts["x"]}))
     assert {i["kind"] for i in mine["items"]} == {"best_time", "anomaly", "benchmark"}
     assert_error(
@@ -116,6 +131,9 @@ def test_creators_ranked_with_parts(server: LiveServer, tenant: Tenant) -> None:
     api = tenant.api
     data = api.ok(api.get("/creators"))
     assert [c["handle"] for c in data["items"]] == ["alice", "bob", "carol", "dan", "erin"]
+    # Not described by the pipeline: named by their handles, without link or picture.
+    assert [c["label"] for c in data["items"]] == ["@alice", "@bob", "@carol", "@dan", "@erin"]
+    assert {(c["url"], c["thumbnail_url"]) for c in data["items"]} == {(None, None)}
     assert data["items"][0]["parts"] == {"engagement": 0.055, "growth": 0.1, "reach": 900.0}
     assert data["items"][3]["engagement_rate"] is None
     assert all(c["kind"] == "creator" for c in data["items"])
@@ -144,6 +162,7 @@ def test_competitors_track_list_benchmark_untrack(server: LiveServer, tenant: Te
     # The same handle on another platform is another account.
     other = api.ok(api.post("/competitors", json={"platform": "tiktok", "handle": "rivalco"}), 201)
     assert other["ranking"] is None
+    assert (other["label"], other["url"]) == ("@rivalco", "https://www.tiktok.com/@rivalco")
 
     # The same Idempotency-Key replays the first outcome instead of tracking twice.
     key = "track-nobody-once"
@@ -210,6 +229,8 @@ def test_post_analytics(server: LiveServer, tenant: Tenant, other_tenant: Tenant
         d["impressions"] for d in x_days
     )
     assert by_platform["linkedin"]["series"] == []
+    # Neither read from a platform yet: named by our own text.
+    assert {d["label"] for d in data["destinations"]} == {"Hello"}
     assert by_platform["linkedin"]["totals"]["engagement_rate"] is None
     assert data["totals"] == x["totals"]
     assert set(data["snapshot"]) == {

@@ -5,7 +5,12 @@ from __future__ import annotations
 import time as time_module
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
+import httpx
+import pytest
+
+from api.app import BASE_PATH
 from tests.analytics.seed import PLATFORMS, direct_sums, seed_unified, today
 from tests.support import LiveServer, Tenant, assert_error, start_server
 
@@ -24,6 +29,12 @@ COUNTERS = (
 
 def iso(day: date, hour: int = 0) -> str:
     return datetime.combine(day, time(hour), tzinfo=UTC).isoformat().replace("+00:00", "Z")
+
+
+def iso_ms(day: date, hours: int = 0) -> str:
+    """``day`` + ``hours`` as the API writes instants."""
+    at = datetime.combine(day, time(), tzinfo=UTC) + timedelta(hours=hours)
+    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def test_totals_equal_sql_sums_and_rate_is_recomputed(server: LiveServer, tenant: Tenant) -> None:
@@ -127,9 +138,21 @@ def test_hourly_reads_the_hourly_mart(server: LiveServer, tenant: Tenant) -> Non
     for name in COUNTERS:
         assert data["totals"][name] == expected[name]
     items = data["series"]["items"]
-    assert len(items) == 3 * 8 * 3
+    assert len(items) == 100  # every hour of the range for each account: 3 x 72, paged
     assert all(item["bucket"].endswith(":00:00.000Z") for item in items)
     assert all(item["followers"] is None for item in items)
+    # One series in total: every hour is there, 0 between the seeded readings (every third
+    # hour), each read hour its rows' sums.
+    total = tenant.api.ok(
+        tenant.api.get("/analytics/unified", params={**params, "limit": 100, "group_by": "total"})
+    )["series"]["items"]
+    assert [i["bucket"] for i in total] == [iso_ms(first, h) for h in range(72)]
+    assert [i["bucket_end"] for i in total] == [iso_ms(first, h + 1) for h in range(72)]
+    for h, item in enumerate(total[:70]):  # through 21:00 today, the newest seeded hour
+        if h % 3:
+            assert item["impressions"] == 0
+        else:
+            assert item["impressions"] == direct_hour(server, tenant.workspace_id, first, h)
     # A range that starts mid-hour covers that whole hour; one that ends mid-hour stops there.
     narrow = tenant.api.ok(
         tenant.api.get(
@@ -138,13 +161,29 @@ def test_hourly_reads_the_hourly_mart(server: LiveServer, tenant: Tenant) -> Non
                 "from": iso(first, 3).replace(":00:00Z", ":30:00Z"),
                 "to": iso(first, 6).replace(":00:00Z", ":00:01Z"),
                 "granularity": "hour",
+                "group_by": "total",
             },
         )
     )
-    assert {i["bucket"] for i in narrow["series"]["items"]} == {
-        iso(first, 3).replace("Z", ".000Z"),
-        iso(first, 6).replace("Z", ".000Z"),
-    }
+    assert [i["bucket"] for i in narrow["series"]["items"]] == [
+        iso(first, h).replace("Z", ".000Z") for h in (3, 4, 5, 6)
+    ]
+
+
+def direct_hour(server: LiveServer, workspace_id: str, day: date, hour: int) -> int:
+    """The seeded own impressions of one hour, summed in SQL."""
+    at = datetime.combine(day, time()) + timedelta(hours=hour)
+
+    def work(cur: Any) -> int:
+        cur.execute(
+            "SELECT coalesce(sum(impressions), 0) FROM mart_post_hourly"
+            " WHERE workspace_id = ? AND kind = 'own' AND hour = ?",
+            [workspace_id, at],
+        )
+        return int(cur.fetchone()[0])
+
+    found: int = server.lake.run(work)
+    return found
 
 
 def test_validation(server: LiveServer, tenant: Tenant) -> None:
@@ -206,9 +245,38 @@ def test_validation(server: LiveServer, tenant: Tenant) -> None:
     assert long["details"][0]["issue"] == "range_too_long"
 
     bad = assert_error(
-        api.get("/analytics/unified", params={"granularity": "week"}), 400, "VALIDATION_ERROR"
+        api.get("/analytics/unified", params={"granularity": "fortnight"}),
+        400,
+        "VALIDATION_ERROR",
     )
     assert bad["details"][0]["field"] == "granularity"
+    for name in ("basis", "group_by"):
+        wrong = assert_error(
+            api.get("/analytics/unified", params={name: "nonsense"}), 400, "VALIDATION_ERROR"
+        )
+        assert wrong["details"][0]["field"] == name
+    for zone in ("Mars/Olympus_Mons", "UTC+5", "localtime", "../../etc/passwd", ""):
+        unknown = assert_error(
+            api.get("/analytics/unified", params={"tz": zone}), 400, "VALIDATION_ERROR"
+        )
+        assert unknown["details"][0]["field"] == "tz"
+        assert unknown["details"][0]["issue"] == "unknown_time_zone"
+    weeks = assert_error(
+        api.get(
+            "/analytics/unified",
+            params={
+                "from": "2020-01-01T00:00:00Z",
+                "to": "2026-01-01T00:00:00Z",
+                "granularity": "week",
+            },
+        ),
+        400,
+        "VALIDATION_ERROR",
+    )
+    assert weeks["details"][0]["field"] == "granularity"
+    # granularity=hour alone takes its own default range (48 hours), not the daily one
+    hourly_default = api.ok(api.get("/analytics/unified", params={"granularity": "hour"}))
+    assert hourly_default["granularity"] == "hour"
     tampered = assert_error(
         api.get("/analytics/unified", params={"cursor": "bm90LWEtY3Vyc29y"}),
         400,
@@ -263,9 +331,8 @@ def test_a_polling_dashboard_gets_304_while_only_freshness_moves(
     was, now = first.json()["data"], later.json()["data"]
     moved = datetime.fromisoformat(now["range"]["to"]) - datetime.fromisoformat(was["range"]["to"])
     assert moved >= timedelta(seconds=1)  # the default range ends now, redrawn each second
-    assert moved == datetime.fromisoformat(now["range"]["from"]) - datetime.fromisoformat(
-        was["range"]["from"]
-    )
+    # and starts at its first bucket's start (unless UTC midnight passed in between)
+    assert now["range"]["from"] == now["range"]["first_bucket"]
     # Redrawn from one clock reading: the range ends where the freshness is measured.
     through = datetime.fromisoformat(now["snapshot"]["data_through"])
     age = (datetime.fromisoformat(now["range"]["to"]) - through).total_seconds()
@@ -289,3 +356,181 @@ def test_a_polling_dashboard_gets_304_while_only_freshness_moves(
     changed = tenant.api.get("/analytics/unified", headers={"If-None-Match": etag})
     assert changed.status_code == 200
     assert changed.headers["ETag"] != etag
+
+
+# -- charts: default ranges, cached answers per parameter, the clock, the document ----------------
+
+
+def _bucket_start(at: datetime, granularity: str, zone: ZoneInfo, back: int = 0) -> datetime:
+    """The start of the bucket holding ``at``, ``back`` buckets earlier (zoneinfo's calendar)."""
+    local = at.astimezone(zone)
+    if granularity == "hour":
+        start = local.replace(minute=0, second=0, microsecond=0).astimezone(UTC)
+        return start - timedelta(hours=back)  # no daylight-saving change in these zones
+    day = local.date()
+    if granularity == "day":
+        day -= timedelta(days=back)
+    elif granularity == "week":
+        day -= timedelta(days=day.weekday() + 7 * back)
+    else:
+        months = day.year * 12 + day.month - 1 - back
+        day = date(months // 12, months % 12 + 1, 1)
+    return datetime.combine(day, time(), tzinfo=zone).astimezone(UTC)
+
+
+def _instant(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def test_default_ranges_are_the_last_buckets_of_the_zone(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    seed_unified(server, tenant)
+    for granularity, count in (("hour", 48), ("day", 28), ("week", 12), ("month", 12)):
+        for tz in ("UTC", "Asia/Kolkata"):
+            before = datetime.now(UTC)
+            data = tenant.api.ok(
+                tenant.api.get(
+                    "/analytics/unified",
+                    params={"granularity": granularity, "tz": tz, "group_by": "total"}
+                    | {"limit": 100},
+                )
+            )
+            after = datetime.now(UTC)
+            end = _instant(data["range"]["to"])
+            assert before - timedelta(seconds=1) <= end <= after  # now, to the millisecond
+            zone = ZoneInfo(tz)
+            last = _bucket_start(end, granularity, zone)
+            first = _bucket_start(end, granularity, zone, back=count - 1)
+            assert _instant(data["range"]["last_bucket"]) == last, (granularity, tz)
+            assert _instant(data["range"]["first_bucket"]) == first, (granularity, tz)
+            assert data["range"]["from"] == data["range"]["first_bucket"]
+            items = data["series"]["items"]
+            assert len(items) == count, (granularity, tz)  # the seeded group, every bucket
+            assert _instant(items[0]["bucket"]) == first
+            assert _instant(items[-1]["bucket"]) == last
+            assert _instant(items[-1]["bucket_end"]) > end
+
+
+def test_each_tz_basis_and_group_by_keeps_its_own_cached_answer(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    seed_unified(server, tenant)
+    window = {"from": iso(today() - timedelta(days=9)), "to": iso(today() + timedelta(days=1))}
+    variants: list[dict[str, str]] = [
+        {},
+        {"tz": "Asia/Kolkata"},
+        {"tz": "America/New_York"},
+        {"basis": "published"},
+        {"group_by": "total"},
+        {"group_by": "platform"},
+        {"tz": "Asia/Kolkata", "group_by": "total"},
+        {"granularity": "week"},
+    ]
+    defaults = {"tz": "UTC", "basis": "activity", "group_by": "account", "granularity": "day"}
+    seen: dict[tuple[tuple[str, str], ...], tuple[str, dict[str, Any]]] = {}
+    for ranged in (True, False):  # an explicit range, then the default one (ending now)
+        for _ in range(2):  # again: from the caches, the second time from the edge's
+            for variant in variants:
+                response = tenant.api.get(
+                    "/analytics/unified", params={**(window if ranged else {}), **variant}
+                )
+                data = response.json()["data"]
+                for name, value in (defaults | variant).items():
+                    assert data[name] == value, (variant, name)
+                key = (("ranged", str(ranged)), *sorted(variant.items()))
+                if key in seen:
+                    assert response.headers["ETag"] == seen[key][0]
+                    assert data["series"] == seen[key][1]["series"]
+                else:
+                    seen[key] = (response.headers["ETag"], data)
+    tags = [tag for tag, _ in seen.values()]
+    assert len(set(tags)) == len(tags)  # no two share an answer
+    first_tag = seen[(("ranged", "True"),)][0]
+    for variant in variants[1:]:
+        other = tenant.api.get(
+            "/analytics/unified", params={**window, **variant}, headers={"If-None-Match": first_tag}
+        )
+        assert other.status_code == 200
+    same = tenant.api.get("/analytics/unified", params=window, headers={"If-None-Match": first_tag})
+    assert same.status_code == 304
+
+
+class _Clock:
+    """The wall clock the API reads (``time.time``), set by the test; the rest is ``time``'s."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time_module, name)
+
+
+def test_a_range_ending_now_is_kept_only_while_its_bucket_lasts(
+    server: LiveServer, tenant: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import api.analytics.router
+    import api.caching
+    import api.middleware
+
+    seed_unified(server, tenant)
+    real = time_module.time()
+    clock = _Clock(real)
+    for module in (api.analytics.router, api.caching, api.middleware):
+        monkeypatch.setattr(module, "time", clock)
+
+    def read(**params: str) -> dict[str, Any]:
+        found: dict[str, Any] = tenant.api.ok(
+            tenant.api.get(
+                "/analytics/unified", params={"group_by": "total", "limit": "100", **params}
+            )
+        )
+        return found
+
+    def at(seconds: float) -> str:
+        moment = datetime.fromtimestamp(seconds, UTC)
+        return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    # The default hourly range (48 hours) seconds before the hour turns, read twice (the
+    # second time from the edge), then seconds after: the new hour's range, not the old.
+    turn = (real // 3600 + 1) * 3600
+    for moment, last in ((turn - 3, turn - 3600), (turn - 1, turn - 3600), (turn + 1, turn)):
+        clock.now = moment
+        data = read(granularity="hour")
+        assert data["range"]["last_bucket"] == at(last)
+        assert data["range"]["first_bucket"] == at(last - 47 * 3600)
+        assert data["series"]["items"][-1]["bucket"] == at(last)
+        assert data["range"]["to"] == at(moment)
+    # Kolkata's day turns at 18:30 UTC: a daily range by its days there.
+    turn = (real - 66600) // 86400 * 86400 + 86400 + 66600
+    for moment, last in ((turn - 2, turn - 86400), (turn - 1, turn - 86400), (turn + 1, turn)):
+        clock.now = moment
+        data = read(tz="Asia/Kolkata")
+        assert data["range"]["last_bucket"] == at(last)
+        assert data["range"]["first_bucket"] == at(last - 27 * 86400)
+
+
+def test_the_openapi_document_describes_the_chart_parameters(server: LiveServer) -> None:
+    document = httpx.get(f"{server.base_url}{BASE_PATH}/openapi.json").json()
+    operation = document["paths"]["/analytics/unified"]["get"]
+    params = {p["name"]: p for p in operation["parameters"]}
+
+    def schema(found: dict[str, Any]) -> dict[str, Any]:
+        while "$ref" in found:
+            found = document["components"]["schemas"][found["$ref"].rsplit("/", 1)[1]]
+        return found
+
+    assert schema(params["granularity"]["schema"])["enum"] == ["hour", "day", "week", "month"]
+    assert schema(params["basis"]["schema"])["enum"] == ["activity", "published"]
+    assert schema(params["group_by"]["schema"])["enum"] == ["total", "platform", "account"]
+    assert params["tz"]["schema"]["default"] == "UTC"
+    for name in ("granularity", "tz", "basis", "group_by", "from"):
+        assert params[name]["description"]
+    point = document["components"]["schemas"]["SeriesPoint"]
+    assert "bucket_end" in point["required"]
+    assert {"type": "null"} in point["properties"]["impressions"]["anyOf"]
+    answer = document["components"]["schemas"]["UnifiedAnalytics"]
+    assert {"tz", "basis", "group_by", "granularity"} <= set(answer["required"])

@@ -65,6 +65,6 @@ def test_the_dashboard_row_measures_a_real_page_load() -> None:
     loads = row.detail["loads"]
     assert loads
     # The overview drew from the public API: its unified analytics among the calls.
-    assert all(
-        any(c.endswith("/analytics/unified") for c in load["calls"]) for load in loads
-    ), loads
+    assert all(any(c.endswith("/analytics/unified") for c in load["calls"]) for load in loads), (
+        loads
+    )

@@ -28,7 +28,9 @@ from tests.dashboard.conftest import (
 from warehouse import workspaces as ws_repo
 from warehouse.rows import Cursor
 
-pytestmark = pytest.mark.timeout(SEED_TIMEOUT)
+# One xdist worker runs them all (`make test` uses --dist loadgroup): the other never sits
+# waiting for the seeding while it could run the rest of the suite.
+pytestmark = [pytest.mark.timeout(SEED_TIMEOUT), pytest.mark.xdist_group("dashboard-browser")]
 
 VIEWS = ("overview", "trends", "insights", "rankings", "posts")
 OpenTab = Callable[..., Tab]

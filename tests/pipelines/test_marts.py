@@ -23,8 +23,17 @@ from warehouse.store import Lakehouse
 WS = "ws_test"
 NOW = datetime(2026, 1, 1)
 SNAP_SQL = "INSERT INTO raw_engagement_snapshots VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-POST_SQL = "INSERT INTO raw_posts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-ACCOUNT_SQL = "INSERT INTO raw_account_snapshots VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+# The raw tables' columns as the rows below give them (the lake's later columns stay NULL).
+POST_SQL = (
+    "INSERT INTO raw_posts (workspace_id, platform, external_id, account_external_id, post_id,"
+    " kind, text, hashtags, media_type, url, category, published_at, deleted_at, captured_at,"
+    " source, ingest_batch, ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+ACCOUNT_SQL = (
+    "INSERT INTO raw_account_snapshots (workspace_id, platform, external_id, account_id, kind,"
+    " handle, display_name, followers, following, posts_count, category, captured_at, source,"
+    " ingest_batch, ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
 
 
 @pytest.fixture

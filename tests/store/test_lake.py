@@ -5,7 +5,8 @@ catalog with Parquet on S3) and with real processes: processes attach a new lake
 migrate it once; parallel runs rewrite their own days of one mart, each day whole afterwards;
 a run killed with SIGKILL leaves every day whole; an analyst's DuckDB session joins the
 publishing database's ``posts`` with the lake's ``mart_post_daily``, read-only on both sides.
-The lake's tables are the DuckDB store's analytics tables column for column.
+The lake's tables are the DuckDB store's analytics tables column for column, then the columns
+it has added since.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import pytest
 
 from tests.servers import s3_keys
 from tests.store.conftest import Profile, grant_analyst
+from tests.store.test_lake_copy import ADDED
 from tests.support import HANG_SECONDS
 from warehouse.errors import StoreError
 from warehouse.lake import S3, Lake, attach_publishing, run
@@ -101,7 +103,17 @@ def test_the_lake_holds_the_duckdb_stores_analytics_tables_column_for_column(
     }
     in_lake = _columns(con, "lake")
     assert len(in_store) == 17 + 2  # and the two analyst views
-    assert {name: in_lake.get(name) for name in in_store} == in_store
+    # The lake's later columns follow the store's, so that a copy by name leaves them NULL.
+    added = {
+        name: [c for c in in_lake.get(name, []) if c[0] in ADDED.get(name, ())] for name in in_store
+    }
+    assert {name: in_lake.get(name) for name in in_store} == {
+        name: columns + added[name] for name, columns in in_store.items()
+    }
+    assert {name: [c[0] for c in found] for name, found in added.items() if found} == {
+        name: list(columns) for name, columns in ADDED.items()
+    }
+    assert {c[1:] for found in added.values() for c in found} == {("VARCHAR", "YES")}
 
 
 def attach_new_lake(lake: Lake, barrier: Barrier) -> None:
@@ -122,7 +134,7 @@ def test_processes_attaching_a_new_lake_at_once_migrate_it_once(profile: Profile
     con = _attached(profile.lake)
     assert con.execute(
         "SELECT version, name FROM lake.schema_migrations ORDER BY version"
-    ).fetchall() == [(1, "analytics"), (2, "zstd")]
+    ).fetchall() == [(1, "analytics"), (2, "zstd"), (3, "labels")]
 
 
 def test_parallel_runs_rewriting_their_own_days_leave_every_day_whole(profile: Profile) -> None:

@@ -45,6 +45,13 @@ KEYS = {
     "mart_snapshots": ["mart", "partition_key"],
     "mart_viral_trends": [],
 }
+# Columns the lake has added since the DuckDB store (0003_labels.sql): a copy leaves them NULL.
+ADDED = {
+    "raw_posts": ("thumbnail_url",),
+    "dim_posts": ("thumbnail_url",),
+    "raw_account_snapshots": ("url", "thumbnail_url"),
+    "dim_accounts": ("url", "thumbnail_url"),
+}
 
 
 def _lake(data_dir: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -54,7 +61,7 @@ def _lake(data_dir: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnecti
 
 
 def _rows(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, Any]]:
-    """The table's rows as Python values, JSON parsed, in a stable order."""
+    """The table's rows in the DuckDB store's columns (the lake's later ones NULL), sorted."""
     json_columns = {
         row[0]
         for row in con.execute(
@@ -70,6 +77,8 @@ def _rows(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, Any]]:
         for name in json_columns:
             if row[name] is not None:
                 row[name] = json.loads(row[name])
+        for name in ADDED.get(table, ()):
+            assert row.pop(name) is None, (table, name)
     return sorted(found, key=repr)
 
 

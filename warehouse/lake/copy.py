@@ -3,7 +3,8 @@
 Pure DuckDB: the old file is attached read-only beside the lake and each table is inserted
 by name in one lake transaction, so a copy that fails or is killed leaves the lake empty.
 Before it commits, each table must equal its source as a multiset of rows (``EXCEPT ALL``
-both ways), or the whole copy is rolled back.
+both ways, over the source's columns: columns the lake added since are left NULL), or the
+whole copy is rolled back.
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ def copy_analytics_tables(
             ).fetchone()
             counts[table] = int(inserted[0]) if inserted else 0
         for table in tables:
+            columns = _columns(c, SOURCE, table)
             for left, right in ((SOURCE, "lake"), ("lake", SOURCE)):
-                differing = _rows_in(c, left, table, minus=right)
+                differing = _rows_in(c, left, table, minus=right, columns=columns)
                 if differing:
                     raise CopyMismatchError(
                         f"{table}: {differing} rows of {left} are not in {right}"
@@ -66,12 +68,27 @@ def copy_analytics_tables(
         con.execute(f"DETACH {SOURCE}")
 
 
+def _columns(con: duckdb.DuckDBPyConnection, database: str, table: str) -> str:
+    """The columns of ``database.table``, quoted, in their order."""
+    found = con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE database_name = ? AND table_name = ?"
+        " ORDER BY column_index",
+        [database, table],
+    ).fetchall()
+    return ", ".join('"' + str(row[0]).replace('"', '""') + '"' for row in found)
+
+
 def _rows_in(
-    con: duckdb.DuckDBPyConnection, database: str, table: str, *, minus: str | None = None
+    con: duckdb.DuckDBPyConnection,
+    database: str,
+    table: str,
+    *,
+    minus: str | None = None,
+    columns: str = "*",
 ) -> int:
     """Rows of ``database.table``; with ``minus``, those not in the same table there."""
-    rows = f"SELECT * FROM {database}.{table}"  # noqa: S608 - names from the catalog
+    rows = f"SELECT {columns} FROM {database}.{table}"  # noqa: S608 - names from the catalog
     if minus is not None:
-        rows += f" EXCEPT ALL SELECT * FROM {minus}.{table}"  # noqa: S608 - as above
+        rows += f" EXCEPT ALL SELECT {columns} FROM {minus}.{table}"  # noqa: S608 - as above
     found = con.execute(f"SELECT count(*) FROM ({rows})").fetchone()  # noqa: S608 - as above
     return int(found[0]) if found else 0
