@@ -82,6 +82,14 @@ def _load() -> tuple[str, dict[str, Asset], Asset]:
     version = digest.hexdigest()[:16]
     assets = {name: _asset(body, name) for name, body in files.items()}
     page = (STATIC / "index.html").read_text(encoding="utf-8")
+    # The modules import each other two levels deep: preloaded, they arrive in one round
+    # trip after the page instead of three (the bench's dashboard row).
+    preloads = "\n".join(
+        f'  <link rel="modulepreload" href="{{{{assets}}}}/{name}">'
+        for name in files
+        if name.startswith("js/") and name.endswith(".js")
+    )
+    page = page.replace("{{modulepreload}}", preloads)
     page = page.replace("{{assets}}", f"/dashboard/assets/{version}")
     return version, assets, _asset(page.encode(), "index.html")
 
