@@ -117,6 +117,7 @@ class PlatformHttp:
         sleep: Callable[[float], None] = time.sleep,
         jitter: Callable[[float], float] | None = None,
         clock: Callable[[], datetime] | None = None,
+        retry_refused: bool = True,
     ) -> None:
         self.client = client or httpx.Client(
             timeout=httpx.Timeout(timeout, connect=5.0), verify=_tls_context()
@@ -132,6 +133,9 @@ class PlatformHttp:
         self.jitter = jitter or (lambda ceiling: rng.uniform(0.0, ceiling))
         self.clock = clock or (lambda: datetime.now(UTC))
         self.attempts = 0  # every HTTP attempt made, for logs and tests
+        # A refused connection means nothing listens there: backing off for seconds rarely
+        # finds it back, and a reader of many accounts would wait that long for each one.
+        self.retry_refused = retry_refused
 
     def close(self) -> None:
         self.client.close()
@@ -186,7 +190,12 @@ class PlatformHttp:
                 error = classify(response)
             except httpx.ConnectError as exc:
                 unsent = True
-                error = TransientError(f"connection error: {exc}", code="connection")
+                if _refused(exc):
+                    error = TransientError(f"connection refused: {exc}", code="connection_refused")
+                    if not self.retry_refused:
+                        raise error from exc
+                else:
+                    error = TransientError(f"connection error: {exc}", code="connection")
             except httpx.ConnectTimeout as exc:
                 unsent = True
                 error = TransientError(f"timeout: {exc}", code="timeout")
@@ -204,6 +213,16 @@ class PlatformHttp:
             if delay > self.max_retry_after:
                 raise error
             self.sleep(delay)
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a connect error was the peer refusing (nothing listens on that port)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ConnectionRefusedError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def parse_time(value: str | int | float) -> datetime:

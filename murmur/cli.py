@@ -751,6 +751,13 @@ def pipeline_run(
             " answer as of the past."
         ),
     ] = False,
+    ingest: Annotated[
+        bool,
+        typer.Option(
+            help="Read the platforms (the connected accounts, their competitors, creators);"
+            " --no-ingest reads none and rebuilds from what the store holds (imports).",
+        ),
+    ] = True,
 ) -> None:
     """Materialize every asset once, in-process, for the partitions that are due.
 
@@ -760,34 +767,49 @@ def pipeline_run(
 
     from pipelines.run import run_all
 
-    console.print("Pipeline: ingest the current hour, rebuild the due days, then insights.")
+    if history and not ingest:
+        raise typer.BadParameter("--history reads the platforms' past; --no-ingest reads none")
+    console.print(
+        "Pipeline: ingest the current hour, rebuild the due days, then insights."
+        if ingest
+        else "Pipeline: no platform reads; rebuild the due days from the store, then insights."
+    )
     # With a Dagster home (as `up` gives it) the run is recorded there, so Dagster's UI lists
     # it and its partitions' fill status; without one it leaves no trace.
     instance = DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else None
     try:
         summary = run_all(
-            _settings(data_dir), progress=_print_step, instance=instance, history=history
+            _settings(data_dir),
+            progress=_print_step,
+            instance=instance,
+            ingest=ingest,
+            history=history,
         )
     finally:
         if instance is not None:
             instance.dispose()
     _print_summary(summary)
-    if not summary.success:
+    if not summary.success or summary.checks_failed:
         raise typer.Exit(1)
 
 
 def _print_step(step: StepSummary) -> None:
     state = "[green]ok[/]" if step.success else "[bold red]failed[/]"
     checks = f"; checks failed: {', '.join(step.checks_failed)}" if step.checks_failed else ""
+    if step.checks_warned:
+        checks += f"; checks warned: {', '.join(step.checks_warned)}"
+    # Failed reads never fail the ingest step (the run goes on), so they are said here.
+    reads = f"; {step.read_failures} reads failed" if step.read_failures else ""
     console.print(
-        f"  {step.name:<9} {step.partitions:<24} {step.seconds:7.1f} s  {state}{checks}",
+        f"  {step.name:<9} {step.partitions:<24} {step.seconds:7.1f} s  {state}{reads}{checks}",
         highlight=False,
         soft_wrap=True,
     )
 
 
 def _print_summary(summary: RunSummary) -> None:
-    failed = [s for s in summary.steps if not s.success]
+    # a failed ERROR-level check means wrong data: never "ok" over it
+    failed = [s for s in summary.steps if not s.success or s.checks_failed]
     days = ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in summary.days) or "none"
     outcome = (
         "[bold green]ok[/]"
@@ -800,9 +822,31 @@ def _print_summary(summary: RunSummary) -> None:
         highlight=False,
         soft_wrap=True,
     )
-    checks = [c for s in summary.steps for c in s.checks_failed]
+    checks = summary.checks_failed
     if checks:
-        console.print(f"Checks failed: {', '.join(checks)}.", highlight=False)
+        console.print(
+            f"Checks failed: {', '.join(checks)}. The rebuilt days hold data that breaks them:"
+            " find the rows (`murmur attach` opens the store; docs/pipeline.md says what each"
+            " check tests), correct or re-import them, then run `murmur pipeline run` again.",
+            highlight=False,
+            soft_wrap=True,
+        )
+    warned = [c for s in summary.steps for c in s.checks_warned]
+    if warned:
+        console.print(f"Checks warned: {', '.join(warned)}.", highlight=False)
+
+
+def _encoding(value: str | None) -> str | None:
+    """``--encoding``, refused before the store is opened if Python has no such codec."""
+    if value is None:
+        return None
+    from pipelines.importers.csvfile import check_encoding
+
+    try:
+        check_encoding(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return value
 
 
 @app.command("import")
@@ -822,6 +866,14 @@ def import_file(
             " (default: instagram-insights own, the others creator).",
         ),
     ] = None,
+    encoding: Annotated[
+        str | None,
+        typer.Option(
+            help="The file's encoding, e.g. cp1252, latin-1, utf-16 (default: UTF-8, or"
+            " Windows-1252 for a file with no UTF-8 in it).",
+            callback=_encoding,
+        ),
+    ] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Import a platform export into the store; a malformed file imports nothing."""
@@ -829,7 +881,12 @@ def import_file(
 
     try:
         result = run_import(
-            path, format, settings=_settings(data_dir), workspace_id=workspace, kind=as_
+            path,
+            format,
+            settings=_settings(data_dir),
+            workspace_id=workspace,
+            kind=as_,
+            encoding=encoding,
         )
     except (ImportRejectedError, UnknownWorkspaceError, ValueError) as exc:
         err.print(f"[bold red]Import refused:[/] {exc}")

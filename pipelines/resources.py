@@ -133,13 +133,19 @@ class PlatformsResource(ConfigurableResource):  # type: ignore[type-arg]
 
     def connector(self, platform: str) -> Connector:
         """A connector for ``platform`` at its configured base URL."""
+        from connectors.http import PlatformHttp
         from connectors.registry import build_connector, simulator_token
 
         token = self.tokens.get(platform)
         if token is None and platform not in self.base_urls:
             token = simulator_token(platform, "client")
         as_of = datetime.fromisoformat(self.as_of) if self.as_of else None
-        return build_connector(platform, base_url=self.base_url(platform), token=token, as_of=as_of)
+        # An hourly read that finds nothing listening reports the account and moves on: the
+        # next hour is the retry (timeouts and 5xx keep their back-off).
+        http = PlatformHttp(retry_refused=False)
+        return build_connector(
+            platform, base_url=self.base_url(platform), token=token, http=http, as_of=as_of
+        )
 
     def account_token(self, platform: str, external_id: str) -> str | None:
         """The token to read one of our connected accounts with (the simulator mints its own)."""

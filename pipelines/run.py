@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from dagster import AssetsDefinition, DagsterInstance, materialize
+from dagster import AssetCheckSeverity, AssetsDefinition, DagsterInstance, materialize
 
 from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
@@ -33,6 +33,8 @@ class StepSummary:
     success: bool
     seconds: float
     checks_failed: list[str] = field(default_factory=list)
+    read_failures: int = 0  # platform reads that failed and were recorded (ingest)
+    checks_warned: list[str] = field(default_factory=list)  # failed WARN-level checks
 
 
 @dataclass
@@ -51,6 +53,11 @@ class RunSummary:
     @property
     def seconds(self) -> float:
         return sum(s.seconds for s in self.steps)
+
+    @property
+    def checks_failed(self) -> list[str]:
+        """The failed ERROR-level checks of every step: the data is wrong, not just late."""
+        return [c for s in self.steps for c in s.checks_failed]
 
 
 def run_all(
@@ -119,8 +126,13 @@ def run_all(
                 range_ = {**after_tags, **range_tags(first, last)}
                 record(_step("marts", f"{first}..{last}", DAILY_ASSETS, res, inst, range_))
             record(_step("insights", "all", INSIGHT_ASSETS, res, inst, after_tags))
-            # A failed ingest does not make the days recomputed here due again; failed marts do.
-            if all(step.success for step in summary.steps if step.name != "ingest"):
+            # A failed ingest does not make the days recomputed here due again; failed marts
+            # do, and so does a failed error-level check (its days are checked again next run).
+            if all(
+                step.success and not step.checks_failed
+                for step in summary.steps
+                if step.name != "ingest"
+            ):
                 run_id = f"run_all-{uuid.uuid4().hex[:12]}"
                 with store.open() as s:
                     s.execute_script(marts.mark_run_script(wall, run_id, len(summary.days)))
@@ -182,5 +194,14 @@ def _step(
         # The CLI prints the summary; Dagster's per-event DEBUG lines would drown it.
         run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
     )
-    failed = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
-    return StepSummary(name, partitions, result.success, time.perf_counter() - began, failed)
+    evaluations = [e for e in result.get_asset_check_evaluations() if not e.passed]
+    failed = [e.check_name for e in evaluations if e.severity == AssetCheckSeverity.ERROR]
+    warned = [e.check_name for e in evaluations if e.severity != AssetCheckSeverity.ERROR]
+    # Only the ingest assets record "errors": one per platform read that failed.
+    reads = sum(
+        int(getattr(e.step_materialization_data.materialization.metadata.get("errors"), "value", 0))
+        for e in result.get_asset_materialization_events()
+    )
+    return StepSummary(
+        name, partitions, result.success, time.perf_counter() - began, failed, reads, warned
+    )

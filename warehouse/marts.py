@@ -469,7 +469,7 @@ growth AS (
 ),
 published AS (
     SELECT workspace_id, platform, account_external_id, CAST(published_at AS DATE) AS day,
-           count(*) AS posts_published
+           count(*) AS posts_published, any_value(kind) AS kind
     FROM dim_posts WHERE published_at >= {t0} AND published_at < {t1}
     GROUP BY ALL
 ),
@@ -487,7 +487,10 @@ days AS (
 )
 SELECT k.workspace_id, k.day, k.platform, k.account_external_id,
        coalesce(a.account_id, acc.id) AS account_id,
-       coalesce(a.kind, act.kind, CASE WHEN acc.id IS NOT NULL THEN 'own' END, 'unknown'),
+       -- an account not known yet (its snapshot in a range built later) takes its posts'
+       -- kind, which dim_posts has whatever order the days are built in
+       coalesce(a.kind, act.kind, p.kind, CASE WHEN acc.id IS NOT NULL THEN 'own' END,
+                'unknown'),
        coalesce(a.handle, acc.handle, k.account_external_id) AS handle,
        g.followers, g.growth AS follower_growth,
        coalesce(p.posts_published, 0) AS posts_published,

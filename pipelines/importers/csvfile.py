@@ -8,6 +8,7 @@ newlines inside quoted fields.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import io
@@ -108,9 +109,10 @@ def load(
     notes: list[str] = []
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    if encoding is not None and encoding.lower().replace("-", "") not in {"utf8", "ascii"}:
+    if encoding is not None and not is_utf8(encoding):
         try:
-            text = raw.decode(encoding).encode("utf-8")
+            # A UTF-16/32 codec drops its BOM; an endian-specific one keeps it as U+FEFF.
+            text = raw.decode(encoding).removeprefix("\ufeff").encode("utf-8")
         except (LookupError, UnicodeDecodeError) as exc:
             raise _encoding_error(name, raw, exc, encoding) from exc
         used = encoding
@@ -140,6 +142,22 @@ def load(
     return CsvTable(name, text, frame, used, digest, len(raw), notes)
 
 
+def check_encoding(encoding: str) -> str:
+    """Python's name for ``encoding``; ValueError naming it if Python has no such codec."""
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:
+        raise ValueError(
+            f"unknown encoding {encoding!r}; give one Python knows, e.g. utf-8, cp1252, latin-1"
+            ", utf-16"
+        ) from None
+
+
+def is_utf8(encoding: str) -> bool:
+    """Whether ``encoding`` reads as UTF-8 (ASCII is a subset): the checks that find mixes apply."""
+    return check_encoding(encoding) in {"utf-8", "ascii"}
+
+
 def _decode_auto(name: str, raw: bytes, *, forced: bool) -> tuple[bytes, str]:
     try:
         raw.decode("utf-8")
@@ -166,7 +184,7 @@ def _encoding_error(
     if mixed:
         problem += (
             " while other lines are UTF-8 (the file mixes encodings); save it as UTF-8"
-            " or pass the encoding explicitly"
+            " or name the file's encoding with --encoding (e.g. --encoding cp1252)"
         )
     return ImportRejectedError(name, line, problem)
 

@@ -22,7 +22,7 @@ from rich.progress import (
 from murmur.settings import Settings
 from pipelines.importers import instagram, tweets, youtube
 from pipelines.importers.common import Context, Parsed
-from pipelines.importers.csvfile import CsvTable, file_digest, load
+from pipelines.importers.csvfile import CsvTable, check_encoding, file_digest, load
 from warehouse import workspaces as ws_repo
 from warehouse.ingest import (
     BatchMeta,
@@ -126,6 +126,8 @@ def import_file(
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
+    if encoding is not None:
+        check_encoding(encoding)
     ws_id, own = store.publishing.run(
         lambda cur: _workspace(cur, workspace_id, spec.platform, account)
     )
@@ -145,6 +147,8 @@ def import_file(
     kind = kind or DEFAULT_KINDS[fmt]
     # The direct path files videos under their channels; an own export goes to the account.
     direct_ok = kind != "own" or own is None
+    # The direct path reads UTF-8 only: a file with a named encoding is decoded by the
+    # careful path, so --encoding holds whichever path a format has.
     if fmt == "youtube-trending" and encoding is None and direct_ok:
         fast = _youtube_direct(store, path, fmt, ws_id, kind, started, started_at)
         if fast is not None:

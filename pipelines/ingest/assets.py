@@ -48,6 +48,7 @@ class _Tally:
     accounts: int = 0
     posts: int = 0
     snapshots: int = 0
+    requests: int = 0  # HTTP attempts made to the platform, retries included
     errors: list[dict[str, str]] = field(default_factory=list)
     reconnect: list[str] = field(default_factory=list)
 
@@ -154,6 +155,7 @@ def ingest_platform(
                 tally.snapshots += counts.snapshots
                 tally.errors += batch.errors
     finally:
+        tally.requests = readers.requests()
         readers.close()
     return tally
 
@@ -214,6 +216,10 @@ class _Readers:
         got.errors += _drain(connector)
         return got
 
+    def requests(self) -> int:
+        """HTTP attempts made by this platform's connectors so far."""
+        return sum(getattr(getattr(c, "http", None), "attempts", 0) for c in self._opened)
+
     def close(self) -> None:
         for connector in self._opened:
             close = getattr(connector, "close", None)
@@ -226,6 +232,7 @@ def _result(tally: _Tally, workspaces: int | None = None) -> MaterializeResult[A
         "accounts": tally.accounts,
         "posts": tally.posts,
         "snapshots": tally.snapshots,
+        "requests": tally.requests,
         "errors": len(tally.errors),
         "needs_reconnection": MetadataValue.json(tally.reconnect),
         "error_sample": MetadataValue.json(tally.errors[:MAX_ERRORS_SHOWN]),

@@ -277,7 +277,8 @@ def simulator(tmp_path: Path, data_dir: Path) -> Iterator[str]:
 
 
 STEP = re.compile(
-    r"^  (ingest|marts|insights)\s+(\S+)\s+(\d+\.\d) s  (ok|failed)(; checks failed: .*)?$"
+    r"^  (ingest|marts|insights)\s+(\S+)\s+(\d+\.\d) s  (ok|failed)"
+    r"(; checks failed: [^;]*)?(; checks warned: .*)?$"
 )
 
 
@@ -323,6 +324,50 @@ def test_pipeline_run_prints_each_step_and_a_readable_summary(
         assert ingested[0] is not None
         assert later
         assert min(later) >= ingested[0]
+
+
+@pytest.mark.timeout(300)
+def test_pipeline_run_over_a_failed_error_check_exits_1_and_says_what_to_do(
+    data_dir: Path, simulator: str, tmp_path: Path
+) -> None:
+    from pipelines.importers import run_import
+
+    settings = Settings(data_dir=data_dir)
+    settings.ensure_dirs()
+    header = "video_id,trending_date,title,category_id,views,likes,dislikes,comment_count"
+    rows = [header, "aaaaaaaaaaa,18.01.03,V,22,100,5,0,1", "aaaaaaaaaaa,18.02.03,V,22,150,7,0,2"]
+    path = tmp_path / "us.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    run_import(path, "youtube-trending", settings=settings, workspace_id=None, progress=False)
+    # The same reading written twice (another batch): raw_snapshot_keys_unique, an ERROR
+    with settings.open_lakehouse() as lake:
+        lake.run(
+            lambda cur: cur.execute(
+                "INSERT INTO raw_engagement_snapshots SELECT * REPLACE ('again' AS ingest_batch,"
+                " now()::TIMESTAMP AS ingested_at) FROM raw_engagement_snapshots"
+                " WHERE captured_at = TIMESTAMP '2018-03-02 00:00:00'"
+            )
+        )
+    done = murmur(data_dir, "pipeline", "run", MURMUR_PLATFORMS_URL=simulator)
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    assert "Pipeline ok" not in done.stdout
+    assert "raw_snapshot_keys_unique" in done.stdout
+    said = [line for line in done.stdout.splitlines() if line.startswith("Checks failed:")]
+    assert len(said) == 1, done.stdout
+    assert "then run `murmur pipeline run` again" in " ".join(done.stdout.split())
+    # the import's past days are not judged for freshness
+    assert "raw_fresh" not in done.stdout
+    # the failed days stay due: with the duplicate removed, the next run checks them again
+    with settings.open_lakehouse() as lake:
+        lake.run(
+            lambda cur: cur.execute(
+                "DELETE FROM raw_engagement_snapshots WHERE ingest_batch = 'again'"
+            )
+        )
+    again = murmur(data_dir, "pipeline", "run", MURMUR_PLATFORMS_URL=simulator)
+    assert again.returncode == 0, again.stdout + again.stderr[-3000:]
+    assert "days rebuilt: 2018-03-01..2018-03-03" in again.stdout
+    assert "raw_snapshot_keys_unique" not in again.stdout
 
 
 def test_run_all_reports_each_step_to_its_progress_callback(tmp_path: Path) -> None:

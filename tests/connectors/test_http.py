@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from datetime import UTC, datetime
 
 import httpx
@@ -17,6 +18,7 @@ from connectors.http import (
     parse_time,
 )
 from tests.connectors.conftest import Sleeps
+from tests.support import free_port
 
 NOW = datetime(2025, 6, 15, 12, 0, 0, tzinfo=UTC)
 
@@ -71,6 +73,25 @@ def test_connection_errors_are_retried_then_raised() -> None:
         http.request("GET", "http://127.0.0.1:9/", classify=error_for_status)
     assert sleeps.delays == [0.5, 1.0]
     assert http.attempts == 3
+
+
+def test_a_refused_connection_is_raised_at_once_when_told_and_a_timeout_still_retried() -> None:
+    sleeps = Sleeps()
+    http = PlatformHttp(sleep=sleeps, jitter=lambda c: c, max_attempts=3, retry_refused=False)
+    with pytest.raises(TransientError) as refused:
+        http.request("GET", f"http://127.0.0.1:{free_port()}/", classify=error_for_status)
+    assert refused.value.code == "connection_refused"
+    assert (http.attempts, sleeps.delays) == (1, [])
+    # A peer that accepts and never answers is a timeout: it keeps its back-off.
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/"
+        http = PlatformHttp(
+            sleep=sleeps, jitter=lambda c: c, max_attempts=2, timeout=0.2, retry_refused=False
+        )
+        with pytest.raises(TransientError) as timed_out:
+            http.request("GET", url, classify=error_for_status)
+    assert timed_out.value.code == "timeout"
+    assert (http.attempts, sleeps.delays) == (2, [0.5])
 
 
 def test_helpers() -> None:

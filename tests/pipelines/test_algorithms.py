@@ -180,3 +180,50 @@ def test_viral_trend_of_a_post_by_hand(tmp_path: Path) -> None:
         assert trend["score"] == pytest.approx(4.0)
         assert trend["velocity"] == pytest.approx(31.0)
         assert trend["status"] == "emerging"
+
+
+def test_creator_ranking_shrinks_toward_the_unweighted_mean_and_uses_population_z() -> None:
+    import json
+    import statistics
+
+    from pipelines.analytics.insights import creator_rankings
+
+    def account(name: str) -> dict[str, object]:
+        return {
+            "kind": "creator",
+            "platform": "x",
+            "account_external_id": name,
+            "handle": name,
+            "category": None,
+            "followers_first": None,
+            "followers_last": None,
+            "span_days": None,
+        }
+
+    def posts(name: str, n: int, eng: int) -> list[dict[str, object]]:
+        one = {"platform": "x", "account_external_id": name, "engagements": eng}
+        return [{**one, "impressions": 100, "views": 0, "reach": None} for _ in range(n)]
+
+    # a: 1 post at 10 % · b: 9 posts at 1 % · c: 2 posts at 3 %. The prior is the mean of
+    # the three rates, (0.10 + 0.01 + 0.03) / 3 = 0.046667, not the pooled 25 / 1200.
+    rows = creator_rankings(
+        "ws",
+        [account("a"), account("b"), account("c")],
+        [*posts("a", 1, 10), *posts("b", 9, 1), *posts("c", 2, 3)],
+        datetime(2025, 7, 1),
+    )
+    by = {r["account_external_id"]: r for r in rows}
+    parts = {name: json.loads(str(r["parts"]))["engagement_rate"] for name, r in by.items()}
+    assert [p["prior"] for p in parts.values()] == pytest.approx([0.14 / 3] * 3)
+    # m = 10: a (0.10 + 10·0.046667) / 11 = 0.051515; b (0.09 + 0.46667) / 19 = 0.029298;
+    # c (0.06 + 0.46667) / 12 = 0.043889
+    shrunk = {"a": 0.051515, "b": 0.029298, "c": 0.043889}
+    assert {n: r["engagement_rate_shrunk"] for n, r in by.items()} == pytest.approx(
+        shrunk, abs=1e-6
+    )
+    # z over the population sd (÷ n); the sample sd (÷ n - 1) would give smaller z-scores
+    mean, sd = statistics.fmean(shrunk.values()), statistics.pstdev(shrunk.values())
+    assert {n: p["z"] for n, p in parts.items()} == pytest.approx(
+        {n: (v - mean) / sd for n, v in shrunk.items()}, abs=1e-4
+    )
+    assert statistics.stdev(shrunk.values()) != pytest.approx(sd, rel=0.05)
