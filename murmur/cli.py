@@ -484,6 +484,10 @@ def up(
                     settings.host,
                     "-p",
                     str(settings.dagster_port),
+                    # The console is Murmur's: Dagster's services say only what needs a look
+                    # (runs' own logs are at WARNING too: pipelines/definitions.py).
+                    "--log-level",
+                    "warning",
                 ],
                 dagster_env,
             )
@@ -719,6 +723,13 @@ telemetry:
   enabled: false
 nux:
   enabled: false
+# Two cores run two runs well: more only queue for the CPU (and time out reaching the code
+# server). Runs that rewrite the marts (tag murmur/writes) go one at a time.
+run_queue:
+  max_concurrent_runs: 2
+  tag_concurrency_limits:
+    - key: murmur/writes
+      limit: 1
 """
 # `dagster dev` warns on every start that `dg dev` supersedes it (a package Murmur does not
 # install); the one warning is silenced, every other warning still shows.
@@ -898,6 +909,14 @@ def import_file(
         f" {result.duplicates_dropped:,} duplicates dropped,"
         f" {result.conflicts_resolved:,} conflicts resolved."
     )
+    if result.overlap.shared:
+        console.print(
+            f"  {result.overlap.shared:,} of its readings (the same post at the same instant)"
+            f" were already in the store from another import, {result.overlap.differing:,}"
+            " with other counts: each is counted once, with this file's counts (the latest"
+            " import's).",
+            highlight=False,
+        )
     for note in result.notes:
         console.print(f"  note: {note}")
 

@@ -71,6 +71,11 @@ class Settings(BaseSettings):
     )
     simulator_seed: int = 42
     dagster_port: int = Field(default=3000, description="Where `murmur up` runs Dagster's UI.")
+    import_sensor_seconds: int = Field(
+        default=60,
+        ge=1,
+        description="How often Dagster's import sensor looks for new imports (`murmur up`).",
+    )
     read_rate_limit: int = Field(
         default=6000, description="Default GETs per key per rolling minute."
     )

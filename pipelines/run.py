@@ -16,7 +16,8 @@ from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
 from pipelines.definitions import resources
 from pipelines.ingest.assets import INGEST_ASSETS
-from pipelines.partitions import day_ranges, range_tags
+from pipelines.logs import QUIET_CONSOLE
+from pipelines.partitions import DayRange, due_days, plan, range_tags
 from pipelines.resources import PlatformsResource, StoreResource
 from warehouse import marts
 
@@ -43,7 +44,7 @@ class RunSummary:
 
     started_at: datetime
     hour: str
-    days: list[tuple[date, date]]
+    days: list[DayRange]
     steps: list[StepSummary] = field(default_factory=list)
 
     @property
@@ -123,7 +124,9 @@ def run_all(
             after = moment if now is not None else datetime.now(UTC)
             after_tags = {**tags, "murmur/now": after.isoformat()}
             for first, last in summary.days:
-                range_ = {**after_tags, **range_tags(first, last)}
+                # The planned ranges are apart only across long or expensive gaps (a step
+                # over them would pay for their days): one step each.
+                range_ = {**after_tags, **range_tags([(first, last)])}
                 record(_step("marts", f"{first}..{last}", DAILY_ASSETS, res, inst, range_))
             record(_step("insights", "all", INSIGHT_ASSETS, res, inst, after_tags))
             # A failed ingest does not make the days recomputed here due again; failed marts
@@ -149,21 +152,18 @@ def _history_due(store: StoreResource, moment: datetime) -> list[datetime]:
     return history_moments(moment) if new_store else []
 
 
-def _due_days(store: StoreResource, today: date, *, with_today: bool) -> list[tuple[date, date]]:
-    """The days to rebuild, as contiguous ranges: those with raw rows ingested since the last
-    complete run, the day after each (its first delta depends on them), the days of newly
-    discovered posts, and today when ingesting; never after today."""
+def _due_days(store: StoreResource, today: date, *, with_today: bool) -> list[DayRange]:
+    """The days to rebuild, as planned ranges: those with raw rows ingested since the
+    last complete run, the day after each (its first delta depends on them), the publication
+    days of new posts and of every imported one, and today when ingesting; never after today."""
     with store.open() as s:
         since = s.run(marts.last_run)
         found = s.run(lambda cur: marts.days_with_new_raw(cur, since))
         published = marts.days_with_new_posts(s, since)
-    due = {d for d in found if d <= today}
-    due |= {d + timedelta(days=1) for d in due if d < today}
-    # A newly discovered post counts as published on its own day, which may be long past.
-    due |= {d for d in published if d <= today}
-    if with_today:
-        due.add(today)
-    return day_ranges(sorted(due))
+        due = due_days(found, published, today)
+        if with_today:
+            due.add(today)
+        return plan(s, due)
 
 
 def history_moments(now: datetime) -> list[datetime]:
@@ -192,7 +192,7 @@ def _step(
         tags=tags,
         raise_on_error=False,
         # The CLI prints the summary; Dagster's per-event DEBUG lines would drown it.
-        run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+        run_config=QUIET_CONSOLE,
     )
     evaluations = [e for e in result.get_asset_check_evaluations() if not e.passed]
     failed = [e.check_name for e in evaluations if e.severity == AssetCheckSeverity.ERROR]

@@ -586,3 +586,48 @@ def _inserted(cur: Cursor, sql: str, params: dict[str, Any]) -> int:
     """Run an INSERT; the number of rows it wrote."""
     row = cur.execute(sql, params).fetchone()
     return int(row[0]) if row else 0
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """A batch's engagement readings that other batches hold too (the same post and instant)."""
+
+    shared: int
+    differing: int  # of those, readings whose counters differ in some other batch
+
+
+_COUNTERS = ("impressions", "reach", "views", "likes", "comments", "shares", "saves", "clicks")
+
+
+def batch_overlap(store: Lakehouse, batch_id: str) -> Overlap:
+    """How many of the batch's readings another batch holds, and how many of those differ."""
+    differs = " OR ".join(f"o.{m} IS DISTINCT FROM m.{m}" for m in _COUNTERS)
+
+    def work(cur: StoreCursor) -> Overlap:
+        span = cur.execute(
+            "SELECT min(captured_at), max(captured_at) FROM raw_engagement_snapshots"
+            " WHERE ingest_batch = ?",
+            [batch_id],
+        ).fetchone()
+        if span is None or span[0] is None:
+            return Overlap(0, 0)
+        others = cur.execute(
+            "SELECT count(*) FROM raw_engagement_snapshots"
+            " WHERE captured_at >= ? AND captured_at <= ? AND ingest_batch <> ?",
+            [span[0], span[1], batch_id],
+        ).fetchone()
+        if not others or not others[0]:
+            return Overlap(0, 0)  # nothing else in the batch's span: no join needed
+        row = cur.execute(
+            "SELECT count(*), count(*) FILTER (WHERE differs) FROM ("  # noqa: S608 - constant columns
+            " SELECT bool_or(" + differs + ") AS differs"
+            " FROM raw_engagement_snapshots m JOIN raw_engagement_snapshots o"
+            "   USING (workspace_id, platform, external_id, captured_at)"
+            " WHERE m.ingest_batch = ? AND o.ingest_batch <> ?"
+            "   AND o.captured_at >= ? AND o.captured_at <= ?"
+            " GROUP BY m.workspace_id, m.platform, m.external_id, m.captured_at)",
+            [batch_id, batch_id, span[0], span[1]],
+        ).fetchone()
+        return Overlap(int(row[0]), int(row[1])) if row else Overlap(0, 0)
+
+    return store.run(work)

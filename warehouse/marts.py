@@ -14,6 +14,7 @@ bounded look-back (``LOOKBACK_DAYS``) for the last snapshot before the window.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -695,6 +696,27 @@ def capture_cadence_hours(store: Lakehouse, w: Window) -> float | None:
     return float(gap) if gap is not None else None
 
 
+def post_cadences(store: Lakehouse, w: Window) -> dict[tuple[str, str], float]:
+    """Per post read at least twice in the window: the median gap, in hours, between its
+    consecutive readings (first sightings included)."""
+    rows = read(
+        store,
+        "SELECT platform, external_id, median(gap) AS gap FROM ("
+        " SELECT platform, external_id, date_diff('minute', lag(hour) OVER ("
+        "   PARTITION BY platform, external_id ORDER BY hour), hour) / 60.0 AS gap FROM ("
+        "  SELECT platform, external_id, hour FROM mart_post_hourly"
+        "  WHERE workspace_id = ? AND day >= CAST(? AS DATE) AND day <= CAST(? AS DATE)"
+        "    AND hour >= ? AND hour < ?"
+        "  UNION SELECT platform, external_id, date_trunc('hour', captured_at)"
+        "  FROM mart_post_first_seen"
+        "  WHERE workspace_id = ? AND day >= CAST(? AS DATE) AND day <= CAST(? AS DATE)"
+        "    AND captured_at >= ? AND captured_at < ?))"
+        " WHERE gap IS NOT NULL GROUP BY ALL",
+        [w.workspace_id, w.start, w.end, w.start, w.end] * 2,
+    )
+    return {(r["platform"], r["external_id"]): float(r["gap"]) for r in rows}
+
+
 def trend_posts(store: Lakehouse, w: Window, width: timedelta, windows: int) -> list[Row]:
     """Per post with engagement in the last ``windows`` trend windows: its sums per window.
 
@@ -767,10 +789,14 @@ def workspace_handles(cur: Cursor) -> dict[tuple[str, str, str], str]:
 # -- reads for the asset checks ----------------------------------------------------------------
 
 
+# A column and the half-open ranges of it a check covers: ("day", [(start, end), ...]).
+Spans = tuple[str, Sequence[tuple[Any, Any]]]
+
+
 def count_duplicate_keys(
-    cur: Cursor, table: str, keys: tuple[str, ...], span: tuple[str, Any, Any] | None = None
+    cur: Cursor, table: str, keys: tuple[str, ...], span: Spans | None = None
 ) -> int:
-    """How many key values occur more than once in ``table`` (within ``span``: col, start, end)."""
+    """How many key values occur more than once in ``table`` (within ``span``)."""
     _check_names(table, (*keys, *([span[0]] if span else [])))
     cols = ", ".join(keys)
     where, params = _span(span)
@@ -793,8 +819,8 @@ def count_duplicate_keys(
     return int(found or 0)
 
 
-def count_rows(cur: Cursor, table: str, span: tuple[str, Any, Any]) -> int:
-    """Rows of ``table`` within ``span`` (col, start, end)."""
+def count_rows(cur: Cursor, table: str, span: Spans) -> int:
+    """Rows of ``table`` within ``span``."""
     _check_names(table, (span[0],))
     where, params = _span(span)
     found = fetch_value(cur, f"SELECT count(*) FROM {table} {where}", params)  # noqa: S608
@@ -802,7 +828,7 @@ def count_rows(cur: Cursor, table: str, span: tuple[str, Any, Any]) -> int:
 
 
 def count_negative(
-    cur: Cursor, table: str, columns: tuple[str, ...], span: tuple[str, Any, Any] | None = None
+    cur: Cursor, table: str, columns: tuple[str, ...], span: Spans | None = None
 ) -> int:
     """Rows of ``table`` (within ``span``) with any of ``columns`` below zero."""
     _check_names(table, (*columns, *([span[0]] if span else [])))
@@ -819,20 +845,56 @@ def _check_names(table: str, columns: tuple[str, ...]) -> None:
         raise ValueError(f"unchecked table or column: {table} {columns}")
 
 
-def _span(span: tuple[str, Any, Any] | None) -> tuple[str, list[Any]]:
+def _span(span: Spans | None) -> tuple[str, list[Any]]:
     if span is None:
         return "", []
-    return f"WHERE {span[0]} >= ? AND {span[0]} < ?", [span[1], span[2]]
+    col, ranges = span
+    where, params = _within(col, ranges)
+    return f"WHERE {where}", params
 
 
-def counter_drops(cur: Cursor, start: date, end: date) -> tuple[int, int]:
-    """(snapshots with a counter that went down, counters that went down) in [start, end)."""
+def _within(col: str, ranges: Sequence[tuple[Any, Any]]) -> tuple[str, list[Any]]:
+    """``col`` in any of the half-open ranges, with the bounds bound."""
+    parts = " OR ".join(f"({col} >= ? AND {col} < ?)" for _ in ranges)
+    return f"({parts})", [v for r in ranges for v in r]
+
+
+def counter_drops(cur: Cursor, days: Sequence[tuple[date, date]]) -> tuple[int, int]:
+    """(snapshots with a counter that went down, counters that went down) in the days."""
+    where, params = _within("day", days)
     row = cur.execute(
-        "SELECT count(*) FILTER (WHERE counter_drops > 0), coalesce(sum(counter_drops), 0)"
-        " FROM stg_engagement_deltas WHERE day >= ? AND day < ?",
-        [start, end],
+        "SELECT count(*) FILTER (WHERE counter_drops > 0), coalesce(sum(counter_drops), 0)"  # noqa: S608 - constant column
+        f" FROM stg_engagement_deltas WHERE {where}",
+        params,
     ).fetchone()
     return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def readings_in_several_batches(cur: Cursor, days: Sequence[tuple[date, date]]) -> int:
+    """Readings (post, instant) in the days that more than one batch holds: staging keeps the
+    latest ingest's, so two exports overlapping count each reading once."""
+    lo, hi = _ts(days[0][0]), _ts(days[-1][1])
+    where, params = _within("captured_at", [(_ts(a), _ts(b)) for a, b in days])
+    value = fetch_value(
+        cur,
+        "SELECT count(*) FROM (SELECT 1 FROM raw_engagement_snapshots"  # noqa: S608 - constant column
+        f" WHERE captured_at >= ? AND captured_at < ? AND {where}"
+        " GROUP BY workspace_id, platform, external_id, captured_at"
+        " HAVING count(DISTINCT ingest_batch) > 1)",
+        [lo, hi, *params],
+    )
+    return int(value or 0)
+
+
+def raw_rows_by_day(cur: Cursor, first: date, last: date) -> dict[date, int]:
+    """Raw engagement readings per UTC day in [first, last]: what rebuilding a day costs."""
+    rows = fetch_all(
+        cur,
+        "SELECT CAST(captured_at AS DATE) AS day, count(*) AS n FROM raw_engagement_snapshots"
+        " WHERE captured_at >= ? AND captured_at < ? GROUP BY ALL",
+        [_ts(first), _ts(last + timedelta(days=1))],
+    )
+    return {r["day"]: int(r["n"]) for r in rows}
 
 
 def newest_capture(cur: Cursor, table: str) -> datetime | None:
@@ -843,8 +905,8 @@ def newest_capture(cur: Cursor, table: str) -> datetime | None:
     return value
 
 
-def totals_match(cur: Cursor, start: date, end: date) -> dict[str, int]:
-    """Engagements (growth) in staging and the post marts, and first-seen, for [start, end)."""
+def totals_match(cur: Cursor, days: Sequence[tuple[date, date]]) -> dict[str, int]:
+    """Engagements (growth) in staging and the post marts, and first-seen, over the days."""
     # Growth only: first-seen totals are kept apart (mart_post_first_seen).
     parts = " + ".join(f"sum({m}) FILTER (WHERE NOT first_seen)" for m in ENGAGEMENT_METRICS)
     out = {}
@@ -854,19 +916,46 @@ def totals_match(cur: Cursor, start: date, end: date) -> dict[str, int]:
         ("daily", "mart_post_daily", "sum(engagements)"),
         ("first_seen", "mart_post_first_seen", "sum(engagements)"),
     ):
+        where, params = _within("day", days)
         value = fetch_value(
             cur,
-            f"SELECT coalesce({expr}, 0) FROM {table} WHERE day >= ? AND day < ?",  # noqa: S608
-            [start, end],
+            f"SELECT coalesce({expr}, 0) FROM {table} WHERE {where}",  # noqa: S608
+            params,
         )
         out[name] = int(value or 0)
     return out
 
 
+def account_engagements(cur: Cursor, days: Sequence[tuple[date, date]]) -> int:
+    """mart_account_daily's engagements over the days (its totals check)."""
+    where, params = _within("day", days)
+    value = fetch_value(
+        cur,
+        f"SELECT coalesce(sum(engagements), 0) FROM mart_account_daily WHERE {where}",  # noqa: S608
+        params,
+    )
+    return int(value or 0)
+
+
+def partition_meta(cur: Cursor, mart: str, days: Sequence[tuple[date, date]]) -> dict[str, Any]:
+    """A daily mart's rows, days and newest capture over the days (its materialization)."""
+    where, params = _within("partition_key", [(a.isoformat(), b.isoformat()) for a, b in days])
+    row = cur.execute(
+        "SELECT coalesce(sum(rows), 0), max(data_through) FROM mart_snapshots"  # noqa: S608 - constant column
+        f" WHERE mart = ? AND {where}",
+        [mart, *params],
+    ).fetchone()
+    return {
+        "rows": int(row[0]) if row else 0,
+        "days": sum((b - a).days for a, b in days),
+        "data_through": str(row[1]) if row and row[1] else "",
+    }
+
+
 # Tables and columns the checks may name (identifiers cannot be bound).
 _CHECKED: dict[str, frozenset[str]] = {
     "raw_engagement_snapshots": frozenset(
-        {"workspace_id", "platform", "external_id", "captured_at", *METRICS}
+        {"workspace_id", "platform", "external_id", "captured_at", "ingest_batch", *METRICS}
     ),
     "raw_account_snapshots": frozenset(
         {
@@ -874,6 +963,7 @@ _CHECKED: dict[str, frozenset[str]] = {
             "platform",
             "external_id",
             "captured_at",
+            "ingest_batch",
             "followers",
             "following",
             "posts_count",
@@ -973,14 +1063,47 @@ def published_destinations(
     )
 
 
-def latest_import_batch(cur: Cursor) -> Row | None:
-    """The most recently finished import batch (source import:*), for the sensor's cursor."""
-    rows = fetch_all(
-        cur,
+def import_batches_after(cur: Cursor, after: tuple[datetime, str] | None) -> list[Row]:
+    """Import batches (source import:*) finished after ``after`` (finished_at, id), oldest first."""
+    sql = (
         "SELECT id, source, workspace_id, finished_at FROM ingest_batches"
-        " WHERE source LIKE 'import:%' ORDER BY finished_at DESC, id DESC LIMIT 1",
+        " WHERE source LIKE 'import:%'"
     )
-    return rows[0] if rows else None
+    if after is None:
+        return fetch_all(cur, f"{sql} ORDER BY finished_at, id")
+    return fetch_all(
+        cur,
+        f"{sql} AND (finished_at > ? OR (finished_at = ? AND id > ?)) ORDER BY finished_at, id",
+        [after[0], after[0], after[1]],
+    )
+
+
+def batch_days(cur: Cursor, batch_id: str) -> tuple[list[date], list[date]]:
+    """(capture days, publication days) of one batch's rows: the days its import changes.
+
+    Publication days include the day the dimension holds for each of its posts, which a
+    re-dated post leaves.
+    """
+    captured = fetch_all(
+        cur,
+        "SELECT DISTINCT CAST(captured_at AS DATE) AS day FROM ("
+        " SELECT captured_at FROM raw_engagement_snapshots WHERE ingest_batch = ?"
+        " UNION ALL SELECT captured_at FROM raw_account_snapshots WHERE ingest_batch = ?"
+        " UNION ALL SELECT captured_at FROM raw_posts WHERE ingest_batch = ?)",
+        [batch_id, batch_id, batch_id],
+    )
+    published = fetch_all(
+        cur,
+        "SELECT DISTINCT unnest([CAST(r.published_at AS DATE), CAST(d.published_at AS DATE)])"
+        " AS day FROM raw_posts r"
+        " LEFT JOIN dim_posts d ON d.workspace_id = r.workspace_id AND d.platform = r.platform"
+        " AND d.external_id = r.external_id WHERE r.ingest_batch = ?",
+        [batch_id],
+    )
+    return (
+        sorted(r["day"] for r in captured),
+        sorted(r["day"] for r in published if r["day"] is not None),
+    )
 
 
 RUN_MARKER = "pipeline_run"
@@ -1027,7 +1150,9 @@ def days_with_new_posts(store: Lakehouse, since: datetime | None) -> list[date]:
 
     A post no mart has seen yet counts on its publication day; a post whose publication
     time changed (another file says otherwise) also leaves the day the marts counted it
-    on, which is rebuilt too so that it is not counted on both.
+    on, which is rebuilt too so that it is not counted on both. An imported post's day is
+    due even when its description is known already: another run (the import sensor's) may
+    have upserted the dimension without having rebuilt the day yet.
     """
     rows = read(
         store,
@@ -1036,7 +1161,8 @@ def days_with_new_posts(store: Lakehouse, since: datetime | None) -> list[date]:
         " LEFT JOIN dim_posts d ON d.workspace_id = r.workspace_id AND d.platform = r.platform"
         " AND d.external_id = r.external_id"
         " WHERE (? IS NULL OR r.ingested_at > ?)"
-        " AND (d.external_id IS NULL OR d.published_at <> r.published_at)",
+        " AND (d.external_id IS NULL OR d.published_at <> r.published_at"
+        " OR r.source LIKE 'import:%')",
         [since, since],
     )
     return sorted(r["day"] for r in rows if r["day"] is not None)

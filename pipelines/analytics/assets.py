@@ -5,6 +5,7 @@ server-side transaction each; the insight assets recompute from bounded recent w
 """
 
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta
 from functools import partial
@@ -19,13 +20,15 @@ from dagster import (
     AssetExecutionContext,
     AssetKey,
     AssetsDefinition,
+    BackfillPolicy,
+    BetaWarning,
     MaterializeResult,
     asset,
 )
 
 from pipelines.analytics import insights
 from pipelines.ingest.assets import INGEST_ASSETS
-from pipelines.partitions import DAILY, HOURS_OF_DAY
+from pipelines.partitions import DAILY, HOURS_OF_DAY, tagged_ranges
 from pipelines.resources import StoreResource
 from warehouse import marts
 from warehouse.marts import METRICS
@@ -44,9 +47,10 @@ def _now(context: AssetExecutionContext) -> datetime:
     return moment.astimezone(UTC).replace(tzinfo=None)
 
 
-def _days(context: AssetExecutionContext) -> tuple[date, date]:
+def _ranges(context: AssetExecutionContext) -> list[tuple[date, date]]:
+    """The half-open day ranges the run rebuilds: its partition window, or the ranges tagged."""
     window = context.partition_time_window
-    return window.start.date(), window.end.date()
+    return tagged_ranges(context.run.tags, window.start.date(), window.end.date())
 
 
 def _key(*names: str) -> AssetKey:
@@ -58,7 +62,7 @@ def _check(name: str, table_key: AssetKey, description: str) -> AssetCheckSpec:
 
 
 def _unique(
-    s: Lakehouse, name: str, table: str, keys: tuple[str, ...], span: tuple[str, Any, Any] | None
+    s: Lakehouse, name: str, table: str, keys: tuple[str, ...], span: marts.Spans | None
 ) -> AssetCheckResult:
     dupes = s.run(lambda cur: marts.count_duplicate_keys(cur, table, keys, span))
     return AssetCheckResult(
@@ -67,25 +71,21 @@ def _unique(
 
 
 def _non_negative(
-    s: Lakehouse, name: str, table: str, cols: tuple[str, ...], span: tuple[str, Any, Any] | None
+    s: Lakehouse, name: str, table: str, cols: tuple[str, ...], span: marts.Spans | None
 ) -> AssetCheckResult:
     bad = s.run(lambda cur: marts.count_negative(cur, table, cols, span))
     return AssetCheckResult(check_name=name, passed=bad == 0, metadata={"negative_rows": bad})
 
 
-def _partition_meta(s: Lakehouse, mart: str, start: date, end: date) -> dict[str, Any]:
-    rows = s.run(
-        lambda cur: cur.execute(
-            "SELECT coalesce(sum(rows), 0), max(data_through) FROM mart_snapshots"
-            " WHERE mart = ? AND partition_key >= ? AND partition_key < ?",
-            [mart, start.isoformat(), end.isoformat()],
-        ).fetchone()
-    )
-    return {
-        "rows": int(rows[0]) if rows else 0,
-        "days": (end - start).days,
-        "data_through": str(rows[1]) if rows and rows[1] else "",
-    }
+def _daily_asset(**kwargs: Any) -> Callable[..., AssetsDefinition]:
+    """``@asset`` for a daily asset: partitioned by UTC day, a backfill in one run."""
+    with warnings.catch_warnings():
+        # backfill_policy is marked beta; a single-run backfill is what the ranges need
+        warnings.simplefilter("ignore", BetaWarning)
+        decorator: Callable[..., AssetsDefinition] = asset(
+            partitions_def=DAILY, backfill_policy=BackfillPolicy.single_run(), **kwargs
+        )
+    return decorator
 
 
 # -- staging ------------------------------------------------------------------------------------
@@ -93,10 +93,9 @@ def _partition_meta(s: Lakehouse, mart: str, start: date, end: date) -> dict[str
 STG = _key("stg_engagement_deltas")
 
 
-@asset(
+@_daily_asset(
     key=STG,
     group_name="staging",
-    partitions_def=DAILY,
     deps=[AssetDep(a.key, partition_mapping=HOURS_OF_DAY) for a in INGEST_ASSETS],
     description="Per post and snapshot, the counters' increase since the previous snapshot.",
     kinds={"duckdb"},
@@ -123,22 +122,27 @@ STG = _key("stg_engagement_deltas")
 )
 def stg_engagement_deltas(context: AssetExecutionContext, store: StoreResource) -> Iterator[Result]:
     """Rebuild the days' engagement deltas (and upsert the post and account dimensions)."""
-    start, end = _days(context)
+    days = _ranges(context)
     now = _now(context)
-    span = (
-        "captured_at",
-        datetime.combine(start, datetime.min.time()),
-        datetime.combine(end, datetime.min.time()),
-    )
+    span = ("captured_at", [(_midnight(a), _midnight(b)) for a, b in days])
     with store.open() as s:
-        s.execute_script(
-            marts.staging_script(start, end, run_id=context.run.run_id, computed_at=now),
-            upserts_dimensions=True,
-        )
-        meta = _partition_meta(s, "stg_engagement_deltas", start, end)
-        snaps, drops = s.run(lambda cur: marts.counter_drops(cur, start, end))
+        for start, end in days:
+            s.execute_script(
+                marts.staging_script(start, end, run_id=context.run.run_id, computed_at=now),
+                upserts_dimensions=True,
+            )
+        meta = s.run(lambda cur: marts.partition_meta(cur, "stg_engagement_deltas", days))
+        snaps, drops = s.run(lambda cur: marts.counter_drops(cur, days))
+        overlaps = s.run(lambda cur: marts.readings_in_several_batches(cur, days))
         yield MaterializeResult(
-            metadata={**meta, "counter_drops": drops, "snapshots_with_drops": snaps}
+            metadata={
+                **meta,
+                "counter_drops": drops,
+                "snapshots_with_drops": snaps,
+                # two batches (an export imported twice, or two overlapping exports) holding
+                # the same reading: staging counts it once, with the latest ingest's values
+                "readings_in_several_batches": overlaps,
+            }
         )
         snap_key = ("workspace_id", "platform", "external_id", "captured_at")
         stg_unique = _unique(s, "stg_keys_unique", "stg_engagement_deltas", snap_key, span)
@@ -146,14 +150,19 @@ def stg_engagement_deltas(context: AssetExecutionContext, store: StoreResource) 
         # many raw rows as staged rows proves the raw keys unique without grouping them.
         raw = s.run(lambda cur: marts.count_rows(cur, "raw_engagement_snapshots", span))
         staged = s.run(lambda cur: marts.count_rows(cur, "stg_engagement_deltas", span))
+        batch_key = (*snap_key, "ingest_batch")
         if stg_unique.passed and raw == staged:
             yield AssetCheckResult(
                 check_name="raw_snapshot_keys_unique",
                 passed=True,
-                metadata={"duplicate_keys": 0, "key": str(snap_key)},
+                metadata={"duplicate_keys": 0, "key": str(batch_key)},
             )
         else:
-            yield _unique(s, "raw_snapshot_keys_unique", "raw_engagement_snapshots", snap_key, span)
+            # A reading in two batches is reconciled (the latest ingest's counts); one batch
+            # holding a reading twice is a loader's bug.
+            yield _unique(
+                s, "raw_snapshot_keys_unique", "raw_engagement_snapshots", batch_key, span
+            )
         yield _non_negative(
             s, "raw_counters_non_negative", "raw_engagement_snapshots", METRICS, span
         )
@@ -161,7 +170,7 @@ def stg_engagement_deltas(context: AssetExecutionContext, store: StoreResource) 
             s,
             "raw_account_keys_unique",
             "raw_account_snapshots",
-            ("workspace_id", "platform", "external_id", "captured_at"),
+            ("workspace_id", "platform", "external_id", "captured_at", "ingest_batch"),
             span,
         )
         yield AssetCheckResult(
@@ -171,7 +180,7 @@ def stg_engagement_deltas(context: AssetExecutionContext, store: StoreResource) 
             metadata={"counter_drops": drops, "snapshots_with_drops": snaps},
             description=f"{drops} counters went down in {snaps} snapshots (clamped to 0).",
         )
-        if end <= now.date():
+        if days[-1][1] <= now.date():
             # Past days (an export's, or a rebuild): how old their captures are says nothing
             # about whether ingest keeps up, so freshness is not evaluated for them.
             yield AssetCheckResult(
@@ -193,6 +202,10 @@ def stg_engagement_deltas(context: AssetExecutionContext, store: StoreResource) 
         yield stg_unique
 
 
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, datetime.min.time())
+
+
 # -- unified marts ------------------------------------------------------------------------------
 
 
@@ -206,10 +219,9 @@ def _daily_mart(
 ) -> AssetsDefinition:
     key = _key(name)
 
-    @asset(
+    @_daily_asset(
         key=key,
         group_name="marts",
-        partitions_def=DAILY,
         deps=[upstream],
         description=description,
         kinds={"duckdb"},
@@ -224,27 +236,20 @@ def _daily_mart(
         ],
     )
     def _mart(context: AssetExecutionContext, store: StoreResource) -> Iterator[Result]:
-        start, end = _days(context)
+        days = _ranges(context)
+        now = _now(context)
         with store.open() as s:
-            s.execute_script(
-                script(start, end, run_id=context.run.run_id, computed_at=_now(context))
-            )
-            yield MaterializeResult(metadata=_partition_meta(s, name, start, end))
-            span = ("day", start, end)
+            for start, end in days:
+                s.execute_script(script(start, end, run_id=context.run.run_id, computed_at=now))
+            meta = s.run(lambda cur: marts.partition_meta(cur, name, days))
+            yield MaterializeResult(metadata=meta)
+            span = ("day", days)
             yield _unique(s, f"{name}_keys_unique", name, keys, span)
             yield _non_negative(s, f"{name}_non_negative", name, counters, span)
-            totals = s.run(lambda cur: marts.totals_match(cur, start, end))
+            totals = s.run(lambda cur: marts.totals_match(cur, days))
             own = totals["daily"] if name != "mart_post_hourly" else totals["hourly"]
             if name == "mart_account_daily":
-                own = s.run(
-                    lambda cur: int(
-                        cur.execute(
-                            "SELECT coalesce(sum(engagements), 0) FROM mart_account_daily"
-                            " WHERE day >= ? AND day < ?",
-                            [start, end],
-                        ).fetchone()[0]  # type: ignore[index]
-                    )
-                )
+                own = s.run(lambda cur: marts.account_engagements(cur, days))
             yield AssetCheckResult(
                 check_name=f"{name}_totals_match",
                 passed=own == totals["staging"],
@@ -511,14 +516,22 @@ def _trends(s: Lakehouse, now: datetime) -> tuple[list[dict[str, Any]], list[str
     rows: list[dict[str, Any]] = []
     wins = _windows(s, now, insights.TREND_LOOKBACK_DAYS)
     for w in wins:
-        # Windows as long as the data's reading interval (6 h for hourly captures, a day
-        # for daily exports), over as many days as the windows need.
-        width = insights.trend_width(marts.capture_cadence_hours(s, w))
-        span = max(timedelta(days=insights.TREND_LOOKBACK_DAYS), width * insights.TREND_WINDOWS)
-        w = marts.Window(w.workspace_id, w.end - span, w.end)
-        posts = marts.trend_posts(s, w, width, insights.TREND_WINDOWS)
-        ages = marts.trend_ages(s, w, width)
-        rows += insights.viral_trends(w.workspace_id, posts, ages, w.end, now, width)
+        # Windows as long as each post's own reading interval (6 h for hourly captures, a
+        # day for daily exports), over as many days as the windows need; a post read once
+        # in the window takes the workspace's interval.
+        usual = marts.capture_cadence_hours(s, w)
+        cadences = marts.post_cadences(s, w)
+
+        width_of = insights.post_widths(cadences, usual)
+        found: list[dict[str, Any]] = []
+        for width in sorted({insights.trend_width(h) for h in (usual, *cadences.values())}):
+            span = max(timedelta(days=insights.TREND_LOOKBACK_DAYS), width * insights.TREND_WINDOWS)
+            at = marts.Window(w.workspace_id, w.end - span, w.end)
+            posts = marts.trend_posts(s, at, width, insights.TREND_WINDOWS)
+            ages = marts.trend_ages(s, at, width)
+            mine = [p for p in posts if width_of(p) == width]
+            found += insights.viral_trends(w.workspace_id, mine, ages, w.end, now, width)
+        rows += insights.strongest(found)
     return rows, [w.workspace_id for w in wins], {"window_hours": insights.TREND_WINDOW_HOURS}
 
 

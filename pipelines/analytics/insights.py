@@ -10,7 +10,7 @@ import json
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -310,6 +310,24 @@ def trend_width(cadence_hours: float | None) -> timedelta:
     return timedelta(hours=math.ceil(cadence_hours))
 
 
+def post_widths(
+    cadences: Mapping[tuple[str, str], float], usual: float | None
+) -> Callable[[Row], timedelta]:
+    """Each post's trend window: its own reading interval's (``cadences``, per platform and
+    post); for a post read once in the window, its platform's median interval, else the
+    workspace's (``usual``)."""
+    by_platform: dict[str, list[float]] = defaultdict(list)
+    for (platform, _), hours in cadences.items():
+        by_platform[platform].append(hours)
+    typical = {p: statistics.median(h) for p, h in by_platform.items()}
+
+    def width(post: Row) -> timedelta:
+        own = cadences.get((post["platform"], post["external_id"]))
+        return trend_width(own if own is not None else typical.get(post["platform"], usual))
+
+    return width
+
+
 def viral_trends(
     workspace_id: str,
     posts: list[Row],
@@ -359,6 +377,11 @@ def viral_trends(
         ]
         for a in ages
     }
+    # every account's posts of a platform at one age: the peers of a post whose own account
+    # has too few (a trending list's channels rarely have three videos on it)
+    platform_velocity: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for (platform_, _, age_), velocities in age_velocity.items():
+        platform_velocity[(platform_, age_)].extend(velocities)
 
     found: list[Row] = []
     for (etype, entity, platform), per_window in sums.items():
@@ -384,10 +407,14 @@ def viral_trends(
                 continue
             age = int((window_end - width - pub) // width)
             peers = age_velocity.get((meta["platform"], meta["account_external_id"], age), [])
-            others = [v for v in peers if v != vel[0]] or peers
+            others = _others(peers, vel[0])
+            source = "account_same_age"
+            if len(others) < 3:
+                others = _others(platform_velocity.get((meta["platform"], age), []), vel[0])
+                source = "platform_same_age"
             if len(others) < 3:
                 continue
-            base_windows, source = others, "account_same_age"
+            base_windows = others
         if len(base_windows) < 1:
             continue
         baseline = statistics.median(base_windows)
@@ -428,13 +455,32 @@ def viral_trends(
                 "computed_at": computed_at,
             }
         )
+    return strongest(found)
+
+
+def strongest(found: list[Row]) -> list[Row]:
+    """Each entity once (its highest score, when posts read at different intervals both
+    list it), then the top ``TREND_TOP`` of each entity type."""
+    best: dict[tuple[str, str, str | None], Row] = {}
+    for f in found:
+        key = (f["entity_type"], f["entity"], f["platform"])
+        if key not in best or f["score"] > best[key]["score"]:
+            best[key] = f
     out: list[Row] = []
     for etype in ("post", "hashtag", "topic"):
         kept = sorted(
-            (f for f in found if f["entity_type"] == etype),
+            (f for f in best.values() if f["entity_type"] == etype),
             key=lambda f: (-f["score"], f["entity"]),
         )
         out += kept[:TREND_TOP]
+    return out
+
+
+def _others(peers: list[float], own: float) -> list[float]:
+    """Peers' velocities without the post's own (one equal value removed)."""
+    out = list(peers)
+    if own in out:
+        out.remove(own)
     return out
 
 

@@ -12,6 +12,8 @@ from dagster import (
 )
 from pydantic import Field
 
+from pipelines.analytics.schedules import WRITES_TAG
+from pipelines.logs import QUIET_CONSOLE
 from pipelines.resources import StoreResource
 
 
@@ -43,13 +45,18 @@ def maintain_lake(
     return counts
 
 
-@job(description="The lake's upkeep: small files merged, old snapshots and files removed.")
+@job(
+    description="The lake's upkeep: small files merged, old snapshots and files removed.",
+    tags={WRITES_TAG: "marts"},
+    config=QUIET_CONSOLE,
+)
 def lake_maintenance() -> None:
     maintain_lake()
 
 
 daily_lake_maintenance = ScheduleDefinition(
     job=lake_maintenance,
+    run_config=QUIET_CONSOLE,
     # After the :40 insights of 03:00, long before the :20 marts of 04:00.
     cron_schedule="50 3 * * *",
     execution_timezone="UTC",

@@ -1,4 +1,7 @@
-"""Sensors: a file import that lands new raw rows starts the marts for its days."""
+"""Sensors: each file import that lands new raw rows starts one run over its days."""
+
+from datetime import UTC, datetime
+from functools import partial
 
 from dagster import (
     DefaultSensorStatus,
@@ -8,48 +11,48 @@ from dagster import (
     sensor,
 )
 
-from pipelines.analytics.schedules import insights_job, marts_job
-from pipelines.partitions import day_ranges, range_tags
+from murmur.settings import Settings
+from pipelines.analytics.schedules import import_job
+from pipelines.logs import QUIET_CONSOLE
+from pipelines.partitions import due_days, plan, range_tags
 from pipelines.resources import StoreResource
 from warehouse import marts
 
 
 # Running from the start: `murmur up` should need no clicks in the UI.
 @sensor(
-    jobs=[marts_job, insights_job],
-    minimum_interval_seconds=60,
+    job=import_job,
+    minimum_interval_seconds=Settings().import_sensor_seconds,
     default_status=DefaultSensorStatus.RUNNING,
 )
 def import_batches(
     context: SensorEvaluationContext, store: StoreResource
 ) -> list[RunRequest] | SkipReason:
-    """When a new import batch (ingest_batches.source import:*) lands, rebuild its days."""
+    """One run per new import batch (ingest_batches.source import:*): its days, then insights."""
+    after = None
+    if context.cursor:
+        at, batch = context.cursor.split("|", 1)
+        after = (datetime.fromisoformat(at), batch)
+    today = datetime.now(UTC).date()
+    requests = []
     with store.open() as s:
-        latest = s.run(marts.latest_import_batch)
-        if latest is None:
-            return SkipReason("no import batch yet")
-        cursor = f"{latest['finished_at'].isoformat()}|{latest['id']}"
-        if cursor == context.cursor:
+        batches = s.run(lambda cur: marts.import_batches_after(cur, after))
+        if not batches:
             return SkipReason("no new import batch")
-        since = None
-        if context.cursor:
-            from datetime import datetime
-
-            since = datetime.fromisoformat(context.cursor.split("|", 1)[0])
-        # Also the days a re-dated post left, so that it is counted on one day only.
-        days = sorted(
-            set(s.run(lambda cur: marts.days_with_new_raw(cur, since)))
-            | set(marts.days_with_new_posts(s, since))
-        )
+        for row in batches:
+            batch_id: str = row["id"]
+            captured, published = s.run(partial(marts.batch_days, batch_id=batch_id))
+            ranges = plan(s, due_days(captured, published, today))
+            cursor = f"{row['finished_at'].isoformat()}|{batch_id}"
+            if ranges:
+                # One run: its daily assets rebuild the planned ranges, then the insights.
+                requests.append(
+                    RunRequest(
+                        run_key=cursor,
+                        job_name=import_job.name,
+                        tags=range_tags(ranges),
+                        run_config=QUIET_CONSOLE,
+                    )
+                )
     context.update_cursor(cursor)
-    # One run per contiguous range of days: an import of ten years is a handful of runs.
-    requests = [
-        RunRequest(
-            run_key=f"{a.isoformat()}..{b.isoformat()}@{cursor}",
-            job_name=marts_job.name,
-            tags=range_tags(a, b),
-        )
-        for a, b in day_ranges(days)
-    ]
-    requests.append(RunRequest(run_key=f"insights@{cursor}", job_name=insights_job.name))
     return requests

@@ -26,6 +26,8 @@ from pipelines.importers.csvfile import CsvTable, check_encoding, file_digest, l
 from warehouse import workspaces as ws_repo
 from warehouse.ingest import (
     BatchMeta,
+    Overlap,
+    batch_overlap,
     load_youtube_csv,
     naive_utc,
     write_frames,
@@ -80,6 +82,8 @@ class ImportResult:
     seconds: float
     notes: list[str] = field(default_factory=list)
     direct: bool = False  # read and loaded by DuckDB alone (docs/importers.md)
+    # readings (post, instant) another batch holds too: staging keeps the latest ingest's
+    overlap: Overlap = field(default_factory=lambda: Overlap(0, 0))
 
 
 def run_import(
@@ -152,6 +156,7 @@ def import_file(
     if fmt == "youtube-trending" and encoding is None and direct_ok:
         fast = _youtube_direct(store, path, fmt, ws_id, kind, started, started_at)
         if fast is not None:
+            fast.overlap = batch_overlap(store, fast.batch_id)
             return fast
     with bar:
         size = path.stat().st_size
@@ -189,6 +194,7 @@ def import_file(
         conflicts_resolved=parsed.conflicts_resolved,
         seconds=round(time.perf_counter() - started, 3),
         notes=table.notes + parsed.notes,
+        overlap=batch_overlap(store, meta.id),
     )
 
 

@@ -9,10 +9,13 @@ from dagster import (
     schedule,
 )
 
+from pipelines.logs import QUIET_CONSOLE
+
 ingest_job = define_asset_job(
     "ingest_hourly",
     selection=AssetSelection.groups("ingest"),
     description="Capture every platform's accounts, posts and engagement for one hour.",
+    config=QUIET_CONSOLE,
 )
 
 
@@ -25,4 +28,4 @@ ingest_job = define_asset_job(
 def hourly_ingest(context: ScheduleEvaluationContext) -> RunRequest:
     """At :05 each hour, ingest the hour that just started."""
     key = context.scheduled_execution_time.strftime("%Y-%m-%d-%H:00")
-    return RunRequest(run_key=key, partition_key=key)
+    return RunRequest(run_key=key, partition_key=key, run_config=QUIET_CONSOLE)

@@ -339,11 +339,12 @@ def test_pipeline_run_over_a_failed_error_check_exits_1_and_says_what_to_do(
     path = tmp_path / "us.csv"
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     run_import(path, "youtube-trending", settings=settings, workspace_id=None, progress=False)
-    # The same reading written twice (another batch): raw_snapshot_keys_unique, an ERROR
+    # The same reading written twice by one batch (a loader's bug): raw_snapshot_keys_unique,
+    # an ERROR (a reading two batches hold is reconciled, not an error)
     with settings.open_lakehouse() as lake:
         lake.run(
             lambda cur: cur.execute(
-                "INSERT INTO raw_engagement_snapshots SELECT * REPLACE ('again' AS ingest_batch,"
+                "INSERT INTO raw_engagement_snapshots SELECT * REPLACE ("
                 " now()::TIMESTAMP AS ingested_at) FROM raw_engagement_snapshots"
                 " WHERE captured_at = TIMESTAMP '2018-03-02 00:00:00'"
             )
@@ -361,13 +362,70 @@ def test_pipeline_run_over_a_failed_error_check_exits_1_and_says_what_to_do(
     with settings.open_lakehouse() as lake:
         lake.run(
             lambda cur: cur.execute(
-                "DELETE FROM raw_engagement_snapshots WHERE ingest_batch = 'again'"
+                "DELETE FROM raw_engagement_snapshots WHERE captured_at = TIMESTAMP"
+                " '2018-03-02 00:00:00' AND ingested_at > (SELECT min(ingested_at)"
+                " FROM raw_engagement_snapshots)"
             )
         )
     again = murmur(data_dir, "pipeline", "run", MURMUR_PLATFORMS_URL=simulator)
     assert again.returncode == 0, again.stdout + again.stderr[-3000:]
     assert "days rebuilt: 2018-03-01..2018-03-03" in again.stdout
     assert "raw_snapshot_keys_unique" not in again.stdout
+
+
+DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+
+
+@pytest.mark.timeout(600)
+def test_two_overlapping_exports_are_reconciled_on_import_and_the_run_is_ok(
+    data_dir: Path,
+) -> None:
+    """The US and FR trending files share (video, day) readings: the second import says how
+    many (against our own count from the CSVs), each is counted once, and the run is ok."""
+    import polars as pl
+
+    def pairs(name: str) -> pl.DataFrame:
+        frame = pl.read_csv(DATASETS / name, infer_schema=False, encoding="utf8-lossy")
+        return frame.select("video_id", "trending_date").unique()
+
+    shared = pairs("youtube_trending_us.csv").join(
+        pairs("youtube_trending_fr.csv"), on=["video_id", "trending_date"]
+    )
+    first = ok(
+        data_dir,
+        "import",
+        str(DATASETS / "youtube_trending_us.csv"),
+        "--format",
+        "youtube-trending",
+    )
+    assert "already in the store" not in first.stdout
+    second = ok(
+        data_dir,
+        "import",
+        str(DATASETS / "youtube_trending_fr.csv"),
+        "--format",
+        "youtube-trending",
+    )
+    said = " ".join(second.stdout.split())
+    assert f"{shared.height:,} of its readings (the same post at the same instant) were" in said
+    assert "this file's counts (the latest import's)" in said
+
+    done = murmur(data_dir, "pipeline", "run", "--no-ingest")
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert "Pipeline ok" in done.stdout
+    assert "Checks failed" not in done.stdout
+    # a warning is called a warning, once per step at most; past days are not judged fresh
+    assert "raw_fresh" not in done.stdout
+    settings = Settings(data_dir=data_dir)
+    with settings.open_lakehouse() as lake, lake.cursor() as cur:
+        counts = cur.execute(
+            "SELECT (SELECT count(*) FROM raw_engagement_snapshots),"
+            " (SELECT count(*) FROM stg_engagement_deltas)"
+        ).fetchone()
+    assert counts is not None
+    raw, staged = counts
+    # both files' copies are kept raw; staging holds each shared reading once
+    assert raw - staged == shared.height
 
 
 def test_run_all_reports_each_step_to_its_progress_callback(tmp_path: Path) -> None:

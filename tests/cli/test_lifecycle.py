@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -119,10 +120,11 @@ def launch(tmp_path: Path) -> Iterator[Callable[..., Launched]]:
     data_dir = (tmp_path / "data").resolve()
     started: list[Launched] = []
 
-    def start(*args: str) -> Launched:
+    def start(*args: str, **extra: str) -> Launched:
         ports = {"api": free_port(), "simulator": free_port(), "dagster": free_port()}
         env = {
             **os.environ,
+            **extra,
             "MURMUR_DATA_DIR": str(data_dir),
             "MURMUR_PORT": str(ports["api"]),
             # The pipeline finds the simulator by its port alone (platforms_url follows it).
@@ -197,8 +199,9 @@ def test_up_with_dagster_leaves_no_grandchild(launch: Callable[..., Launched]) -
     # The Dagster home `up` made has a dagster.yaml: no telemetry (no banner, no id), no
     # welcome dialog, and neither Dagster's missing-config nor its `dg dev` warning is shown.
     home = run.data_dir / "dagster"
-    config = load_yaml_from_path(str(home / "dagster.yaml"))
-    assert config == {"telemetry": {"enabled": False}, "nux": {"enabled": False}}
+    config: dict[str, Any] = load_yaml_from_path(str(home / "dagster.yaml"))  # type: ignore[assignment]
+    assert config["telemetry"] == {"enabled": False}
+    assert config["nux"] == {"enabled": False}
     assert not (home / ".telemetry").exists()
     for noise in ("Telemetry:", "No dagster instance configuration", "SupersessionWarning"):
         assert noise not in run.output(), run.tail()
@@ -276,6 +279,87 @@ def test_a_child_ignoring_sigterm_is_killed_with_what_it_started(tmp_path: Path)
     supervisor.stop()
 
     assert processes_with(marker) == {}
+
+
+DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+EXPORTS = {
+    "youtube_trending_us.csv": "youtube-trending",
+    "youtube_trending_fr.csv": "youtube-trending",
+    "vaccination_tweets.csv": "tweets",
+    "instagram_posts.csv": "instagram-insights",
+}
+
+
+@pytest.mark.timeout(1200)
+def test_four_imports_into_a_running_up_are_four_runs_within_the_queue_limit(
+    launch: Callable[..., Launched],
+) -> None:
+    from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+    from dagster._core.instance.ref import InstanceRef
+
+    # The sensor looks every 5 s (not 60): the test waits for the runs, not for the ticks.
+    run = launch(
+        "up", "--no-pipeline", "--no-simulator", "--no-workers", MURMUR_IMPORT_SENSOR_SECONDS="5"
+    )
+    run.wait_for("the API answers", api_ready(run))
+    run.wait_for("Dagster's daemon runs", lambda: bool(run.children("dagster._daemon")), 240)
+    home = run.data_dir / "dagster"
+    config: dict[str, Any] = load_yaml_from_path(str(home / "dagster.yaml"))  # type: ignore[assignment]
+    limit = config["run_queue"]["tag_concurrency_limits"]
+    assert limit == [{"key": "murmur/writes", "limit": 1}]
+    env = {**os.environ, "MURMUR_DATA_DIR": str(run.data_dir)}
+    for name, fmt in EXPORTS.items():
+        done = subprocess.run(
+            [*MURMUR, "import", str(DATASETS / name), "--format", fmt],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    with DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
+
+        def records() -> list[Any]:
+            return list(instance.get_run_records(RunsFilter(job_name="import_refresh")))
+
+        def finished() -> bool:
+            found = records()
+            return len(found) >= len(EXPORTS) and all(
+                r.dagster_run.status in (DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE)
+                for r in found
+            )
+
+        run.wait_for("a finished run per import", finished, timeout=1000)
+        found = records()
+        writes = [
+            r
+            for r in instance.get_run_records(RunsFilter(tags={"murmur/writes": "marts"}))
+            if r.start_time is not None
+        ]
+    # One run per import (the run key names its batch), and each succeeded.
+    assert len(found) == len(EXPORTS), [r.dagster_run.tags for r in found]
+    batches = {r.dagster_run.tags["dagster/run_key"].split("|", 1)[1] for r in found}
+    assert len(batches) == len(EXPORTS)
+    assert all(r.dagster_run.status == DagsterRunStatus.SUCCESS for r in found)
+    # Never two runs rewriting the marts at once.
+    moments = sorted(
+        [(r.start_time, 1) for r in writes] + [(r.end_time or float("inf"), -1) for r in writes]
+    )
+    running = peak = 0
+    for _, step in moments:
+        running += step
+        peak = max(peak, running)
+    assert peak == 1
+    # up's console holds Murmur's lines and Dagster's warnings, not the runs' per-event debug
+    # (the hourly ingest's step processes still say "STEP_WORKER_STARTED" once each, from
+    # Dagster's process start-up, before the run's loggers apply).
+    chatter = [
+        line
+        for line in run.output().splitlines()
+        if (" - DEBUG - " in line or " - INFO - " in line) and "STEP_WORKER_STARTED" not in line
+    ]
+    assert not chatter, chatter[:5]
 
 
 def _sim_health(run: Launched) -> str:

@@ -205,6 +205,26 @@ def test_a_snapshot_seen_by_two_batches_counts_once(store: Lakehouse, settings: 
     assert got == [("2025-06-01 10:00:00", 120, 6, 0), ("2025-06-01 11:30:00", 30, 0, 1)]
     assert hourly == [("2025-06-01 10:00:00", 120, 7), ("2025-06-01 11:00:00", 30, 0)]
     checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    # a reading in two batches is reconciled, not a failure: said in the materialization
+    assert checks["raw_snapshot_keys_unique"].passed
+    assert checks["stg_keys_unique"].passed
+    staged = next(
+        e.step_materialization_data.materialization
+        for e in result.get_asset_materialization_events()
+        if e.asset_key.path[-1] == "stg_engagement_deltas"
+    )
+    assert staged.metadata["readings_in_several_batches"].value == 1
+
+
+def test_a_batch_holding_a_reading_twice_fails_the_raw_keys_check(
+    store: Lakehouse, settings: Settings
+) -> None:
+    _seed_hand(store)
+    again = (*_snap("p1", "2025-06-01 10:00", 120, 6, 1)[:13], "b", NOW + timedelta(hours=1))
+    with store.cursor() as cur:
+        cur.execute(SNAP_SQL, list(again))  # a loader's bug: its own batch, the reading twice
+    result = _materialize(settings, "2025-06-01")
+    checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
     assert not checks["raw_snapshot_keys_unique"].passed
     assert checks["raw_snapshot_keys_unique"].metadata["duplicate_keys"].value == 1
     assert checks["stg_keys_unique"].passed

@@ -1,0 +1,7 @@
+"""How runs log to the console: warnings and errors only.
+
+Every event is still in Dagster's event log and UI; the console (`murmur up`'s, `murmur
+pipeline run`'s) is for what needs a look, not for each step's debug events.
+"""
+
+QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}

@@ -1,0 +1,129 @@
+"""How due days become the ranges of one pass, and how a run carries them."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from pathlib import Path
+
+import polars as pl
+from dagster import DagsterInstance, materialize
+
+from murmur.settings import Settings
+from pipelines.analytics.assets import DAILY_ASSETS
+from pipelines.definitions import resources
+from pipelines.importers import run_import
+from pipelines.partitions import (
+    DayRange,
+    day_ranges,
+    due_days,
+    plan_ranges,
+    range_tags,
+    tagged_ranges,
+)
+from tests.servers import StoreSettings
+from warehouse import marts
+
+D = date(2024, 1, 1)
+
+
+def _d(n: int) -> date:
+    return D + timedelta(days=n)
+
+
+def test_gaps_without_rows_join_and_heavy_gaps_split() -> None:
+    days = [_d(0), _d(1), _d(10), _d(40), _d(41)]
+    # nothing between: one range over all of them
+    assert plan_ranges(days, {}) == [(_d(0), _d(41))]
+    # the gap 11..39 holds more rows than a pass costs: two ranges
+    heavy = {_d(20): 150_000, _d(30): 60_000}
+    assert plan_ranges(days, heavy, gap_rows=200_000) == [(_d(0), _d(10)), (_d(40), _d(41))]
+    # rows on the due days themselves are rebuilt anyway and do not count
+    assert plan_ranges(days, {_d(10): 10**9}, gap_rows=200_000) == [(_d(0), _d(41))]
+    # an empty gap longer than gap_days costs more in Dagster's per-day events than a pass
+    assert plan_ranges(days, {}, gap_days=20) == [(_d(0), _d(10)), (_d(40), _d(41))]
+    # a store's import of 2018 and today's ingest: two passes, not a pass over 8 years
+    assert plan_ranges([date(2018, 3, 1), date(2026, 11, 26)], {}) == [
+        (date(2018, 3, 1), date(2018, 3, 1)),
+        (date(2026, 11, 26), date(2026, 11, 26)),
+    ]
+
+
+def test_the_ranges_tag_round_trips_and_clips_to_the_partition_window() -> None:
+    ranges = [(_d(0), _d(1)), (_d(10), _d(10))]
+    tags = range_tags(ranges)
+    assert tags["dagster/asset_partition_range_start"] == "2024-01-01"
+    assert tags["dagster/asset_partition_range_end"] == "2024-01-11"
+    # half-open within the window [start, end)
+    assert tagged_ranges(tags, _d(0), _d(11)) == [(_d(0), _d(2)), (_d(10), _d(11))]
+    assert tagged_ranges(tags, _d(1), _d(5)) == [(_d(1), _d(2))]
+    # one range needs no tag: the partition window is the range
+    assert "murmur/day_ranges" not in range_tags([(_d(0), _d(3))])
+    assert tagged_ranges({}, _d(0), _d(4)) == [(_d(0), _d(4))]
+
+
+def test_due_days_add_the_day_after_each_capture_day_never_after_today() -> None:
+    assert due_days([_d(0), _d(5)], [_d(-300)], today=_d(5)) == {_d(0), _d(1), _d(5), _d(-300)}
+    assert due_days([_d(9)], [_d(9)], today=_d(5)) == set()
+
+
+DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+COMPARED = (
+    "stg_engagement_deltas",
+    "mart_post_hourly",
+    "mart_post_first_seen",
+    "mart_post_daily",
+    "mart_account_daily",
+    "dim_posts",
+    "dim_accounts",
+)
+
+
+def _built(settings: Settings, runs: list[list[DayRange]]) -> dict[str, list[tuple[object, ...]]]:
+    with DagsterInstance.ephemeral() as instance:
+        for ranges in runs:
+            done = materialize(
+                DAILY_ASSETS,
+                resources=resources(settings),
+                instance=instance,
+                tags={"murmur/now": "2026-11-22T00:00:00+00:00", **range_tags(ranges)},
+            )
+            assert done.success
+    with settings.open_lakehouse() as lake, lake.cursor() as cur:
+        return {
+            table: cur.execute(
+                f"SELECT * EXCLUDE (workspace_id) FROM {table} ORDER BY ALL"  # noqa: S608
+            ).fetchall()
+            for table in COMPARED
+        }
+
+
+def test_one_pass_over_several_ranges_equals_a_run_per_range(
+    tmp_path: Path, store_settings: StoreSettings
+) -> None:
+    """The US trending file with two of every seven days dropped: videos trend across the gaps, so
+    each range's first deltas depend on readings in the ranges before it."""
+    us = pl.read_csv(
+        DATASETS / "youtube_trending_us.csv", infer_schema=False, encoding="utf8-lossy"
+    )
+    day = pl.col("trending_date").str.strptime(pl.Date, "%y.%d.%m")
+    days = sorted(us.select(day)["trending_date"].unique())
+    # two days in a row: the day after a capture day is due too, so one would be refilled
+    dropped = [d for i, d in enumerate(days) if i % 7 in (3, 4)]
+    kept = us.filter(~day.is_in(dropped))
+    path = tmp_path / "us.csv"
+    kept.write_csv(path)
+    stores = []
+    for name in ("per-range", "one-pass"):
+        settings = store_settings(tmp_path / name)
+        settings.ensure_dirs()
+        run_import(path, "youtube-trending", settings=settings, workspace_id=None, progress=False)
+        stores.append(settings)
+    with stores[0].open_lakehouse() as lake:
+        captured = lake.run(lambda cur: marts.days_with_new_raw(cur, None))
+    ranges = day_ranges(sorted(due_days(captured, [], today=date(2026, 11, 22))))
+    assert len(ranges) >= 8
+    separately = _built(stores[0], [[r] for r in ranges])
+    together = _built(stores[1], [ranges])
+    for table in COMPARED:
+        assert together[table] == separately[table], table
+    assert len(together["mart_post_daily"]) > 1000
