@@ -698,12 +698,14 @@ def capture_cadence_hours(store: Lakehouse, w: Window) -> float | None:
 
 def post_cadences(store: Lakehouse, w: Window) -> dict[tuple[str, str], float]:
     """Per post read at least twice in the window: the median gap, in hours, between its
-    consecutive readings (first sightings included)."""
+    last four readings (first sightings included): the interval its latest windows see."""
     rows = read(
         store,
         "SELECT platform, external_id, median(gap) AS gap FROM ("
         " SELECT platform, external_id, date_diff('minute', lag(hour) OVER ("
-        "   PARTITION BY platform, external_id ORDER BY hour), hour) / 60.0 AS gap FROM ("
+        "   PARTITION BY platform, external_id ORDER BY hour), hour) / 60.0 AS gap,"
+        "  row_number() OVER (PARTITION BY platform, external_id ORDER BY hour DESC) AS nth"
+        " FROM ("
         "  SELECT platform, external_id, hour FROM mart_post_hourly"
         "  WHERE workspace_id = ? AND day >= CAST(? AS DATE) AND day <= CAST(? AS DATE)"
         "    AND hour >= ? AND hour < ?"
@@ -711,7 +713,7 @@ def post_cadences(store: Lakehouse, w: Window) -> dict[tuple[str, str], float]:
         "  FROM mart_post_first_seen"
         "  WHERE workspace_id = ? AND day >= CAST(? AS DATE) AND day <= CAST(? AS DATE)"
         "    AND captured_at >= ? AND captured_at < ?))"
-        " WHERE gap IS NOT NULL GROUP BY ALL",
+        " WHERE gap IS NOT NULL AND nth <= 3 GROUP BY ALL",
         [w.workspace_id, w.start, w.end, w.start, w.end] * 2,
     )
     return {(r["platform"], r["external_id"]): float(r["gap"]) for r in rows}

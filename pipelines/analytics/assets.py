@@ -103,13 +103,15 @@ STG = _key("stg_engagement_deltas")
         _check(
             "raw_snapshot_keys_unique",
             STG,
-            "One raw_engagement_snapshots row per (workspace, platform, post, captured_at).",
+            "One raw_engagement_snapshots row per (workspace, platform, post, captured_at)"
+            " in each batch.",
         ),
         _check("raw_counters_non_negative", STG, "No raw counter below zero."),
         _check(
             "raw_account_keys_unique",
             STG,
-            "One raw_account_snapshots row per (workspace, platform, account, captured_at).",
+            "One raw_account_snapshots row per (workspace, platform, account, captured_at)"
+            " in each batch.",
         ),
         _check(
             "counter_drops_reported",

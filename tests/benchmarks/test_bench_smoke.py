@@ -46,11 +46,18 @@ def test_child_rows_come_back_as_table_rows() -> None:
 def test_import_rows_have_a_group_of_their_own() -> None:
     from benchmarks.bench import child_rows
 
-    (row,) = child_rows("import", quick=True, timeout=240)
+    row, days = child_rows("import", quick=True, timeout=300)
     assert row.what.startswith("import youtube-trending CSV, 100,000 rows"), row
     assert row.status in {"PASS", "MISS"}
     assert row.ratio is not None
     assert row.ratio > 0
+    # the isolated days' row: both files planned into one range, one marts step each
+    assert days.what.endswith("on 200 isolated days"), days
+    assert days.status in {"PASS", "MISS"}
+    assert days.ratio is not None
+    assert days.ratio > 0
+    figures = days.detail["figures"]
+    assert [f["ranges"] for f in figures["isolated"] + figures["consecutive"]] == [1, 1]
 
 
 def test_the_dashboard_row_measures_a_real_page_load() -> None:
