@@ -2,8 +2,8 @@
 
 The vaccination-tweets export (../shared/datasets) is cut into 200 day groups (each
 publication day's tweets split in two by id), and written twice: group ``g`` published on
-day ``3g`` (200 isolated days: with the day after each, still 200 ranges of two days) or on
-day ``g`` (one range), times of day kept. Each file is imported into a new store and the
+day ``3g`` (200 isolated days, two empty days between each) or on day ``g`` (one range),
+times of day kept. Each file is imported into a new store and the
 pipeline is run over it (``run_all`` without platform reads); the figure is the isolated
 file's import + run, the reference the consecutive file's, in the same process, alternating.
 """
