@@ -19,6 +19,7 @@ from rich.console import Console
 from murmur.logs import configure_logging
 from murmur.settings import Settings
 from murmur.supervise import StopSignals, Supervisor
+from pipelines import PLANNED_EVENTS_ENV
 from warehouse.errors import StoreUnavailableError
 from warehouse.rows import Cursor
 from warehouse.store import Store
@@ -733,7 +734,10 @@ run_queue:
 """
 # `dagster dev` warns on every start that `dg dev` supersedes it (a package Murmur does not
 # install); the one warning is silenced, every other warning still shows.
-DAGSTER_ENV = {"PYTHONWARNINGS": "ignore:Function `dev_command` is superseded"}
+DAGSTER_ENV = {
+    "PYTHONWARNINGS": "ignore:Function `dev_command` is superseded",
+    **PLANNED_EVENTS_ENV,
+}
 
 
 def prepare_dagster_home(home: Path) -> Path:

@@ -6,7 +6,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import polars as pl
-from dagster import DagsterInstance, materialize
+from dagster import DagsterEventType, DagsterInstance, materialize
 
 from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS
@@ -88,6 +88,11 @@ def _built(settings: Settings, runs: list[list[DayRange]]) -> dict[str, list[tup
                 tags={"murmur/now": "2026-11-22T00:00:00+00:00", **range_tags(ranges)},
             )
             assert done.success
+            # One planned event per asset, not one per day and asset (pipelines/__init__.py).
+            planned = instance.all_logs(
+                done.run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION_PLANNED
+            )
+            assert len(planned) == len(DAILY_ASSETS)
     with settings.open_lakehouse() as lake, lake.cursor() as cur:
         return {
             table: cur.execute(
