@@ -42,7 +42,7 @@ SCALE_TESTS := tests/store/test_session_profile.py tests/posts tests/publishing/
 
 ## The whole test suite, the scale profile's run, then the linters.
 test: install browser postgres
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q --durations=30
 	$(BIN)/python -m pytest -n 2 -q --store-profile=scale $(SCALE_TESTS)
 	$(MAKE) lint
 

@@ -16,6 +16,7 @@ from starlette.routing import compile_path
 
 from api.context import request_id_var
 from api.schemas import ErrorBody, ErrorDetail, ErrorEnvelope
+from warehouse.errors import StoreUnavailableError
 
 T = TypeVar("T")
 
@@ -94,10 +95,6 @@ def found(row: T | None, kind: str, ident: str) -> T:
     return row
 
 
-class MethodNotAllowed(MurmurError):
-    status_code, code = 405, "METHOD_NOT_ALLOWED"
-
-
 class InvalidState(MurmurError):
     status_code, code = 409, "INVALID_STATE"
 
@@ -120,10 +117,6 @@ class UnsupportedMediaType(MurmurError):
 
 class RateLimited(MurmurError):
     status_code, code = 429, "RATE_LIMITED"
-
-
-class InternalError(MurmurError):
-    status_code, code = 500, "INTERNAL_ERROR"
 
 
 class ServiceUnavailable(MurmurError):
@@ -243,6 +236,17 @@ def install_error_handlers(app: FastAPI) -> None:
         if exc.status_code == 413:
             return error_response(413, "PAYLOAD_TOO_LARGE", str(exc.detail))
         return error_response(exc.status_code, "VALIDATION_ERROR", str(exc.detail))
+
+    @app.exception_handler(StoreUnavailableError)
+    async def _store_unavailable(_: Request, exc: StoreUnavailableError) -> JSONResponse:
+        # The cause names files or servers: the log says it, the client hears the store is down.
+        log.warning("request.store_unavailable", error=str(exc))
+        return error_response(
+            503,
+            "SERVICE_UNAVAILABLE",
+            "The store is unavailable; retry shortly with the same Idempotency-Key.",
+            headers={"Retry-After": "1"},
+        )
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

@@ -188,3 +188,27 @@ def test_pipeline_freshness_appears_once_a_mart_is_built(
     age = value(scrape(root), "murmur_pipeline_freshness_seconds", stage="marts")
     assert age is not None
     assert age >= 0
+
+
+def test_a_store_outage_mid_request_is_503_in_the_envelope_and_nothing_is_written(
+    doomed_server: LiveServer,
+) -> None:
+    """The publishing file's write queue cannot be opened (a full or failing disk does the
+    same): the write answers 503 with Retry-After, and the same key succeeds once it can."""
+    tenant = new_tenant(doomed_server)
+    queue = doomed_server.settings.data_dir / "publishing.sqlite.write-queue"
+    queue.unlink()
+    queue.mkdir()  # open("a") on it fails as an unreachable file does
+    key = {"Idempotency-Key": "outage-1"}
+    body = {"text": "Launch day!", "platforms": ["linkedin"]}
+    try:
+        failed = tenant.api.post("/posts", json=body, headers=key)
+        error = assert_error(failed, 503, "SERVICE_UNAVAILABLE")
+        assert "store" in error["message"].lower()
+        assert failed.headers["Retry-After"] == "1"
+    finally:
+        queue.rmdir()
+    assert tenant.api.get("/posts").json()["data"]["items"] == []
+    created = tenant.api.post("/posts", json=body, headers=key)
+    assert created.status_code == 201, created.text
+    assert "Idempotent-Replayed" not in created.headers
