@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import gc
 from collections.abc import AsyncIterator
 from typing import Any
@@ -22,6 +23,7 @@ from api.dashboard import router as dashboard
 from api.errors import install_error_handlers
 from api.health import router as health
 from api.health.metrics import Metrics
+from api.idempotency import OPENAPI_PARAMETER
 from api.middleware import Cors, EdgeMiddleware
 from api.pagination import CursorCodec
 from api.posts import service as posts_service
@@ -296,19 +298,10 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                     "headers": {**_RATE_HEADERS, **_ETAG},
                 }
             if is_write:
+                # The one place a write's Idempotency-Key is declared; a route that declares
+                # its own (the sessions: not required) keeps it instead.
                 params = operation.setdefault("parameters", [])
-                if not any(p.get("name") == "Idempotency-Key" for p in params):
-                    params.append(
-                        {
-                            "name": "Idempotency-Key",
-                            "in": "header",
-                            "required": True,
-                            "description": (
-                                "1 to 255 printable ASCII characters; a repeat within 24 h "
-                                "replays the first response."
-                            ),
-                            "schema": {"type": "string", "minLength": 1, "maxLength": 255},
-                        }
-                    )
+                if not any(p.get("name") == OPENAPI_PARAMETER["name"] for p in params):
+                    params.append(copy.deepcopy(OPENAPI_PARAMETER))
     app.openapi_schema = schema
     return schema

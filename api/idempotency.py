@@ -25,7 +25,7 @@ REQUEST_ID_HEADER = "X-Request-Id"
 # trimmed in transit, so a leading space could never arrive as sent).
 KEY_PATTERN = r"^[\x21-\x7e][\x20-\x7e]{0,254}$"
 _VALID_KEY = re.compile(KEY_PATTERN)
-# How every write declares the header in the OpenAPI document (api/routing.py).
+# How every write declares the header in the OpenAPI document (api/app.py).
 OPENAPI_PARAMETER = {
     "name": HEADER,
     "in": "header",

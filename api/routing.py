@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -15,7 +14,7 @@ from fastapi.routing import APIRoute
 
 from api.deps import WRITE_METHODS
 from api.errors import STORABLE_ERRORS, MurmurError, ServiceUnavailable, murmur_error_response
-from api.idempotency import OPENAPI_PARAMETER, Claimed, IdempotentReplay
+from api.idempotency import Claimed, IdempotentReplay
 from api.request_state import IdempotencyMode, RequestState
 from warehouse import idempotency as idem_repo
 from warehouse import retry
@@ -87,22 +86,11 @@ _RETRY_ON = (ConflictError, DuplicateKeyError)
 class MurmurRoute(APIRoute):
     """Runs the endpoint, then commits or rolls back the transaction its dependencies opened.
 
-    A write that loses a conflict to a concurrent transaction (DuckDB is optimistic) runs
-    again under the same idempotency claim, as the store's one retry policy allows
+    A write that loses to a concurrent transaction (a conflict or a key taken meanwhile, as
+    warehouse/errors.py names SQLite's and PostgreSQL's failures) runs again under the same
+    idempotency claim, as the store's one retry policy allows
     (warehouse/retry.py); after that the client gets 503 and may retry with the same key.
     """
-
-    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
-        # Writes declare their Idempotency-Key header, with its pattern, in the document.
-        # include_router builds each route again from the first one's openapi_extra: add once.
-        if {m.upper() for m in kwargs.get("methods") or ()} & WRITE_METHODS:
-            extra = dict(kwargs.get("openapi_extra") or {})
-            parameters = list(extra.get("parameters", []))
-            if not any(p.get("name") == OPENAPI_PARAMETER["name"] for p in parameters):
-                parameters.append(copy.deepcopy(OPENAPI_PARAMETER))
-            extra["parameters"] = parameters
-            kwargs["openapi_extra"] = extra
-        super().__init__(path, endpoint, **kwargs)
 
     def get_route_handler(self) -> Handler:
         original = super().get_route_handler()

@@ -69,16 +69,6 @@ class EngagementSnapshot:
     clicks: int | None = None
 
 
-@dataclass
-class FetchReport:
-    """What one account's fetch produced, and what failed without stopping the run."""
-
-    accounts: list[AccountSnapshot] = field(default_factory=list)
-    posts: list[PostRecord] = field(default_factory=list)
-    snapshots: list[EngagementSnapshot] = field(default_factory=list)
-    errors: list[dict[str, str]] = field(default_factory=list)
-
-
 class ConnectorError(Exception):
     """A platform call failed."""
 

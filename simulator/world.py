@@ -8,7 +8,7 @@ import random
 import re
 import string
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
@@ -653,9 +653,3 @@ _PHRASES = (
     "what would you add",
     "try this before friday",
 )
-
-
-def iter_accounts(world: World) -> Iterator[Account]:
-    """Every account of every platform."""
-    for platform in PLATFORMS:
-        yield from world.accounts(platform)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -79,7 +78,6 @@ _REQUIRED = {
     "raw_engagement_snapshots": ("platform", "external_id", "captured_at"),
     "raw_account_snapshots": ("platform", "external_id", "kind", "handle", "captured_at"),
 }
-_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 @dataclass(frozen=True)
@@ -283,11 +281,6 @@ def _load(store: Lakehouse, batch_id: str, frames: dict[str, pl.DataFrame]) -> N
             for view in views.values():
                 with contextlib.suppress(StoreError):
                     cur.unregister(view)
-
-
-def safe_name(batch_id: str) -> str:
-    """A batch id as a single directory name."""
-    return _SAFE.sub("_", batch_id).strip("._") or "batch"
 
 
 def md5_hex(values: pl.Series) -> pl.Series:

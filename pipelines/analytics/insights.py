@@ -10,7 +10,7 @@ import json
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -693,7 +693,3 @@ def _insight(
 
 def _num(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 10 else f"{value:.3g}"
-
-
-def flatten(groups: Iterable[list[Row]]) -> list[Row]:
-    return [row for group in groups for row in group]

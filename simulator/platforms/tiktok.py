@@ -28,11 +28,6 @@ from simulator.state import Sim
 from simulator.world import Account, Post
 
 
-def simulator_tiktok_token(open_id: str) -> str:
-    """The user access token the simulator issues for an account: it names the account."""
-    return f"act.{open_id}"
-
-
 def _tt_auth(request: Request) -> bool:
     return bearer_token(request) is not None
 

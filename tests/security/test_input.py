@@ -503,6 +503,28 @@ def test_openapi_declares_the_idempotency_key_and_what_refuses_null(server: Live
     assert nullable("PostUpdate", "scheduled_at")  # documented: null publishes now
 
 
+def test_no_operation_lists_a_parameter_twice(server: LiveServer) -> None:
+    """A parameter is a (name, in) pair: an operation declaring one twice is not valid OpenAPI.
+
+    The Idempotency-Key header is added to every write in one place (api/app.py); a route or a
+    router that declared it as well would list it twice.
+    """
+    document = httpx.get(f"{server.base_url}{BASE_PATH}/openapi.json").json()
+    twice: list[tuple[str, str, str, str]] = []
+    operations = 0
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            operations += 1
+            seen: set[tuple[str, str]] = set()
+            for parameter in operation.get("parameters", []):
+                key = (parameter["name"], parameter["in"])
+                if key in seen:
+                    twice.append((method, path, *key))
+                seen.add(key)
+    assert operations > 60
+    assert twice == []
+
+
 def test_a_null_the_document_does_not_offer_is_a_400_naming_the_field(tenant: Tenant) -> None:
     api = tenant.api
     post = api.ok(api.post("/posts", json={"text": "x", "platforms": ["x"], "draft": True}), 201)
