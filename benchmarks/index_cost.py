@@ -1,10 +1,11 @@
-"""What dropping the store's secondary indexes costs the publishing side's reads and writes.
+"""What dropping the old store's secondary indexes cost the publishing side's reads and writes.
 
-Migration 0008 drops the 15 secondary ART indexes that DuckDB 1.5.5 can leave stale after a
-WAL handoff (docs/adr/0001-store.md, addendum). This measures the repository calls those
-indexes served, on one generated store at the bench's scale, first without them (as the
-store now is) and then with the same indexes created again (as before): the reference is the
-old schema, the queries are the same.
+The evidence of ADR 0001's addendum, on the store of before ADR 0002 (one DuckDB file, built
+from its schema in tests/store/old_schema): its migration 0008 drops the 15 secondary ART
+indexes that DuckDB 1.5.5 can leave stale after a WAL handoff. This measures the repository
+calls those indexes served, on one generated store at the bench's scale, first without them
+(as that schema ends) and then with the same indexes created again (as before): the
+reference is the older schema, the queries are the same.
 
     python -m benchmarks.index_cost [--posts 100000] [--repeat 300] [--json out.json]
 """
@@ -26,9 +27,9 @@ from typing import Any
 
 import duckdb
 
+from tests.store.old_schema import available, migrate
 from warehouse import inbox, posts, publishing
 from warehouse.cursor import StoreCursor
-from warehouse.migrations import available, migrate
 from warehouse.rows import Cursor
 
 WORKSPACES = 10

@@ -1,12 +1,12 @@
 """How late the publishing worker publishes when thousands of posts fall due in one minute.
 
-The benchmark process hosts the store (as the API does) and seeds N posts, each with one
-destination, scheduled across one minute starting a little ahead (``--spread 60``; ``0``
-puts them all on the same instant). The simulator and W workers run as processes of their
-own; the workers reach the store over Quack, as in production. Lateness is the time from a
-post's ``scheduled_at`` to the end of the platform call that published it (our clock, from
-the publish log). The exactly-once check reads the simulator's own log (GET /_sim/posts):
-every text exactly once.
+The benchmark process opens the store and seeds N posts, each with one destination,
+scheduled across one minute starting a little ahead (``--spread 60``; ``0`` puts them all on
+the same instant). The simulator and W workers run as processes of their own; each worker
+opens the store itself, as in production (ADR 0002: no process owns it). Lateness is the
+time from a post's ``scheduled_at`` to the end of the platform call that published it (our
+clock, from the publish log). The exactly-once check reads the simulator's own log
+(GET /_sim/posts): every text exactly once.
 
 Usage::
 
@@ -66,7 +66,7 @@ def run(posts: int, workers: int, spread: float, lead: float, concurrency: int) 
     sim_root = f"http://127.0.0.1:{sim_port}"
     procs: list[subprocess.Popen[bytes]] = []
     settings = Settings(data_dir=data_dir)
-    host = settings.open_store()
+    store = settings.open_store()
     try:
         procs.append(
             subprocess.Popen(
@@ -128,21 +128,21 @@ def run(posts: int, workers: int, spread: float, lead: float, concurrency: int) 
             return ids
 
         t_seed = time.monotonic()
-        post_ids = host.run(seed)
+        post_ids = store.run(seed)
         seeded_in = time.monotonic() - t_seed
         if utcnow() >= start:
             raise SystemExit(f"seeding took {seeded_in:.1f}s, past the lead; raise --lead")
 
         deadline = time.monotonic() + lead + spread + 120
-        while host.run(lambda cur: repo.open_destinations(cur, post_ids)) > 0:
+        while store.run(lambda cur: repo.open_destinations(cur, post_ids)) > 0:
             if time.monotonic() > deadline:
                 raise SystemExit("not every destination settled in time")
             time.sleep(0.5)
         finished = utcnow()
 
-        late = host.run(lambda cur: repo.lateness(cur, post_ids))
+        late = store.run(lambda cur: repo.lateness(cur, post_ids))
         statuses = dict(
-            host.run(
+            store.run(
                 lambda cur: cur.execute(
                     "SELECT status, count(*) FROM posts GROUP BY status"
                 ).fetchall()
@@ -182,7 +182,7 @@ def run(posts: int, workers: int, spread: float, lead: float, concurrency: int) 
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 proc.kill()
-        host.close()
+        store.close()
 
 
 def main() -> None:

@@ -2,9 +2,10 @@
 
 Candidates (issue "The store, re-founded"):
 
-a. ``duckdb_host``: today's design. One DuckDB file owned by one process (the host, which
-   also runs the publishing writers in-process, as ``murmur serve`` does); every other process
-   reaches it over Quack (``quack_query`` server-side, as ``warehouse.store.HostCursor`` does).
+a. ``duckdb_host``: ADR 0001's design, replaced by ADR 0002's (b and c). One DuckDB file
+   owned by one process (the host, which also ran the publishing writers in-process, as
+   ``murmur serve`` then did); every other process reached it over Quack (``quack_query``
+   server-side, as ADR 0001's ``HostCursor`` did). Kept here as ADR 0002's evidence.
 b. ``split_embedded``: publishing state in SQLite (WAL mode, python sqlite3 through
    SQLAlchemy Core, ``BEGIN IMMEDIATE``); analytics in DuckLake with a SQLite catalog file in
    WAL mode and Parquet files on local disk. Analysts and pipelines are DuckDB sessions that
@@ -436,7 +437,7 @@ def role_analyst(cfg: dict[str, Any], name: str, ready: Any, go: Any, out: Any) 
     rec = Recorder(name)
     kind = cfg["kind"]
     if kind == "duckdb_host":
-        # What `murmur attach` prints: a READ_ONLY Quack attach.
+        # What `murmur attach` printed under ADR 0001: a READ_ONLY Quack attach.
         con = duck()
         load(con, "httpfs", "quack")
         con.execute(f"CREATE SECRET bench_quack (TYPE quack, TOKEN '{QUACK_TOKEN}')")
@@ -472,7 +473,7 @@ def role_analyst(cfg: dict[str, Any], name: str, ready: Any, go: Any, out: Any) 
         except duckdb.Error as exc:
             attempts[label] = "refused: " + short(exc)
     if kind == "duckdb_host":
-        # The workaround analysts have today: the join run on the host through quack_query.
+        # The workaround analysts had then: the join run on the host through quack_query.
         on_host_join = ANALYST_JOIN.format(pub="", lake="")
         rec.timed("join_via_quack_query", lambda: on_host(con, cfg["uri"], on_host_join))
         try:

@@ -103,17 +103,17 @@ def translate(exc: BaseException) -> BaseException:
         # "Could not set lock on file …: Conflicting lock is held in …" (another process).
         translated = StoreUnavailableError(text)
     elif _CONFLICT.search(text) or "database is locked" in lowered:
-        # TransactionException in-process ("Conflict on update!"), a plain error over Quack
-        # ("Conflict on tuple deletion!"), a catalog's "write-write conflict", a DuckLake
-        # commit whose SQLite catalog another commit holds ("Failed to flush changes into
-        # DuckLake: database is locked"): all a concurrent writer winning.
+        # DuckDB's own ("Conflict on update!", "Conflict on tuple deletion!"), a catalog's
+        # "write-write conflict", a DuckLake commit whose SQLite catalog another commit
+        # holds ("Failed to flush changes into DuckLake: database is locked"): all a
+        # concurrent writer winning.
         translated = ConflictError(text)
     elif (
         isinstance(exc, duckdb.ConstraintException | duckdb.TransactionException)
         and ("duplicate key" in lowered or "primary key" in lowered or "unique" in lowered)
     ) or ("duplicate key" in lowered and "constraint" in lowered):
-        # In a statement (ConstraintException), at COMMIT (TransactionException), or on the
-        # host over Quack, where it arrives as an InvalidInputException with the host's text.
+        # In a statement (ConstraintException), at COMMIT (TransactionException), or under
+        # another class whose text still names the key's constraint.
         translated = DuplicateKeyError(text)
     else:
         translated = StoreError(text)

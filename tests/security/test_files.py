@@ -56,7 +56,6 @@ def test_store_media_and_landing_files_are_owner_only_under_umask_022(tmp_path: 
         os.environ,
         MURMUR_DATA_DIR=str(data_dir),
         MURMUR_PORT=str(port),
-        MURMUR_QUACK_PORT="0",
         MURMUR_PLATFORMS_URL="http://127.0.0.1:9",  # never reached: no worker runs here
     )
     made = subprocess.run(

@@ -1,4 +1,5 @@
-"""A DuckDB store as today's main makes it, filled with rows made from each column's type.
+"""A DuckDB store as Murmur made it before ADR 0002, filled with rows made from each column's
+type (its schema: tests/store/old_schema).
 
 For the tests of copying into the new store (ADR 0002 step 4): NULLs where allowed, quotes,
 commas, brackets and non-ASCII text, empty and long lists, nested JSON, timestamps to the
@@ -15,7 +16,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse.migrations import migrate
+from tests.store.old_schema import migrate
 
 ROWS_PER_TABLE = 60
 TEXTS = ["plain", 'it\'s "quoted"', "a, b; [c]", "ünïcödé ✓ 日本", "line\nbreak", "", "{not json"]

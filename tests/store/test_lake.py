@@ -26,11 +26,11 @@ import pytest
 
 from tests.servers import s3_keys
 from tests.store.conftest import Profile, grant_analyst
+from tests.store.old_schema import migrate
 from tests.store.test_lake_copy import ADDED
 from tests.support import HANG_SECONDS
 from warehouse.errors import StoreError
 from warehouse.lake import S3, Lake, attach_publishing, run
-from warehouse.migrations import migrate
 from warehouse.pubdb.engine import PubDB
 from warehouse.pubdb.schema import posts
 

@@ -1,8 +1,8 @@
 """``murmur migrate``: a ./data made by Murmur before ADR 0002 moves into the new store whole.
 
-The old store is built with the old schema (warehouse/migrations, as main made it) and rows
-made from each column's type (tests/store/old_store.py); after the command, the test reads
-every row back from the publishing database and the lake itself and compares.
+The old store is built with the old schema (tests/store/old_schema, as Murmur made it) and
+rows made from each column's type (tests/store/old_store.py); after the command, the test
+reads every row back from the publishing database and the lake itself and compares.
 """
 
 from __future__ import annotations

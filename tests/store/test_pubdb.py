@@ -40,10 +40,10 @@ from sqlalchemy.types import (
 )
 
 from tests.store.conftest import Profile, grant_analyst
+from tests.store.old_schema import migrate
 from tests.support import HANG_SECONDS, free_port
 from warehouse.errors import ConflictError, DuplicateKeyError, StoreUnavailableError
 from warehouse.lake import attach_publishing
-from warehouse.migrations import migrate
 from warehouse.pubdb.engine import PubDB, sqlite_url
 from warehouse.pubdb.schema import every_table, metadata, post_destinations, posts
 

@@ -1,7 +1,8 @@
 """Copying a DuckDB store's publishing tables into the publishing database, every row checked.
 
-The store is built with the DuckDB schema of today's main in a temporary file and filled
-with rows made from each column's type (tests/store/old_store.py), non-ASCII keys included.
+The store is built with the old DuckDB schema (tests/store/old_schema) in a temporary file
+and filled with rows made from each column's type (tests/store/old_store.py), non-ASCII keys
+included.
 The test compares what it wrote with what it reads back from SQLite itself, not through the
 copy's own check.
 """

@@ -15,10 +15,10 @@ import duckdb
 import pytest
 
 import warehouse
+from tests.store.old_schema import migrate
 from warehouse import posts, publishing
 from warehouse import workspaces as ws_repo
 from warehouse.ids import utcnow
-from warehouse.migrations import migrate
 from warehouse.rows import TableRow
 from warehouse.store import Store
 

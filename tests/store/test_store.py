@@ -11,10 +11,10 @@ import duckdb
 import pytest
 
 from murmur.settings import Settings
+from tests.store.old_schema import available, migrate
 from warehouse.cursor import Cursor, StoreCursor
 from warehouse.errors import StoreError, StoreUnavailableError
 from warehouse.lake.copy import lake_tables
-from warehouse.migrations import available, migrate
 from warehouse.pubdb.engine import PubDB
 from warehouse.store import Lakehouse, Store
 
@@ -31,7 +31,7 @@ def store(settings: Settings) -> Iterator[Store]:
 
 
 def test_the_old_stores_migrations_are_versioned_and_idempotent(tmp_path: Path) -> None:
-    """The DuckDB store of ADR 0001 still has its history: ``murmur migrate`` reads it."""
+    """The old schema (ADR 0001's store, tests/store/old_schema) builds, each version once."""
     con = duckdb.connect(str(tmp_path / "m.duckdb"))
     try:
         shipped = available()
