@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dagster import ConfigurableResource
-from pydantic import Field
+from dagster import ConfigurableResource, InitResourceContext
+from pydantic import Field, PrivateAttr
 
 from murmur.settings import STORE_FIELDS, Settings
 from warehouse.store import Lakehouse
@@ -38,6 +39,17 @@ class StoreResource(ConfigurableResource):  # type: ignore[type-arg]
     s3_secret: str | None = Field(default=None, description="unset: MURMUR_S3_SECRET's.")
     s3_region: str | None = Field(default=None, description="unset: MURMUR_S3_REGION's.")
     s3_use_ssl: bool | None = Field(default=None, description="unset: MURMUR_S3_USE_SSL's.")
+    _run_session: contextlib.ExitStack | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        """Open one session for the run's steps in this process (see :meth:`session`)."""
+        self._run_session = contextlib.ExitStack()
+        self._run_session.enter_context(self.session())
+
+    def teardown_after_execution(self, context: InitResourceContext) -> None:
+        if self._run_session is not None:
+            self._run_session.close()
+            self._run_session = None
 
     @classmethod
     def of(cls, settings: Settings) -> StoreResource:
@@ -74,11 +86,12 @@ class StoreResource(ConfigurableResource):  # type: ignore[type-arg]
 
     @contextlib.contextmanager
     def session(self) -> Iterator[Lakehouse]:
-        """One session for every asset run in this process until the block ends (``run_all``).
+        """One session for every asset this thread runs until the block ends (a run, ``run_all``).
 
-        Each open costs attaching the lake and copying the publishing rows the SQL joins;
-        a run of a dozen assets pays that once instead of per asset. Assets run one at a
-        time (in-process executor), so they never share the session concurrently.
+        Each open costs attaching the lake and copying the publishing rows the SQL joins
+        (~1 s): a run of a dozen assets pays that once instead of per asset. An in-process
+        run's steps run one at a time in the thread that started it, so they never share the
+        session concurrently; a run in another thread has its own.
         """
         if self._session_key in _SESSIONS:
             yield _SESSIONS[self._session_key]
@@ -92,8 +105,8 @@ class StoreResource(ConfigurableResource):  # type: ignore[type-arg]
             session.close()
 
     @property
-    def _session_key(self) -> str:
-        return str(self.root.resolve())
+    def _session_key(self) -> tuple[str, int]:
+        return (str(self.root.resolve()), threading.get_ident())
 
     def _connect(self) -> Lakehouse:
         # Fields left unset come from the process's MURMUR_* variables, as Settings reads them.
@@ -105,9 +118,9 @@ class StoreResource(ConfigurableResource):  # type: ignore[type-arg]
         return settings.open_lakehouse()
 
 
-# Open sessions by data directory (see StoreResource.session); Dagster copies resources,
-# so the session lives here rather than on the instance.
-_SESSIONS: dict[str, Lakehouse] = {}
+# Open sessions by data directory and thread (see StoreResource.session); Dagster copies
+# resources, so the session lives here rather than on the instance.
+_SESSIONS: dict[tuple[str, int], Lakehouse] = {}
 
 
 class PlatformsResource(ConfigurableResource):  # type: ignore[type-arg]
