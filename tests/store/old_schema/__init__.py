@@ -3,8 +3,7 @@
 Today's Murmur no longer makes this store; ``murmur migrate`` moves one into the publishing
 database and the lake. The tests build old stores from these files (the last version of
 ``warehouse/migrations``, each applied once in order, with the lake's runner) to check
-that copy, and that the new schema keeps every old table's columns; so does
-``benchmarks/index_cost.py``, which measures the old store's indexes.
+that copy, and that the new schema keeps every old table's columns.
 """
 
 from __future__ import annotations
