@@ -1,6 +1,6 @@
 """`murmur keys …`, `murmur pipeline run` and `murmur up`'s quickstart key, as real processes.
 
-Each test has a data directory of its own (``MURMUR_DATA_DIR``) and a free Quack port, and
+Each test has a data directory of its own (``MURMUR_DATA_DIR``) and free ports, and
 reads what a user would read: the commands' output piped, not on a terminal.
 """
 
