@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
+import psycopg
 from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy.engine import make_url
 
 from api.app import BASE_PATH
+from murmur.settings import Settings
 from tests.support import LiveServer, assert_error, new_tenant
 from warehouse import health as health_repo
 from warehouse import marts
@@ -190,24 +195,47 @@ def test_pipeline_freshness_appears_once_a_mart_is_built(
     assert age >= 0
 
 
+@contextlib.contextmanager
+def _publishing_outage(settings: Settings) -> Iterator[None]:
+    """The publishing database out of reach until the block ends: on the embedded profile its
+    write queue cannot be opened (as on a failing disk); at scale the server refuses the
+    database (its sessions ended, new ones not allowed)."""
+    url = make_url(settings.pub_url)
+    if url.get_backend_name() == "sqlite":
+        queue = settings.data_dir / "publishing.sqlite.write-queue"
+        queue.unlink(missing_ok=True)
+        queue.mkdir()  # open("a") on it fails as on an unreachable file
+        try:
+            yield
+        finally:
+            queue.rmdir()
+        return
+    admin = f"host={url.host} port={url.port} user={url.username} dbname=postgres"
+    with psycopg.connect(admin, autocommit=True) as con:
+        con.execute(f'ALTER DATABASE "{url.database}" ALLOW_CONNECTIONS false')
+        con.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+            [url.database],
+        )
+        try:
+            yield
+        finally:
+            con.execute(f'ALTER DATABASE "{url.database}" ALLOW_CONNECTIONS true')
+
+
 def test_a_store_outage_mid_request_is_503_in_the_envelope_and_nothing_is_written(
     doomed_server: LiveServer,
 ) -> None:
-    """The publishing file's write queue cannot be opened (a full or failing disk does the
-    same): the write answers 503 with Retry-After, and the same key succeeds once it can."""
+    """The publishing database out of reach: the write answers 503 with Retry-After, and the
+    same key succeeds once it is back."""
     tenant = new_tenant(doomed_server)
-    queue = doomed_server.settings.data_dir / "publishing.sqlite.write-queue"
-    queue.unlink()
-    queue.mkdir()  # open("a") on it fails as an unreachable file does
     key = {"Idempotency-Key": "outage-1"}
     body = {"text": "Launch day!", "platforms": ["linkedin"]}
-    try:
+    with _publishing_outage(doomed_server.settings):
         failed = tenant.api.post("/posts", json=body, headers=key)
         error = assert_error(failed, 503, "SERVICE_UNAVAILABLE")
         assert "store" in error["message"].lower()
         assert failed.headers["Retry-After"] == "1"
-    finally:
-        queue.rmdir()
     assert tenant.api.get("/posts").json()["data"]["items"] == []
     created = tenant.api.post("/posts", json=body, headers=key)
     assert created.status_code == 201, created.text
