@@ -58,11 +58,9 @@ def _examine_store(settings: Settings, report: Report) -> None:
             f"{engine.dialect.name} {engine.url.render_as_string(hide_password=True)},"
             f" revision {store.pub.revision()}"
         )
-        if engine.dialect.name == "sqlite":
-            with store.pub.snapshot() as conn:
-                found = [str(row[0]) for row in conn.exec_driver_sql("PRAGMA integrity_check")]
-            if found != ["ok"]:
-                report.problems += [f"publishing database: {line}" for line in found]
+        report.problems += [
+            f"publishing database: {line}" for line in store.pub.integrity_problems()
+        ]
         with store.analytics() as cur:
             tables = lake_tables(cur.raw, alias="lake")  # type: ignore[arg-type]
         report.lake = f"{store.lake.catalog}, {len(tables)} tables, files in {store.lake.data}"

@@ -795,6 +795,24 @@ def workspace_handles(cur: Cursor) -> dict[tuple[str, str, str], str]:
 Spans = tuple[str, Sequence[tuple[Any, Any]]]
 
 
+# The insight marts' row rules, each a count of the rows that break it (0: the check passes).
+BAD_ROWS = {
+    "mart_best_times": "SELECT count(*) FROM mart_best_times WHERE NOT (shrunk_index BETWEEN"
+    " least(raw_index, 1.0) - 1e-9 AND greatest(raw_index, 1.0) + 1e-9)"
+    " OR ci_low > shrunk_index OR ci_high < shrunk_index OR posts <= 0",
+    "mart_anomalies": "SELECT count(*) FROM mart_anomalies WHERE abs(robust_z) < 3.5"
+    " OR (direction = 'spike') <> (robust_z > 0) OR isnan(robust_z)",
+    "mart_insights": "SELECT count(*) FROM mart_insights WHERE kind NOT IN"
+    " ('best_time', 'top_content', 'anomaly', 'recommendation', 'benchmark')"
+    " OR body = '' OR isnan(score)",
+}
+
+
+def count_bad_rows(cur: Cursor, mart: str) -> int:
+    """How many rows of an insight mart break its row rules (:data:`BAD_ROWS`)."""
+    return int(fetch_value(cur, BAD_ROWS[mart]))
+
+
 def count_duplicate_keys(
     cur: Cursor, table: str, keys: tuple[str, ...], span: Spans | None = None
 ) -> int:

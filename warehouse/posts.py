@@ -442,6 +442,17 @@ def insert_media(cur: Cursor, media: NewMedia) -> None:
     )
 
 
+def media_bytes(cur: Cursor, workspace_id: str) -> int:
+    """The bytes the workspace's media files take."""
+    return int(
+        fetch_value(
+            cur,
+            "SELECT coalesce(sum(size_bytes), 0) FROM media WHERE workspace_id = ?",
+            [workspace_id],
+        )
+    )
+
+
 def get_media(cur: Cursor, workspace_id: str, media_id: str) -> MediaRow | None:
     return fetch_row(
         cur,

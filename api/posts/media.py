@@ -29,7 +29,8 @@ from api import text
 from api.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
 from api.posts.verify import verify
 from api.schemas import ErrorDetail
-from warehouse.rows import Cursor, fetch_value
+from warehouse import posts as posts_repo
+from warehouse.rows import Cursor
 
 MiB = 1024 * 1024
 # Largest file of each kind, and of a whole upload body (the largest file plus the form).
@@ -295,13 +296,7 @@ def check_quota(cur: Cursor, workspace_id: str, size: int, quota: int) -> None:
     """Refuse (413 ``quota_exceeded``) a file that would take the workspace past its quota."""
     # Read in the request's transaction: two uploads racing can each see the other's bytes
     # missing, so the quota can be overshot by the files in flight, never by more.
-    used = int(
-        fetch_value(
-            cur,
-            "SELECT coalesce(sum(size_bytes), 0) FROM media WHERE workspace_id = ?",
-            [workspace_id],
-        )
-    )
+    used = posts_repo.media_bytes(cur, workspace_id)
     if used + size > quota:
         message = (
             f"This workspace's media may take {quota:,} bytes; it holds {used:,} and the file"

@@ -476,15 +476,7 @@ def _best_times_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
         ("workspace_id", "platform", "account_external_id", "weekday", "hour"),
         None,
     )
-    bad = s.run(
-        lambda cur: int(
-            cur.execute(
-                "SELECT count(*) FROM mart_best_times WHERE NOT (shrunk_index BETWEEN"
-                " least(raw_index, 1.0) - 1e-9 AND greatest(raw_index, 1.0) + 1e-9)"
-                " OR ci_low > shrunk_index OR ci_high < shrunk_index OR posts <= 0"
-            ).fetchone()[0]  # type: ignore[index]
-        )
-    )
+    bad = s.run(partial(marts.count_bad_rows, mart="mart_best_times"))
     yield AssetCheckResult(
         check_name="mart_best_times_shrunk_between", passed=bad == 0, metadata={"bad_rows": bad}
     )
@@ -503,14 +495,7 @@ def _anomalies(
 
 
 def _anomaly_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
-    bad = s.run(
-        lambda cur: int(
-            cur.execute(
-                "SELECT count(*) FROM mart_anomalies WHERE abs(robust_z) < 3.5"
-                " OR (direction = 'spike') <> (robust_z > 0) OR isnan(robust_z)"
-            ).fetchone()[0]  # type: ignore[index]
-        )
-    )
+    bad = s.run(partial(marts.count_bad_rows, mart="mart_anomalies"))
     yield AssetCheckResult(
         check_name="mart_anomalies_flagged_consistently",
         passed=bad == 0,
@@ -605,15 +590,7 @@ def _insights(
 
 
 def _insight_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
-    bad = s.run(
-        lambda cur: int(
-            cur.execute(
-                "SELECT count(*) FROM mart_insights WHERE kind NOT IN"
-                " ('best_time', 'top_content', 'anomaly', 'recommendation', 'benchmark')"
-                " OR body = '' OR isnan(score)"
-            ).fetchone()[0]  # type: ignore[index]
-        )
-    )
+    bad = s.run(partial(marts.count_bad_rows, mart="mart_insights"))
     yield AssetCheckResult(
         check_name="mart_insights_well_formed", passed=bad == 0, metadata={"bad_rows": bad}
     )

@@ -170,6 +170,14 @@ class PubDB:
         with self.snapshot() as conn:
             return MigrationContext.configure(conn).get_current_revision()
 
+    def integrity_problems(self) -> list[str]:
+        """What SQLite's integrity check finds wrong with the file (none on PostgreSQL)."""
+        if self.engine.dialect.name != "sqlite":
+            return []
+        with self.snapshot() as conn:
+            found = [str(row[0]) for row in conn.exec_driver_sql("PRAGMA integrity_check")]
+        return [] if found == ["ok"] else found
+
     def begin(self, *, write: bool) -> PubTransaction:
         """A transaction begun on first use: a writer's, or a reader's snapshot."""
         return PubTransaction(self, write=write)
