@@ -116,15 +116,15 @@ class Lake:
         # a second creator (measured: "Failed to initialize DuckLake: … database is locked").
         with self._one_writer_at_a_time():
             _attach(con, self.attach_sql(alias))
-            identity = self._identity()
+            identity = self.migrated_as()
             if identity is None or identity not in _MIGRATED:
                 _migrate(con, alias)
                 if identity is not None:
                     _MIGRATED.add(identity)
 
-    def _identity(self) -> tuple[object, ...] | None:
-        """This lake as this process has seen it migrated: a SQLite catalog by its file (a
-        catalog deleted and created again at the same path is another lake)."""
+    def migrated_as(self) -> tuple[object, ...] | None:
+        """The key this process remembers the lake's migration by (None: no catalog yet); a
+        SQLite catalog is known by its file, so one deleted and made again is another lake."""
         if self.kind != "sqlite":
             return (self.catalog, self.data)
         try:
@@ -165,7 +165,7 @@ class Lake:
 
 def prepare(lake: Lake) -> None:
     """Create and migrate ``lake`` if need be, so that read-only sessions find its tables."""
-    identity = lake._identity()
+    identity = lake.migrated_as()
     if identity is not None and identity in _MIGRATED:
         return
     con = duckdb.connect()
