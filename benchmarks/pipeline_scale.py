@@ -266,30 +266,23 @@ WITH snaps AS (
     SELECT *, followers - lag(followers) OVER (
         PARTITION BY workspace_id, platform, account_external_id ORDER BY day) AS growth
     FROM snaps
-), published AS (
-    SELECT workspace_id, platform, account_external_id, CAST(published_at AS DATE) AS day,
-           count(*) AS posts_published
-    FROM ref_dim_posts GROUP BY ALL
 ), activity AS (
     SELECT workspace_id, platform, account_external_id, day, sum(impressions) AS impressions,
            sum(views) AS views, sum(engagements) AS engagements, any_value(kind) AS kind
     FROM ref_post_daily GROUP BY ALL
 ), days AS (
     SELECT workspace_id, platform, account_external_id, day FROM growth
-    UNION SELECT workspace_id, platform, account_external_id, day FROM published
     UNION SELECT workspace_id, platform, account_external_id, day FROM activity
 )
 SELECT k.workspace_id, k.day, k.platform, k.account_external_id,
        coalesce(g.kind, act.kind, 'unknown') AS kind,
        coalesce(g.handle, k.account_external_id) AS handle,
        g.followers, g.growth AS follower_growth,
-       coalesce(p.posts_published, 0) AS posts_published,
        coalesce(act.impressions, 0)::BIGINT AS impressions,
        coalesce(act.engagements, 0)::BIGINT AS engagements,
        {_rate("act.engagements", "act.impressions", "act.views")} AS engagement_rate
 FROM days k
 LEFT JOIN growth g USING (workspace_id, platform, account_external_id, day)
-LEFT JOIN published p USING (workspace_id, platform, account_external_id, day)
 LEFT JOIN activity act USING (workspace_id, platform, account_external_id, day);
 """  # noqa: S608 - constant benchmark SQL
 

@@ -79,11 +79,14 @@ CREATE OR REPLACE TEMP TABLE bench_new AS
 """  # noqa: S608 - values rendered by literal() only
 
 
-def marts_script(workspace_id: str, posts_total: int) -> str:
-    """SQL adding ``bench_new``'s mart rows, trends and snapshots to the lake."""
+def marts_script(workspace_id: str) -> str:
+    """SQL adding ``bench_new``'s posts, mart rows, trends and snapshots to the lake."""
     ws, days, per = literal(workspace_id), literal(DAYS), literal(MART_DAYS_PER_POST)
-    total = literal(posts_total)
     return f"""
+INSERT INTO dim_posts BY NAME
+    SELECT {ws} AS workspace_id, platform, 'ext' || i AS external_id, account_external_id,
+           id AS post_id, 'own' AS kind, [] AS hashtags, ts AS published_at, ts AS captured_at
+    FROM bench_new;
 INSERT INTO mart_post_daily
     SELECT {ws}, (ts + INTERVAL (d) DAY)::DATE, platform, account_external_id, account_id,
            'ext' || i, id, 'own', 1000 + i % 97, 800 + i % 89, 500 + i % 83, 40 + i % 13,
@@ -100,10 +103,15 @@ INSERT INTO mart_viral_trends
            current_date::TIMESTAMP - INTERVAL (w) HOUR, now()::TIMESTAMP
     FROM bench_new, range(3) t(w)
     WHERE i % 20 = 0;
+DELETE FROM dim_accounts WHERE workspace_id = {ws};
+INSERT INTO dim_accounts BY NAME
+    SELECT {ws} AS workspace_id, platform, external_id, id AS account_id, 'own' AS kind,
+           'bench' AS handle, now()::TIMESTAMP AS captured_at
+    FROM bench_accounts;
 DELETE FROM mart_account_daily WHERE workspace_id = {ws};
 INSERT INTO mart_account_daily
     SELECT {ws}, current_date - d::INTEGER, platform, external_id, id, 'own', 'bench',
-           10000 + 10 * ({days} - d), 10, {total} // ({days} * 9), 100000, 5000, 0.05
+           10000 + 10 * ({days} - d), 10, 100000, 5000, 0.05
     FROM bench_accounts, range({days}) t(d);
 DELETE FROM mart_snapshots WHERE run_id = 'bench';
 INSERT INTO mart_snapshots
@@ -155,4 +163,4 @@ def grow(store: Store, workspace_id: str, lo: int, hi: int) -> None:
                 )
 
         store.run(publish)
-        lake.execute_script(marts_script(workspace_id, hi))
+        lake.execute_script(marts_script(workspace_id))

@@ -70,14 +70,12 @@ def plan_ranges(
     return out
 
 
-def due_days(captured: list[date], published: list[date], today: date) -> set[date]:
-    """Days to rebuild for new raw rows on ``captured`` days and posts published on
-    ``published``: those, and the day after each capture day (its first delta depends on
-    them); never after ``today``."""
+def due_days(captured: list[date], today: date) -> set[date]:
+    """Days to rebuild for new raw rows on ``captured`` days: those and the day after each
+    (its first delta depends on them); never after ``today``. A post's publication day is
+    not due: no mart counts posts published (the read API counts ``dim_posts``)."""
     due = {d for d in captured if d <= today}
     due |= {d + timedelta(days=1) for d in due if d < today}
-    # A newly discovered post counts as published on its own day, which may be long past.
-    due |= {d for d in published if d <= today}
     return due
 
 

@@ -154,13 +154,12 @@ def _history_due(store: StoreResource, moment: datetime) -> list[datetime]:
 
 def _due_days(store: StoreResource, today: date, *, with_today: bool) -> list[DayRange]:
     """The days to rebuild, as planned ranges: those with raw rows ingested since the
-    last complete run, the day after each (its first delta depends on them), the publication
-    days of new posts and of every imported one, and today when ingesting; never after today."""
+    last complete run, the day after each (its first delta depends on them), and today
+    when ingesting; never after today."""
     with store.open() as s:
         since = s.run(marts.last_run)
         found = s.run(lambda cur: marts.days_with_new_raw(cur, since))
-        published = marts.days_with_new_posts(s, since)
-        due = due_days(found, published, today)
+        due = due_days(found, today)
         if with_today:
             due.add(today)
         return plan(s, due)

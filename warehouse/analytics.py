@@ -267,31 +267,30 @@ def _first_seen(f: UnifiedFilter) -> tuple[str, list[Any]]:
 def _accounts(f: UnifiedFilter, *, posts: bool) -> tuple[str, list[Any]]:
     """Own accounts' follower figures (and, with ``posts``, publications) dated ``t``, in range.
 
-    Publications come from the daily account mart where every bucket is whole UTC days, and
-    from the posts' own times otherwise (the same posts, mart_account_daily counts them).
+    Follower figures come from the daily account mart; publications from ``dim_posts``, each
+    own post dated at its publication instant, so a post counts on its newest publication
+    time whatever days the marts have rebuilt (docs/api/analytics.md).
     """
-    exact = posts and bool(f.split_days)
-    published = "0" if exact or not posts else "posts_published"
     sql = (
         f"SELECT {_DATED} AS t, platform, account_external_id, account_id,"  # noqa: S608
-        f" followers, follower_growth, {published} AS posts FROM {_ACCOUNT_DAYS}"
+        f" followers, follower_growth, 0 AS posts FROM {_ACCOUNT_DAYS}"
         f" WHERE {_NARROW} AND day BETWEEN ? AND ?"
     )
     days = [f.first_day.isoformat(), f.last_day.isoformat()]
     params = [*days, *_params(f), f.first_day, f.last_day]
-    if exact:
+    if posts:
+        # A post's account id is its account's (dim_accounts); a post's own kind decides
+        # whether it is ours, as it does in the post marts.
         sql += (
-            " UNION ALL SELECT p.published_at, a.platform, a.account_external_id, a.account_id,"
-            " NULL, NULL, 1 FROM dim_posts p JOIN mart_account_daily a"
+            " UNION ALL SELECT published_at, platform, account_external_id, account_id,"  # noqa: S608 - constants
+            " NULL, NULL, 1 FROM (SELECT p.published_at, p.platform, p.account_external_id,"
+            " a.account_id, p.kind, p.workspace_id FROM dim_posts p LEFT JOIN dim_accounts a"
             " ON a.workspace_id = p.workspace_id AND a.platform = p.platform"
-            " AND a.account_external_id = p.account_external_id"
-            " AND a.day = CAST(p.published_at AS DATE)"
-            " WHERE p.workspace_id = ? AND p.published_at >= ? AND p.published_at < ?"
-            " AND a.workspace_id = ? AND a.kind = 'own' AND a.posts_published > 0"
-            " AND (? IS NULL OR a.platform = ?) AND (? IS NULL OR a.account_id = ?)"
-            " AND a.day BETWEEN ? AND ?"
+            " AND a.external_id = p.account_external_id"
+            " WHERE p.workspace_id = ? AND p.published_at >= ? AND p.published_at < ?)"
+            f" WHERE {_NARROW}"
         )
-        params += [f.workspace_id, f.edges[0], f.edges[-1], *_params(f), f.first_day, f.last_day]
+        params += [f.workspace_id, f.edges[0], f.edges[-1], *_params(f)]
     ranged = f"SELECT * FROM ({sql}) WHERE t >= ? AND t < ?"  # noqa: S608 - constants
     return ranged, [*params, f.edges[0], f.edges[-1]]
 

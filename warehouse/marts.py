@@ -433,8 +433,8 @@ ORDER BY day;
 
 
 def account_daily_script(start: date, end: date, *, run_id: str, computed_at: datetime) -> str:
-    """Rebuild mart_account_daily for [start, end): followers, growth, posts and engagement."""
-    t0, t1 = literal(_ts(start)), literal(_ts(end))
+    """Rebuild mart_account_daily for [start, end): followers, growth and engagement."""
+    t1 = literal(_ts(end))
     lb = literal(_ts(start) - timedelta(days=LOOKBACK_DAYS))
     d1 = literal(_ts(start) - timedelta(days=1))
     key = "workspace_id, platform, account_external_id"
@@ -468,12 +468,6 @@ growth AS (
     SELECT *, followers - lag(followers) OVER (PARTITION BY {key} ORDER BY day) AS growth
     FROM (SELECT * FROM snaps UNION ALL BY NAME SELECT * FROM older)
 ),
-published AS (
-    SELECT workspace_id, platform, account_external_id, CAST(published_at AS DATE) AS day,
-           count(*) AS posts_published, any_value(kind) AS kind
-    FROM dim_posts WHERE published_at >= {t0} AND published_at < {t1}
-    GROUP BY ALL
-),
 activity AS (
     SELECT workspace_id, platform, account_external_id, day,
            sum(impressions) AS impressions, sum(views) AS views,
@@ -483,24 +477,20 @@ activity AS (
 ),
 days AS (
     SELECT {key}, day FROM growth WHERE day >= {literal(start)}
-    UNION SELECT {key}, day FROM published
     UNION SELECT {key}, day FROM activity
 )
 SELECT k.workspace_id, k.day, k.platform, k.account_external_id,
        coalesce(a.account_id, acc.id) AS account_id,
        -- an account not known yet (its snapshot in a range built later) takes its posts'
-       -- kind, which dim_posts has whatever order the days are built in
-       coalesce(a.kind, act.kind, p.kind, CASE WHEN acc.id IS NOT NULL THEN 'own' END,
-                'unknown'),
+       -- kind, which the post marts take from dim_posts whatever order days are built in
+       coalesce(a.kind, act.kind, CASE WHEN acc.id IS NOT NULL THEN 'own' END, 'unknown'),
        coalesce(a.handle, acc.handle, k.account_external_id) AS handle,
        g.followers, g.growth AS follower_growth,
-       coalesce(p.posts_published, 0) AS posts_published,
        coalesce(act.impressions, 0)::BIGINT AS impressions,
        coalesce(act.engagements, 0)::BIGINT AS engagements,
        {_rate("act.engagements", "act.impressions", "act.views")} AS engagement_rate
 FROM days k
 LEFT JOIN growth g USING ({key}, day)
-LEFT JOIN published p USING ({key}, day)
 LEFT JOIN activity act USING ({key}, day)
 LEFT JOIN dim_accounts a ON a.workspace_id = k.workspace_id AND a.platform = k.platform
      AND a.external_id = k.account_external_id
@@ -1007,7 +997,6 @@ _CHECKED: dict[str, frozenset[str]] = {
             "day",
             "impressions",
             "engagements",
-            "posts_published",
         }
     ),
     "mart_best_times": frozenset(
@@ -1098,11 +1087,12 @@ def import_batches_after(cur: Cursor, after: tuple[datetime, str] | None) -> lis
     )
 
 
-def batch_days(cur: Cursor, batch_id: str) -> tuple[list[date], list[date]]:
-    """(capture days, publication days) of one batch's rows: the days its import changes.
+def batch_days(cur: Cursor, batch_id: str) -> list[date]:
+    """Capture days of one batch's rows: the days its import changes.
 
-    Publication days include the day the dimension holds for each of its posts, which a
-    re-dated post leaves.
+    A post's publication day is not among them: the marts hold no count of posts
+    published (the read API counts ``dim_posts``), so an import of posts published over
+    years rebuilds only the days its readings were captured on.
     """
     captured = fetch_all(
         cur,
@@ -1112,18 +1102,7 @@ def batch_days(cur: Cursor, batch_id: str) -> tuple[list[date], list[date]]:
         " UNION ALL SELECT captured_at FROM raw_posts WHERE ingest_batch = ?)",
         [batch_id, batch_id, batch_id],
     )
-    published = fetch_all(
-        cur,
-        "SELECT DISTINCT unnest([CAST(r.published_at AS DATE), CAST(d.published_at AS DATE)])"
-        " AS day FROM raw_posts r"
-        " LEFT JOIN dim_posts d ON d.workspace_id = r.workspace_id AND d.platform = r.platform"
-        " AND d.external_id = r.external_id WHERE r.ingest_batch = ?",
-        [batch_id],
-    )
-    return (
-        sorted(r["day"] for r in captured),
-        sorted(r["day"] for r in published if r["day"] is not None),
-    )
+    return sorted(r["day"] for r in captured)
 
 
 RUN_MARKER = "pipeline_run"
@@ -1163,29 +1142,6 @@ def days_with_new_raw(cur: Cursor, since: datetime | None) -> list[date]:
         )
         days.update(r["day"] for r in rows)
     return sorted(days)
-
-
-def days_with_new_posts(store: Lakehouse, since: datetime | None) -> list[date]:
-    """Publication days that posts ingested after ``since`` enter or leave.
-
-    A post no mart has seen yet counts on its publication day; a post whose publication
-    time changed (another file says otherwise) also leaves the day the marts counted it
-    on, which is rebuilt too so that it is not counted on both. An imported post's day is
-    due even when its description is known already: another run (the import sensor's) may
-    have upserted the dimension without having rebuilt the day yet.
-    """
-    rows = read(
-        store,
-        "SELECT DISTINCT unnest([CAST(r.published_at AS DATE), CAST(d.published_at AS DATE)])"
-        " AS day FROM raw_posts r"
-        " LEFT JOIN dim_posts d ON d.workspace_id = r.workspace_id AND d.platform = r.platform"
-        " AND d.external_id = r.external_id"
-        " WHERE (? IS NULL OR r.ingested_at > ?)"
-        " AND (d.external_id IS NULL OR d.published_at <> r.published_at"
-        " OR r.source LIKE 'import:%')",
-        [since, since],
-    )
-    return sorted(r["day"] for r in rows if r["day"] is not None)
 
 
 def mart_rows(cur: Cursor, table: str, workspace_id: str) -> list[Row]:

@@ -286,9 +286,9 @@ mart_account_daily = _daily_mart(
     "mart_account_daily",
     marts.account_daily_script,
     mart_post_daily.key,
-    "Per account and UTC day: followers (last snapshot), growth, posts published, engagement.",
+    "Per account and UTC day: followers (last snapshot), growth, engagement.",
     ("workspace_id", "platform", "account_external_id", "day"),
-    ("impressions", "engagements", "posts_published"),
+    ("impressions", "engagements"),
 )
 
 

@@ -41,8 +41,8 @@ def import_batches(
             return SkipReason("no new import batch")
         for row in batches:
             batch_id: str = row["id"]
-            captured, published = s.run(partial(marts.batch_days, batch_id=batch_id))
-            ranges = plan(s, due_days(captured, published, today))
+            captured = s.run(partial(marts.batch_days, batch_id=batch_id))
+            ranges = plan(s, due_days(captured, today))
             cursor = f"{row['finished_at'].isoformat()}|{batch_id}"
             if ranges:
                 # One run: its daily assets rebuild the planned ranges, then the insights.

@@ -101,7 +101,6 @@ def seed_unified(
                     f"{platform}_handle",
                     followers,
                     10,
-                    int(offset % 3 == 0),
                     1000,
                     50,
                     0.05,
@@ -125,6 +124,18 @@ def seed_unified(
                 ]
             )
 
+    first_minutes = [
+        datetime(d.year, d.month, d.day, 0, 1) for i, d in enumerate(span) if i % 3 == 0
+    ]
+    published = [
+        [ws, p, f"{p}-published-{at:%Y%m%d}-{ws[-6:]}", f"ext-{p}", at, at]
+        for p in PLATFORMS
+        for at in first_minutes
+    ]
+    known = [
+        [ws, p, f"ext-{p}", tenant.accounts[p], f"{p}_handle", first_minutes[0]] for p in PLATFORMS
+    ]
+
     def work(cur: Any) -> None:
         cur.executemany(
             "INSERT INTO mart_post_daily (workspace_id, day, platform, account_external_id,"
@@ -142,10 +153,24 @@ def seed_unified(
         )
         cur.executemany(
             "INSERT INTO mart_account_daily (workspace_id, day, platform, account_external_id,"
-            " account_id, kind, handle, followers, follower_growth, posts_published,"
+            " account_id, kind, handle, followers, follower_growth,"
             " impressions, engagements, engagement_rate)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             accounts,
+        )
+        # Every third day each account publishes a post just after midnight (the read API counts
+        # them: dim_posts).
+        cur.executemany(
+            "INSERT INTO dim_posts BY NAME SELECT ? AS workspace_id, ? AS platform,"
+            " ? AS external_id, ? AS account_external_id, 'own' AS kind, [] AS hashtags,"
+            " ?::TIMESTAMP AS published_at, ?::TIMESTAMP AS captured_at",
+            published,
+        )
+        cur.executemany(
+            "INSERT INTO dim_accounts BY NAME SELECT ? AS workspace_id, ? AS platform,"
+            " ? AS external_id, ? AS account_id, 'own' AS kind, ? AS handle,"
+            " ?::TIMESTAMP AS captured_at",
+            known,
         )
 
     server.lake.run(work)

@@ -142,9 +142,6 @@ def seed(server: LiveServer, tenant: Tenant) -> None:
     for r in READINGS:
         if not r.first_seen:
             days.setdefault((r.platform, r.at.date()), {})
-    for (platform, _), published in PUBLISHED.items():
-        row = days.setdefault((platform, published.date()), {})
-        row["posts"] = row.get("posts", 0) + 1
     for key, figure in FOLLOWERS.items():
         days.setdefault(key, {})["followers"] = figure
     accounts = []
@@ -161,7 +158,6 @@ def seed(server: LiveServer, tenant: Tenant) -> None:
                 platform,
                 followers,
                 None if followers is None else 10,
-                row.get("posts", 0),
                 0,
                 0,
                 None,
@@ -198,9 +194,9 @@ def seed(server: LiveServer, tenant: Tenant) -> None:
         )
         cur.executemany(
             "INSERT INTO mart_account_daily (workspace_id, day, platform, account_external_id,"
-            " account_id, kind, handle, followers, follower_growth, posts_published,"
+            " account_id, kind, handle, followers, follower_growth,"
             " impressions, engagements, engagement_rate)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             accounts,
         )
         cur.executemany(
@@ -208,6 +204,24 @@ def seed(server: LiveServer, tenant: Tenant) -> None:
             " ? AS external_id, ? AS account_external_id, ? AS kind, [] AS hashtags,"
             " ?::TIMESTAMP AS published_at, ?::TIMESTAMP AS captured_at",
             [[*p, p[-1]] for p in posts],
+        )
+        # The accounts as the pipeline's dimension knows them: a post's account id is its
+        # account's.
+        cur.executemany(
+            "INSERT INTO dim_accounts BY NAME SELECT ? AS workspace_id, ? AS platform,"
+            " ? AS external_id, ? AS account_id, 'own' AS kind, ? AS handle,"
+            " ?::TIMESTAMP AS captured_at",
+            [
+                [
+                    ws,
+                    p,
+                    account(p),
+                    tenant.accounts[p],
+                    p,
+                    min(PUBLISHED.values()).replace(tzinfo=None),
+                ]
+                for p in sorted({platform for platform, _ in PUBLISHED})
+            ],
         )
 
     server.lake.run(work)

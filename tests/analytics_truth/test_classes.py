@@ -17,6 +17,7 @@ from pipelines.definitions import resources
 from pipelines.importers import run_import
 from pipelines.partitions import range_tags
 from pipelines.run import run_all
+from warehouse import analytics
 from warehouse.rows import fetch_all
 
 US_HEADER = "video_id,trending_date,title,category_id,views,likes,dislikes,comment_count"
@@ -202,20 +203,29 @@ def test_a_moved_publication_is_counted_on_one_day(settings: Settings, tmp_path:
         FR_HEADER,
         _fr_row("fffffffffff", "18.05.01", "Chan", "2018-01-02T10:00:00.000Z", 9, 1),
     ]
-    _import(settings, _write(tmp_path, "a.csv", first), "youtube-trending")
+    _import(settings, _write(tmp_path, "a.csv", first), "youtube-trending", kind="own")
     _run(settings, datetime(2026, 1, 1, tzinfo=UTC))
     # a second file says it was published on 01-03 (and sees it again on 01-06)
     second = [
         FR_HEADER,
         _fr_row("fffffffffff", "18.06.01", "Chan", "2018-01-03T10:00:00.000Z", 12, 2),
     ]
-    _import(settings, _write(tmp_path, "b.csv", second), "youtube-trending")
+    _import(settings, _write(tmp_path, "b.csv", second), "youtube-trending", kind="own")
     _run(settings, datetime(2026, 1, 1, 1, tzinfo=UTC))
-    published = _query(
-        settings,
-        "SELECT day, posts_published FROM mart_account_daily WHERE posts_published > 0",
+    # The read the API serves (/analytics/unified, by day): one post, on its newest day.
+    where = analytics.UnifiedFilter(
+        workspace_id=_only_workspace(settings),
+        start=datetime(2018, 1, 1),
+        end=datetime(2018, 1, 8),
+        platform=None,
+        account_id=None,
+        granularity="day",
+        group_by="total",
     )
-    assert published == [{"day": date(2018, 1, 3), "posts_published": 1}]
+    with settings.open_lakehouse() as lake:
+        series = lake.run(lambda cur: analytics.unified_series(cur, where))
+    published = {row["bucket"].date(): row["posts"] for row in series if row["posts"]}
+    assert published == {date(2018, 1, 3): 1}
 
 
 # -- class 4: creator rankings with missing metrics -----------------------------------------------

@@ -180,10 +180,10 @@ def test_deltas_and_counter_drops_by_hand(store: Lakehouse, settings: Settings) 
         (date(2025, 6, 2), "p2", 6, pytest.approx(6 / 40)),
     ]
     account = _rows(store, "mart_account_daily", "day")
-    # followers: last of the day; growth 130 - 100; posts published: 1 each day
-    assert [(r[1], r[7], r[8], r[9], r[11]) for r in account] == [
-        (date(2025, 6, 1), 100, None, 1, 6),
-        (date(2025, 6, 2), 130, 30, 1, 10),
+    # followers: last of the day; growth 130 - 100; engagements of the account's posts
+    assert [(r[1], r[7], r[8], r[10]) for r in account] == [
+        (date(2025, 6, 1), 100, None, 6),
+        (date(2025, 6, 2), 130, 30, 10),
     ]
 
 

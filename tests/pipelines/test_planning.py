@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -20,9 +20,12 @@ from pipelines.partitions import (
     range_tags,
     tagged_ranges,
 )
+from pipelines.run import run_all
 from tests.servers import StoreSettings
-from warehouse import marts
+from warehouse import analytics, marts
+from warehouse.rows import fetch_value
 
+DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 D = date(2024, 1, 1)
 
 
@@ -62,11 +65,53 @@ def test_the_ranges_tag_round_trips_and_clips_to_the_partition_window() -> None:
 
 
 def test_due_days_add_the_day_after_each_capture_day_never_after_today() -> None:
-    assert due_days([_d(0), _d(5)], [_d(-300)], today=_d(5)) == {_d(0), _d(1), _d(5), _d(-300)}
-    assert due_days([_d(9)], [_d(9)], today=_d(5)) == set()
+    assert due_days([_d(0), _d(5)], today=_d(5)) == {_d(0), _d(1), _d(5)}
+    assert due_days([_d(9)], today=_d(5)) == set()
 
 
-DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+def test_an_exports_publication_days_are_not_partitions_and_its_posts_all_count(
+    tmp_path: Path,
+) -> None:
+    # Three months' tweets, read once (a tweets export's readings are dated at its newest
+    # tweet): the run rebuilds that day and the next, not the months of publication days.
+    tweets = (
+        pl.read_csv(DATASETS / "vaccination_tweets.csv", infer_schema=False)
+        .filter(pl.col("date").str.slice(0, 10).is_in(["2020-12-20", "2021-01-15"]))
+        .with_columns(
+            pl.when(pl.col("date").str.starts_with("2021-01-15"))
+            .then(pl.col("date").str.replace("^2021-01-15", "2021-03-15"))
+            .otherwise(pl.col("date"))
+        )
+    )
+    path = tmp_path / "tweets.csv"
+    tweets.write_csv(path)
+    settings = Settings(data_dir=tmp_path / "data")
+    settings.ensure_dirs()
+    run_import(path, "tweets", settings=settings, workspace_id=None, kind="own", progress=False)
+    summary = run_all(settings, now=datetime(2026, 11, 22, tzinfo=UTC), ingest=False)
+    assert summary.success
+    assert summary.days == [(date(2021, 3, 15), date(2021, 3, 16))]
+    # what /analytics/unified counts, against the file's own count per month
+    expected = {
+        datetime.strptime(month, "%Y-%m"): n
+        for month, n in tweets.group_by(pl.col("date").str.slice(0, 7)).len().iter_rows()
+    }
+    with settings.open_store() as store:
+        workspace_id = store.read(lambda cur: fetch_value(cur, "SELECT id FROM workspaces"))
+    where = analytics.UnifiedFilter(
+        workspace_id=str(workspace_id),
+        start=datetime(2020, 12, 1),
+        end=datetime(2021, 4, 1),
+        platform=None,
+        account_id=None,
+        granularity="month",
+        group_by="total",
+    )
+    with settings.open_lakehouse() as lake:
+        series = lake.run(lambda cur: analytics.unified_series(cur, where))
+    assert {row["bucket"]: row["posts"] for row in series if row["posts"]} == expected
+
+
 COMPARED = (
     "stg_engagement_deltas",
     "mart_post_hourly",
@@ -125,7 +170,7 @@ def test_one_pass_over_several_ranges_equals_a_run_per_range(
         stores.append(settings)
     with stores[0].open_lakehouse() as lake:
         captured = lake.run(lambda cur: marts.days_with_new_raw(cur, None))
-    ranges = day_ranges(sorted(due_days(captured, [], today=date(2026, 11, 22))))
+    ranges = day_ranges(sorted(due_days(captured, today=date(2026, 11, 22))))
     assert len(ranges) >= 8
     separately = _built(stores[0], [[r] for r in ranges])
     together = _built(stores[1], [ranges])

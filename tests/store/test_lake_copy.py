@@ -52,6 +52,14 @@ ADDED = {
     "raw_account_snapshots": ("url", "thumbnail_url"),
     "dim_accounts": ("url", "thumbnail_url"),
 }
+# Columns the lake dropped since (0004: posts are counted from dim_posts when read).
+DROPPED = {"mart_account_daily": ("posts_published",)}
+
+
+def as_copied(table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An old store's rows as the lake holds them once copied: dropped columns left out."""
+    dropped = DROPPED.get(table, ())
+    return sorted(({k: v for k, v in row.items() if k not in dropped} for row in rows), key=repr)
 
 
 def _lake(data_dir: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -94,7 +102,7 @@ def test_every_row_of_every_analytics_table_arrives_as_written(
     reader = duckdb.connect()
     profile.lake.attach(reader, read_only=True)
     for table, rows in written.items():
-        assert _rows(reader, table) == sorted(rows, key=repr), table
+        assert _rows(reader, table) == as_copied(table, rows), table
 
 
 def test_a_second_copy_is_refused_and_changes_nothing(tmp_path: Path) -> None:

@@ -3,8 +3,8 @@
 Pure DuckDB: the old file is attached read-only beside the lake and each table is inserted
 by name in one lake transaction, so a copy that fails or is killed leaves the lake empty.
 Before it commits, each table must equal its source as a multiset of rows (``EXCEPT ALL``
-both ways, over the source's columns: columns the lake added since are left NULL), or the
-whole copy is rolled back.
+both ways, over the columns both have: columns the lake added since are left NULL, those
+it dropped are not copied), or the whole copy is rolled back.
 """
 
 from __future__ import annotations
@@ -45,16 +45,17 @@ def copy_analytics_tables(
         if held:
             raise StoreError(f"the lake already holds rows: {', '.join(held)}")
         counts = {}
+        # A column the lake dropped since (a figure now computed when read) is not copied.
+        columns = {table: _shared_columns(c, table) for table in tables}
         for table in tables:
             on_table(table)
             inserted = c.execute(
-                f"INSERT INTO lake.{table} BY NAME SELECT * FROM {SOURCE}.{table}"  # noqa: S608 - names from the catalog
+                f"INSERT INTO lake.{table} BY NAME SELECT {columns[table]} FROM {SOURCE}.{table}"  # noqa: S608 - names from the catalog
             ).fetchone()
             counts[table] = int(inserted[0]) if inserted else 0
         for table in tables:
-            columns = _columns(c, SOURCE, table)
             for left, right in ((SOURCE, "lake"), ("lake", SOURCE)):
-                differing = _rows_in(c, left, table, minus=right, columns=columns)
+                differing = _rows_in(c, left, table, minus=right, columns=columns[table])
                 if differing:
                     raise CopyMismatchError(
                         f"{table}: {differing} rows of {left} are not in {right}"
@@ -68,12 +69,14 @@ def copy_analytics_tables(
         con.execute(f"DETACH {SOURCE}")
 
 
-def _columns(con: duckdb.DuckDBPyConnection, database: str, table: str) -> str:
-    """The columns of ``database.table``, quoted, in their order."""
+def _shared_columns(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """The columns ``table`` has in the old store and in the lake, quoted, in the old order."""
     found = con.execute(
-        "SELECT column_name FROM duckdb_columns() WHERE database_name = ? AND table_name = ?"
-        " ORDER BY column_index",
-        [database, table],
+        "SELECT s.column_name FROM duckdb_columns() s JOIN duckdb_columns() l"
+        " ON l.database_name = 'lake' AND l.table_name = s.table_name"
+        " AND l.column_name = s.column_name"
+        " WHERE s.database_name = ? AND s.table_name = ? ORDER BY s.column_index",
+        [SOURCE, table],
     ).fetchall()
     return ", ".join('"' + str(row[0]).replace('"', '""') + '"' for row in found)
 
