@@ -8,12 +8,10 @@ import hmac
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
-from fastapi import Depends, Query, Request
-
-from api.errors import ValidationFailed
-from api.schemas import Page, Pagination
+from domain.errors import ValidationFailed
+from domain.schemas import Page, Pagination
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -88,20 +86,3 @@ class PageRequest:
             items=[convert(row) for row in kept],
             pagination=Pagination(limit=self.limit, next_cursor=next_cursor, has_more=has_more),
         )
-
-
-async def page_request(
-    request: Request,
-    limit: Annotated[int, Query(ge=1, le=100, description="Page size, 1 to 100.")] = 25,
-    cursor: Annotated[
-        str | None, Query(description="`next_cursor` of the previous page.", max_length=2048)
-    ] = None,
-) -> PageRequest:
-    route = request.scope.get("route")
-    endpoint = f"{request.method} {getattr(route, 'path', request.url.path)}"
-    codec: CursorCodec = request.app.state.cursor_codec
-    after = codec.decode(endpoint, cursor) if cursor else None
-    return PageRequest(limit=limit, after=after, endpoint=endpoint, codec=codec)
-
-
-PageParams = Annotated[PageRequest, Depends(page_request)]

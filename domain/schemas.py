@@ -1,9 +1,9 @@
-"""Shapes shared by every resource group: the envelope, errors, pages and UTC timestamps."""
+"""Shapes shared by every feature's inputs and outputs: pages, UTC timestamps, base models."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, Generic, Literal, TypeVar, get_args
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -97,58 +97,6 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ErrorDetail(BaseModel):
-    field: str = Field(description="Dotted path into the body, or the query parameter's name.")
-    issue: str = Field(description="Machine-readable reason, e.g. `min_items`, `required`.")
-    message: str
-
-
-ErrorCodeName = Literal[
-    "VALIDATION_ERROR",
-    "IDEMPOTENCY_KEY_REQUIRED",
-    "AUTH_REQUIRED",
-    "API_KEY_INVALID",
-    "API_KEY_EXPIRED",
-    "SCOPE_FORBIDDEN",
-    "WORKSPACE_FORBIDDEN",
-    "NOT_FOUND",
-    "METHOD_NOT_ALLOWED",
-    "INVALID_STATE",
-    "IDEMPOTENCY_CONFLICT",
-    "IDEMPOTENCY_IN_PROGRESS",
-    "PAYLOAD_TOO_LARGE",
-    "UNSUPPORTED_MEDIA_TYPE",
-    "RATE_LIMITED",
-    "INTERNAL_ERROR",
-    "SERVICE_UNAVAILABLE",
-]
-ERROR_CODES: tuple[str, ...] = get_args(ErrorCodeName)
-# The documented codes (docs/api.md, "Errors"), one schema in the OpenAPI document.
-ErrorCode = Annotated[ErrorCodeName, Named("ErrorCode")]
-
-
-class ErrorBody(BaseModel):
-    code: ErrorCode = Field(description="Machine-readable code (docs/api.md, Errors).")
-    message: str
-    details: list[ErrorDetail] = Field(default_factory=list)
-
-
-class ErrorEnvelope(BaseModel):
-    """Every error response."""
-
-    success: Literal[False] = False
-    error: ErrorBody
-    request_id: str
-
-
-class Envelope(BaseModel, Generic[T]):
-    """Every successful response."""
-
-    success: Literal[True] = True
-    data: T
-    request_id: str
-
-
 class Pagination(BaseModel):
     limit: int
     next_cursor: str | None = Field(
@@ -187,10 +135,3 @@ def from_row(model: type[ModelT], row: object, **computed: Any) -> ModelT:
                 value = value.replace(tzinfo=UTC)
             values[name] = value
     return model.model_validate(values)
-
-
-def ok(data: T) -> Envelope[T]:
-    """Wrap a result in the success envelope of the current request."""
-    from api.context import request_id_var
-
-    return Envelope(data=data, request_id=request_id_var.get())

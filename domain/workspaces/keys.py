@@ -1,19 +1,16 @@
-"""API keys: minting, hashing and resolving a request's key, scopes and workspace."""
+"""API keys: minting, hashing, revoking and resolving a key to its scopes and workspaces."""
 
 from __future__ import annotations
 
 import hashlib
 import secrets
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from api.errors import (
+from domain.errors import (
     ApiKeyExpired,
     ApiKeyInvalid,
-    AuthRequired,
     ScopeForbidden,
     ValidationFailed,
     WorkspaceForbidden,
@@ -176,17 +173,6 @@ class ApiKey:
         return requested
 
 
-def bearer_hash(authorization: str | None) -> str:
-    """The stored hash of the ``Authorization: Bearer`` header's key."""
-    if not authorization:
-        raise AuthRequired("Send your API key as 'Authorization: Bearer <key>'.")
-    scheme, _, token = authorization.partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token:
-        raise AuthRequired("Send your API key as 'Authorization: Bearer <key>'.")
-    return hash_key(token)
-
-
 def authenticate(cur: Cursor, key_hash: str) -> ApiKey:
     """Resolve a key's hash to a live key."""
     found = repo.find_api_key(cur, key_hash)
@@ -204,34 +190,3 @@ def authenticate(cur: Cursor, key_hash: str) -> ApiKey:
     )
     key.check_live()
     return key
-
-
-class KeyCache:
-    """Live keys by hash, valid while the store's keys token is unchanged (an LRU).
-
-    Revoking or minting a key is a write outside any API request (the CLI, Store.run),
-    which replaces the keys token (warehouse/changes.py), so the next request looks the
-    key up again: revocation stays immediate, while requests between such writes, and
-    the API's own writes, skip the lookup (~0.2 ms of statement CPU).
-    """
-
-    def __init__(self, size: int = 4096) -> None:
-        self._size = size
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[str, tuple[bytes, ApiKey]] = OrderedDict()
-
-    def get(self, key_hash: str, token: bytes) -> ApiKey | None:
-        with self._lock:
-            found = self._entries.get(key_hash)
-            if found is None or found[0] != token:
-                return None
-            self._entries.move_to_end(key_hash)
-        found[1].check_live()
-        return found[1]
-
-    def put(self, key_hash: str, token: bytes, key: ApiKey) -> None:
-        with self._lock:
-            self._entries[key_hash] = (token, key)
-            self._entries.move_to_end(key_hash)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
