@@ -21,6 +21,7 @@ from domain.errors import (
     ApiKeyExpired,
     ApiKeyInvalid,
     AuthRequired,
+    DomainError,
     IdempotencyConflict,
     IdempotencyInProgress,
     IdempotencyKeyRequired,
@@ -90,6 +91,8 @@ REPLIES: dict[type[MurmurError], Reply] = {
     UnsupportedMediaType: Reply(415),
     RateLimited: Reply(429),
     ServiceUnavailable: Reply(503),
+    # A refusal of the domain's not listed above: the contract's default, as its code says.
+    DomainError: Reply(400),
     # The cause names files or servers: the log says it, the client hears the store is down.
     StoreUnavailableError: Reply(
         503,
