@@ -25,11 +25,11 @@ from api.health import router as health
 from api.health.metrics import Metrics
 from api.idempotency import OPENAPI_PARAMETER
 from api.middleware import Cors, EdgeMiddleware
-from api.pagination import CursorCodec
-from api.posts import service as posts_service
+from api.posts.router import record_posts
 from api.ratelimit import RateLimiter
 from api.routing import MurmurRoute
 from api.schemas import ErrorEnvelope
+from domain.pagination import CursorCodec
 from murmur.settings import Settings
 from warehouse import idempotency as idem_repo
 from warehouse.group_commit import GroupCommit
@@ -93,9 +93,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         if owned:
             app.state.store = await asyncio.to_thread(settings.open_store)
         app.state.cursor_codec = CursorCodec(Secrets.load(settings.data_dir).signing_key)
-        app.state.post_writes = GroupCommit(
-            app.state.store, posts_service.create_posts, name="posts"
-        )
+        app.state.post_writes = GroupCommit(app.state.store, record_posts, name="posts")
         purge = asyncio.create_task(_purge_idempotency(app.state.store))
         # The modules, routes and models loaded so far live as long as the process: moved
         # out of the collector's sight, a full collection no longer walks them (under load

@@ -41,9 +41,9 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 from starlette.types import Scope
 
-from api.auth import ApiKey
 from api.context import request_id_var
 from api.deps import Context
+from domain.workspaces.keys import ApiKey
 
 JSON = "application/json"
 

@@ -14,11 +14,13 @@ from fastapi import Depends, Header, Request, Security
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer, SecurityScopes
 
-from api import idempotency, text
-from api.auth import ApiKey, KeyCache, authenticate, bearer_hash
-from api.errors import ApiKeyExpired, ApiKeyInvalid, AuthRequired, RateLimited, ValidationFailed
+from api import idempotency
+from api.auth import KeyCache, bearer_hash
 from api.ratelimit import Budget, RateLimiter, client_address, parse_networks
 from api.request_state import IdempotencyMode, RequestState
+from domain import text
+from domain.errors import ApiKeyExpired, ApiKeyInvalid, AuthRequired, RateLimited, ValidationFailed
+from domain.workspaces.keys import ApiKey, authenticate
 from murmur.settings import Settings
 from warehouse import idempotency as idem_repo
 from warehouse.cursor import Cursor
@@ -111,7 +113,7 @@ def _failed_keys_bucket(request: Request, settings: Settings) -> str:
 def _over_anonymous_budget(budget: Budget) -> RateLimited:
     return RateLimited(
         f"Over {budget.limit} requests a minute without a valid API key from this address.",
-        headers={"Retry-After": str(budget.retry_after)},
+        retry_after=budget.retry_after,
     )
 
 
@@ -164,7 +166,7 @@ def _count_key(request: Request, settings: Settings, key: ApiKey, is_write: bool
     if not budget.allowed:
         raise RateLimited(
             f"Over {limit} {'writes' if is_write else 'reads'} a minute for this key.",
-            headers={"Retry-After": str(budget.retry_after)},
+            retry_after=budget.retry_after,
         )
 
 

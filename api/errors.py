@@ -1,10 +1,11 @@
-"""Domain errors and the one place that turns every failure into the contract's envelope."""
+"""The one place that turns every failure into the contract's envelope and HTTP status."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, ClassVar, TypeVar
+from dataclasses import dataclass, field
+from typing import Any
 
 import structlog
 from fastapi import FastAPI, Request
@@ -16,111 +17,28 @@ from starlette.routing import compile_path
 
 from api.context import request_id_var
 from api.schemas import ErrorBody, ErrorDetail, ErrorEnvelope
+from domain.errors import (
+    ApiKeyExpired,
+    ApiKeyInvalid,
+    AuthRequired,
+    DomainError,
+    IdempotencyConflict,
+    IdempotencyInProgress,
+    IdempotencyKeyRequired,
+    InvalidState,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    ScopeForbidden,
+    ServiceUnavailable,
+    UnsupportedMediaType,
+    ValidationFailed,
+    WorkspaceForbidden,
+)
+from murmur.errors import MurmurError
 from warehouse.errors import StoreUnavailableError
 
-T = TypeVar("T")
-
 log = structlog.get_logger(__name__)
-
-
-class MurmurError(Exception):
-    """An error the API reports to the client in the envelope."""
-
-    status_code = 400
-    code = "VALIDATION_ERROR"
-    headers: ClassVar[dict[str, str] | None] = None
-
-    def __init__(
-        self,
-        message: str,
-        details: Sequence[ErrorDetail] = (),
-        *,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.details = list(details)
-        if headers is not None:
-            self.headers = headers  # type: ignore[misc]
-
-
-class ValidationFailed(MurmurError):
-    status_code, code = 400, "VALIDATION_ERROR"
-
-    @classmethod
-    def on(cls, field: str, issue: str, message: str) -> ValidationFailed:
-        """A validation error about one field."""
-        return cls(message, [ErrorDetail(field=field, issue=issue, message=message)])
-
-
-class IdempotencyKeyRequired(MurmurError):
-    status_code, code = 400, "IDEMPOTENCY_KEY_REQUIRED"
-
-
-class AuthRequired(MurmurError):
-    status_code, code = 401, "AUTH_REQUIRED"
-    headers: ClassVar[dict[str, str] | None] = {"WWW-Authenticate": "Bearer"}
-
-
-class ApiKeyInvalid(MurmurError):
-    status_code, code = 401, "API_KEY_INVALID"
-    headers: ClassVar[dict[str, str] | None] = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
-
-
-class ApiKeyExpired(MurmurError):
-    status_code, code = 401, "API_KEY_EXPIRED"
-    headers: ClassVar[dict[str, str] | None] = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
-
-
-class ScopeForbidden(MurmurError):
-    status_code, code = 403, "SCOPE_FORBIDDEN"
-
-
-class WorkspaceForbidden(MurmurError):
-    status_code, code = 403, "WORKSPACE_FORBIDDEN"
-
-
-class NotFound(MurmurError):
-    status_code, code = 404, "NOT_FOUND"
-
-    @classmethod
-    def resource(cls, kind: str, ident: str) -> NotFound:
-        return cls(f"No {kind} {ident!r} in this workspace.")
-
-
-def found(row: T | None, kind: str, ident: str) -> T:
-    """``row``, or NOT_FOUND naming the ``kind`` with id ``ident`` when there is none."""
-    if row is None:
-        raise NotFound.resource(kind, ident)
-    return row
-
-
-class InvalidState(MurmurError):
-    status_code, code = 409, "INVALID_STATE"
-
-
-class IdempotencyConflict(MurmurError):
-    status_code, code = 409, "IDEMPOTENCY_CONFLICT"
-
-
-class IdempotencyInProgress(MurmurError):
-    status_code, code = 409, "IDEMPOTENCY_IN_PROGRESS"
-
-
-class PayloadTooLarge(MurmurError):
-    status_code, code = 413, "PAYLOAD_TOO_LARGE"
-
-
-class UnsupportedMediaType(MurmurError):
-    status_code, code = 415, "UNSUPPORTED_MEDIA_TYPE"
-
-
-class RateLimited(MurmurError):
-    status_code, code = 429, "RATE_LIMITED"
-
-
-class ServiceUnavailable(MurmurError):
-    status_code, code = 503, "SERVICE_UNAVAILABLE"
 
 
 # Which errors a completed write stores as its idempotent outcome: those that come from the
@@ -142,8 +60,80 @@ def error_response(
     return JSONResponse(body.model_dump(mode="json"), status_code=status, headers=headers)
 
 
-def murmur_error_response(exc: MurmurError) -> JSONResponse:
-    return error_response(exc.status_code, exc.code, exc.message, exc.details, exc.headers)
+@dataclass(frozen=True)
+class Reply:
+    """How the API answers one class of error: its status, and what it says beyond the error."""
+
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    #: The code and message sent instead of the error's own (whose text may name internals).
+    code: str | None = None
+    message: str | None = None
+
+
+_INVALID_TOKEN = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
+
+# Every error the API reports, by class (a subclass answers as its nearest listed base): the
+# one table of HTTP statuses. An error not listed is a server fault, the generic 500.
+REPLIES: dict[type[MurmurError], Reply] = {
+    ValidationFailed: Reply(400),
+    IdempotencyKeyRequired: Reply(400),
+    AuthRequired: Reply(401, {"WWW-Authenticate": "Bearer"}),
+    ApiKeyInvalid: Reply(401, _INVALID_TOKEN),
+    ApiKeyExpired: Reply(401, _INVALID_TOKEN),
+    ScopeForbidden: Reply(403),
+    WorkspaceForbidden: Reply(403),
+    NotFound: Reply(404),
+    InvalidState: Reply(409),
+    IdempotencyConflict: Reply(409),
+    IdempotencyInProgress: Reply(409),
+    PayloadTooLarge: Reply(413),
+    UnsupportedMediaType: Reply(415),
+    RateLimited: Reply(429),
+    ServiceUnavailable: Reply(503),
+    # A refusal of the domain's not listed above: the contract's default, as its code says.
+    DomainError: Reply(400),
+    # The cause names files or servers: the log says it, the client hears the store is down.
+    StoreUnavailableError: Reply(
+        503,
+        {"Retry-After": "1"},
+        code="SERVICE_UNAVAILABLE",
+        message="The store is unavailable; retry shortly with the same Idempotency-Key.",
+    ),
+}
+
+
+def reply_for(exc: MurmurError) -> Reply | None:
+    """The table's answer to ``exc``, by its class or nearest listed base; None if unlisted."""
+    for cls in type(exc).__mro__:
+        reply = REPLIES.get(cls)
+        if reply is not None:
+            return reply
+    return None
+
+
+def http_status(exc: MurmurError) -> int | None:
+    """The status the API answers ``exc`` with; None for a server fault (500)."""
+    reply = reply_for(exc)
+    return None if reply is None else reply.status
+
+
+def murmur_error_response(exc: MurmurError, reply: Reply | None = None) -> JSONResponse:
+    """The envelope of a listed error, its details converted to the wire's schema."""
+    reply = reply or reply_for(exc)
+    if reply is None:
+        raise exc  # not the client's doing: the generic 500, logged with its traceback
+    headers = dict(reply.headers)
+    if exc.retry_after is not None:
+        headers["Retry-After"] = str(exc.retry_after)
+    details = [ErrorDetail(field=d.field, issue=d.issue, message=d.message) for d in exc.details]
+    return error_response(
+        reply.status,
+        reply.code or exc.code or "INTERNAL_ERROR",
+        reply.message or exc.message,
+        [] if reply.message else details,
+        headers or None,
+    )
 
 
 def _field_of(loc: Sequence[Any]) -> str:
@@ -213,7 +203,12 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(MurmurError)
     async def _murmur(_: Request, exc: MurmurError) -> JSONResponse:
-        return murmur_error_response(exc)
+        reply = reply_for(exc)
+        if reply is None:
+            raise exc  # the 500 below, as for any exception of ours not meant for the client
+        if isinstance(exc, StoreUnavailableError):
+            log.warning("request.store_unavailable", error=str(exc))
+        return murmur_error_response(exc, reply)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -236,17 +231,6 @@ def install_error_handlers(app: FastAPI) -> None:
         if exc.status_code == 413:
             return error_response(413, "PAYLOAD_TOO_LARGE", str(exc.detail))
         return error_response(exc.status_code, "VALIDATION_ERROR", str(exc.detail))
-
-    @app.exception_handler(StoreUnavailableError)
-    async def _store_unavailable(_: Request, exc: StoreUnavailableError) -> JSONResponse:
-        # The cause names files or servers: the log says it, the client hears the store is down.
-        log.warning("request.store_unavailable", error=str(exc))
-        return error_response(
-            503,
-            "SERVICE_UNAVAILABLE",
-            "The store is unavailable; retry shortly with the same Idempotency-Key.",
-            headers={"Retry-After": "1"},
-        )
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from starlette.responses import Response
 
-from api.errors import (
+from domain.errors import (
     IdempotencyConflict,
     IdempotencyInProgress,
     IdempotencyKeyRequired,
@@ -171,5 +171,5 @@ def take(
         )
     raise IdempotencyInProgress(
         "A request with this Idempotency-Key is still running; retry shortly.",
-        headers={"Retry-After": "1"},
+        retry_after=1,
     )

@@ -13,9 +13,10 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.routing import APIRoute
 
 from api.deps import WRITE_METHODS
-from api.errors import STORABLE_ERRORS, MurmurError, ServiceUnavailable, murmur_error_response
+from api.errors import STORABLE_ERRORS, murmur_error_response
 from api.idempotency import Claimed, IdempotentReplay
 from api.request_state import IdempotencyMode, RequestState
+from domain.errors import DomainError, ServiceUnavailable
 from warehouse import idempotency as idem_repo
 from warehouse import retry
 from warehouse.errors import ConflictError, DuplicateKeyError, StoreError
@@ -114,7 +115,7 @@ class MurmurRoute(APIRoute):
                 except IdempotentReplay as replay:
                     await run_in_threadpool(_settle_released, store, state.tx, None)
                     return replay.response()
-                except MurmurError as exc:
+                except DomainError as exc:
                     tx = state.tx
                     claim = state.idempotency
                     if isinstance(exc, STORABLE_ERRORS) and claim is not None:
@@ -192,5 +193,5 @@ def _settle_released(store: Store, tx: Transaction | None, claim: Claimed | None
 def _busy() -> ServiceUnavailable:
     return ServiceUnavailable(
         "A concurrent change to the same resource won; retry with the same key.",
-        headers={"Retry-After": "1"},
+        retry_after=1,
     )

@@ -38,8 +38,8 @@ def open_store(data_dir: Path) -> Store:
 
 def create_tenant(store: Store) -> Tenant:
     """The test workspace with its accounts and a key with no practical rate limit."""
-    from api.auth import mint_key
-    from api.workspaces.service import bootstrap_test_workspace
+    from domain.workspaces.keys import mint_key
+    from domain.workspaces.service import bootstrap_test_workspace
     from warehouse import workspaces as ws_repo
 
     def work(cur: object) -> Tenant:

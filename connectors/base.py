@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
+from murmur.errors import MurmurError
+
 Kind = Literal["own", "competitor", "creator"]
 
 
@@ -69,7 +71,7 @@ class EngagementSnapshot:
     clicks: int | None = None
 
 
-class ConnectorError(Exception):
+class ConnectorError(MurmurError):
     """A platform call failed."""
 
     def __init__(self, message: str, *, status: int | None = None, code: str | None = None):

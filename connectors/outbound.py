@@ -30,6 +30,8 @@ from typing import ClassVar
 
 import httpx
 
+from murmur.errors import MurmurError
+
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -45,7 +47,7 @@ _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 _RESOLVER = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="outbound-dns")
 
 
-class OutboundError(Exception):
+class OutboundError(MurmurError):
     """Base of every refusal or failure of an outbound call."""
 
     reason: ClassVar[str] = "outbound call failed"

@@ -92,8 +92,8 @@ def _mint(
     ``replace`` revokes the active keys of the same name for the same workspaces, in the same
     transaction: ``murmur up`` leaves one quickstart key, not one per start.
     """
-    from api.auth import mint_key
-    from api.workspaces.service import bootstrap_test_workspace
+    from domain.workspaces.keys import mint_key
+    from domain.workspaces.service import bootstrap_test_workspace
     from warehouse import workspaces as repo
 
     def work(cur: Cursor) -> Minted:
@@ -148,7 +148,7 @@ def _scopes(values: list[str] | None) -> list[str] | None:
     """``--scope`` values (repeated or comma-separated), checked against the contract's."""
     if not values:
         return None
-    from api.auth import ALL_SCOPES
+    from domain.workspaces.keys import ALL_SCOPES
 
     scopes = list(dict.fromkeys(s.strip() for v in values for s in v.split(",") if s.strip()))
     unknown = [s for s in scopes if s not in ALL_SCOPES]
@@ -162,7 +162,7 @@ def _scopes(values: list[str] | None) -> list[str] | None:
 @app.command()
 def init(data_dir: DataDir = None) -> None:
     """Create the store and the test workspace with one test account per platform."""
-    from api.workspaces.service import bootstrap_test_workspace
+    from domain.workspaces.service import bootstrap_test_workspace
 
     settings = _settings(data_dir)
     with _open(settings) as store:
@@ -244,7 +244,7 @@ def keys_list(data_dir: DataDir = None) -> None:
     from rich import box
     from rich.table import Table
 
-    from api.auth import ALL_SCOPES
+    from domain.workspaces.keys import ALL_SCOPES
     from warehouse import workspaces as repo
     from warehouse.ids import utcnow
 
@@ -336,7 +336,7 @@ def dashboard(
 
 def _sign_in_link(store: Store, settings: Settings, workspace: str | None) -> tuple[str, str]:
     """A new sign-in link into ``workspace`` (default: the test one), and a line about it."""
-    from api.workspaces.sign_in import LINK_LIFETIME, create_link
+    from domain.workspaces.sign_in import LINK_LIFETIME, create_link
 
     try:
         made = store.run(lambda cur: create_link(cur, workspace))

@@ -25,7 +25,7 @@ PLATFORMS = (
     "pinterest",
 )
 
-# Mirrors api.workspaces.service.TEST_ACCOUNTS (a test checks they agree): `murmur init`
+# Mirrors domain.workspaces.service.TEST_ACCOUNTS (a test checks they agree): `murmur init`
 # connects these, with external ids "test-<platform>-<handle>".
 OWN_ACCOUNTS = {
     "x": ("murmur_test", "Murmur Test"),

@@ -21,9 +21,9 @@ import httpx
 import uvicorn
 
 from api.app import BASE_PATH, create_app
-from api.auth import ALL_SCOPES, mint_key
-from api.workspaces.service import bootstrap_test_workspace
 from connectors.platforms import PLATFORMS
+from domain.workspaces.keys import ALL_SCOPES, mint_key
+from domain.workspaces.service import bootstrap_test_workspace
 from murmur.settings import STORE_FIELDS, Settings
 from warehouse import workspaces as ws_repo
 from warehouse.store import Lakehouse, Store

@@ -541,7 +541,7 @@ class TrendFilter:
     min_score: float | None
 
 
-# What names a post or an account on a page of a list (api/analytics/service.py makes the
+# What names a post or an account on a page of a list (domain/analytics/service.py makes the
 # label): the dimensions joined to the page's rows only. A label needs the text's first line:
 # the first LABEL_TEXT characters are read, not a whole caption or description.
 LABEL_TEXT = 1000

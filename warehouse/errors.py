@@ -20,10 +20,12 @@ import duckdb
 import psycopg
 from sqlalchemy.exc import DBAPIError
 
+from murmur.errors import MurmurError
+
 _CONFLICT = re.compile(r"\bconflict\b", re.IGNORECASE)
 
 
-class StoreError(Exception):
+class StoreError(MurmurError):
     """A failure of the store; the engine's own error is its ``__cause__``."""
 
     #: Whether running the same unit of work again may succeed.

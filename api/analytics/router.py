@@ -9,8 +9,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
-from api.analytics import service
-from api.analytics.schemas import (
+from api.caching import cached_json
+from api.deps import AnalyticsRead, WorkspacesWrite
+from api.pagination import PageParams
+from api.routing import MurmurRoute
+from api.schemas import Envelope, ok
+from domain.analytics import service
+from domain.analytics.schemas import (
     Basis,
     BestTimes,
     Competitor,
@@ -27,12 +32,8 @@ from api.analytics.schemas import (
     UnifiedAnalytics,
     ViralTrends,
 )
-from api.caching import cached_json
-from api.deps import AnalyticsRead, WorkspacesWrite
-from api.pagination import PageParams
-from api.routing import MurmurRoute
-from api.schemas import Deleted, Envelope, UtcDatetime, ok
-from api.workspaces.schemas import Platform
+from domain.schemas import Deleted, UtcDatetime
+from domain.workspaces.schemas import Platform
 from warehouse.analytics import TrendFilter
 
 router = APIRouter(tags=["Analytics & intelligence"], route_class=MurmurRoute)

@@ -6,12 +6,13 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query
 
-from api.approvals import service
-from api.approvals.schemas import ApprovalAction, ApprovalBatch, ApprovalItem
 from api.deps import ApprovalsRead, ApprovalsWrite
 from api.pagination import PageParams
 from api.routing import MurmurRoute
-from api.schemas import Envelope, Page, ok
+from api.schemas import Envelope, ok
+from domain.approvals import service
+from domain.approvals.schemas import ApprovalAction, ApprovalBatch, ApprovalItem
+from domain.schemas import Page
 
 router = APIRouter(tags=["Approvals"], route_class=MurmurRoute)
 

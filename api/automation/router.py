@@ -6,8 +6,13 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query
 
-from api.automation import service
-from api.automation.schemas import (
+from api.deps import AutomationsRead, AutomationsWrite, SettingsDep
+from api.pagination import PageParams
+from api.routing import MurmurRoute
+from api.schemas import Envelope, ok
+from connectors.outbound import policy_for
+from domain.automation import service
+from domain.automation.schemas import (
     ContentAutomation,
     ContentAutomationCreate,
     ContentAutomationUpdate,
@@ -26,11 +31,7 @@ from api.automation.schemas import (
     SlotOccurrence,
     SlotsReplace,
 )
-from api.deps import AutomationsRead, AutomationsWrite, SettingsDep
-from api.pagination import PageParams
-from api.routing import MurmurRoute
-from api.schemas import Deleted, Envelope, Page, UtcDatetime, ok
-from connectors.outbound import policy_for
+from domain.schemas import Deleted, Page, UtcDatetime
 
 router = APIRouter(tags=["Automation & queues"], route_class=MurmurRoute)
 

@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 
 import structlog
 
-from api.errors import ServiceUnavailable
 from api.health.metrics import Metrics
+from domain.errors import ServiceUnavailable
 from warehouse import health as health_repo
 from warehouse.group_commit import GroupCommit
 from warehouse.ids import utcnow
@@ -19,7 +19,8 @@ log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
 
-RETRY_AFTER = {"Retry-After": "5"}
+# Seconds a client waits before asking again when the store does not answer.
+RETRY_AFTER = 5
 
 
 async def _bounded(work: Callable[[], T], timeout: float) -> T:
@@ -57,17 +58,17 @@ class Shared:
 async def check_ready(shared: Shared, store: Store | None, timeout: float) -> None:
     """Raise SERVICE_UNAVAILABLE unless the store answers a trivial query within ``timeout``."""
     if store is None:
-        raise ServiceUnavailable("The store is not open.", headers=RETRY_AFTER)
+        raise ServiceUnavailable("The store is not open.", retry_after=RETRY_AFTER)
     try:
         await shared.run("ping", lambda: _bounded(lambda: _ping(store), timeout))
     except TimeoutError:
         log.warning("readiness.store_timeout", timeout=timeout)
         raise ServiceUnavailable(
-            f"The store did not answer within {timeout:g} s.", headers=RETRY_AFTER
+            f"The store did not answer within {timeout:g} s.", retry_after=RETRY_AFTER
         ) from None
     except Exception as exc:
         log.warning("readiness.store_failed", error=f"{type(exc).__name__}: {exc}")
-        raise ServiceUnavailable("The store is unavailable.", headers=RETRY_AFTER) from exc
+        raise ServiceUnavailable("The store is unavailable.", retry_after=RETRY_AFTER) from exc
 
 
 async def scrape(

@@ -7,8 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from api.deps import InboxRead, InboxWrite, SettingsDep
-from api.inbox import drafts, service
-from api.inbox.schemas import (
+from api.pagination import PageParams
+from api.routing import MurmurRoute
+from api.schemas import Envelope, ok
+from domain.inbox import drafts, service
+from domain.inbox.schemas import (
     Automation,
     InboxAutomationCreate,
     InboxAutomationUpdate,
@@ -21,10 +24,8 @@ from api.inbox.schemas import (
     Respond,
     Responded,
 )
-from api.pagination import PageParams
-from api.routing import MurmurRoute
-from api.schemas import Deleted, Envelope, Page, ok
-from api.workspaces.schemas import Platform
+from domain.schemas import Deleted, Page
+from domain.workspaces.schemas import Platform
 
 router = APIRouter(tags=["Inbox"], route_class=MurmurRoute)
 

@@ -25,12 +25,10 @@ from python_multipart import MultipartParser
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import parse_options_header
 
-from api import text
-from api.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
 from api.posts.verify import verify
-from api.schemas import ErrorDetail
-from warehouse import posts as posts_repo
-from warehouse.rows import Cursor
+from domain import text
+from domain.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
+from murmur.errors import ErrorDetail
 
 MiB = 1024 * 1024
 # Largest file of each kind, and of a whole upload body (the largest file plus the form).
@@ -267,7 +265,7 @@ class StreamedUpload:
                 raise ValidationFailed.on(
                     "alt_text", "max_length", f"alt_text takes at most {MAX_ALT_TEXT} characters."
                 )
-            # Strict UTF-8 cannot carry a lone surrogate, but it can carry a NUL (api/text.py).
+            # Strict UTF-8 cannot carry a lone surrogate, but it can carry a NUL (domain/text.py).
             if alt is not None and not text.is_clean(alt):
                 raise ValidationFailed.on("alt_text", text.ISSUE, text.MESSAGE)
         return self.type, alt
@@ -290,18 +288,3 @@ class StreamedUpload:
         """What the request asks for: the file's digest and its alt text."""
         alt = (self.alt_text or b"").decode("utf-8", "replace")
         return hashlib.sha256(f"{self.sha256.hexdigest()}\0{alt}".encode()).hexdigest()
-
-
-def check_quota(cur: Cursor, workspace_id: str, size: int, quota: int) -> None:
-    """Refuse (413 ``quota_exceeded``) a file that would take the workspace past its quota."""
-    # Read in the request's transaction: two uploads racing can each see the other's bytes
-    # missing, so the quota can be overshot by the files in flight, never by more.
-    used = posts_repo.media_bytes(cur, workspace_id)
-    if used + size > quota:
-        message = (
-            f"This workspace's media may take {quota:,} bytes; it holds {used:,} and the file"
-            f" has {size:,}."
-        )
-        raise PayloadTooLarge(
-            message, [ErrorDetail(field="file", issue="quota_exceeded", message=message)]
-        )

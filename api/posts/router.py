@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
@@ -13,19 +14,21 @@ from api.caching import JSON, cached_json
 from api.context import request_id_var
 from api.deps import MediaWrite, PostsRead, PostsWrite, SettingsDep, StoreDep
 from api.pagination import PageParams
-from api.posts import reads, service
-from api.posts.media import OPENAPI_BODY, StreamedUpload, boundary_of, check_quota
-from api.posts.schemas import Media, MediaKind, Post, PostCreate, PostUpdate
+from api.posts.media import OPENAPI_BODY, StreamedUpload, boundary_of
 from api.request_state import IdempotencyMode, RequestState, claims_key
 from api.routing import MurmurRoute
-from api.schemas import Envelope, Page, UtcDatetime, ok
-from api.workspaces.schemas import Platform
+from api.schemas import Envelope, ok
+from domain.posts import reads, service
+from domain.posts.schemas import Media, MediaKind, Post, PostCreate, PostUpdate
+from domain.schemas import Page, UtcDatetime
+from domain.workspaces.schemas import Platform
 from warehouse import idempotency as idem_repo
 from warehouse import posts as repo
 from warehouse.errors import DuplicateKeyError
 from warehouse.group_commit import GroupCommit
 from warehouse.ids import new_id, to_db
 from warehouse.posts import PostStatus
+from warehouse.rows import Cursor
 
 router = APIRouter(tags=["Posts & media"], route_class=MurmurRoute)
 
@@ -40,6 +43,29 @@ async def get_post_writes(request: Request) -> PostWrites:
 
 
 PostWrites = GroupCommit[service.PostRequest, bytes]
+
+
+def record_posts(cur: Cursor, requests: Sequence[service.PostRequest]) -> list[bytes | Exception]:
+    """Create a batch's posts; answer each in its envelope, recorded under its key (201).
+
+    The responses commit with the posts (the group commit's one transaction), so that a
+    retry with the same key replays what the first attempt answered.
+    """
+    outcomes = service.create_posts(cur, requests)
+    answers: list[bytes | Exception] = []
+    completed: list[tuple[idem_repo.RecordKey, str, int, str]] = []
+    for request, outcome in zip(requests, outcomes, strict=True):
+        if isinstance(outcome, Exception):
+            answers.append(outcome)
+            continue
+        body = Envelope(data=outcome, request_id=request.request_id).model_dump_json().encode()
+        answers.append(body)
+        completed.append((request.record, request.fingerprint, 201, body.decode()))
+    if completed:
+        idem_repo.insert_completed(cur, completed, ttl_seconds=requests[0].ttl_seconds)
+    return answers
+
+
 PostWritesDep = Annotated[PostWrites, Depends(get_post_writes)]
 
 
@@ -206,13 +232,8 @@ async def upload_media(
     try:
         # After the idempotency claim: a replay of a stored upload adds no bytes.
         await run_in_threadpool(
-            check_quota,
-            ctx.tx,
-            ctx.workspace_id,
-            upload.size,
-            settings.media_quota_bytes_per_workspace,
+            service.add_media, ctx.tx, new, settings.media_quota_bytes_per_workspace
         )
-        await run_in_threadpool(repo.insert_media, ctx.tx, new)
     except BaseException:
         (settings.media_dir / storage_key).unlink(missing_ok=True)
         raise

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from api.errors import MurmurError, PayloadTooLarge, UnsupportedMediaType
-from api.schemas import ErrorDetail
+from domain.errors import DomainError, PayloadTooLarge, UnsupportedMediaType
+from murmur.errors import ErrorDetail
 
 # A few bytes of padding after a format's end marker (NULs, line ends) are what some
 # encoders write; anything more, or anything else, is content no decoder of the type reads.
@@ -538,7 +538,7 @@ def _decode(path: Path, fmt: _Format) -> None:
                     image.seek(frame)
                     _check_pixels(image.size, fmt.name)  # a frame may enlarge a GIF's canvas
                     image.load()
-    except MurmurError:
+    except DomainError:
         raise
     except Image.DecompressionBombError as exc:
         raise _too_many_pixels(f"The {fmt.name} has too many pixels.") from exc

@@ -9,9 +9,11 @@ from fastapi import APIRouter, Path, Query
 from api.deps import SettingsDep, WorkspacesRead, WorkspacesWrite
 from api.pagination import PageParams
 from api.routing import MurmurRoute
-from api.schemas import Deleted, Envelope, Page, ok
-from api.webhooks import service
-from api.webhooks.schemas import (
+from api.schemas import Envelope, ok
+from connectors.outbound import policy_for
+from domain.schemas import Deleted, Page
+from domain.webhooks import service
+from domain.webhooks.schemas import (
     Delivery,
     DeliveryStatus,
     Endpoint,
@@ -19,7 +21,6 @@ from api.webhooks.schemas import (
     EndpointCreated,
     EndpointUpdate,
 )
-from connectors.outbound import policy_for
 
 router = APIRouter(tags=["Webhooks"], route_class=MurmurRoute)
 

@@ -7,12 +7,13 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from api.deps import AccountsRead, WorkspacesRead, WorkspacesWrite
-from api.errors import NotFound
 from api.pagination import PageParams
 from api.routing import MurmurRoute
-from api.schemas import Deleted, Envelope, Page, ok
-from api.workspaces import members, service
-from api.workspaces.schemas import Account, Platform, Workspace
+from api.schemas import Envelope, ok
+from domain.errors import NotFound
+from domain.schemas import Deleted, Page
+from domain.workspaces import members, service
+from domain.workspaces.schemas import Account, Platform, Workspace
 
 router = APIRouter(tags=["Workspaces & accounts"], route_class=MurmurRoute)
 

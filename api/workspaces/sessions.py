@@ -9,8 +9,9 @@ from fastapi import APIRouter, Response
 from api.deps import Keyless, OwnKey, StoreDep
 from api.idempotency import OPENAPI_PARAMETER
 from api.routing import MurmurRoute
-from api.schemas import Deleted, Envelope, ok
-from api.workspaces import sign_in
+from api.schemas import Envelope, ok
+from domain.schemas import Deleted
+from domain.workspaces import sign_in
 
 router = APIRouter(tags=["Sessions"], route_class=MurmurRoute)
 

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import polars as pl
 
+from murmur.errors import MurmurError
+
 ROW = "__row"  # 0-based index of the record among the file's data records
 _CHUNK = 8 << 20
 # A byte sequence that is valid multi-byte UTF-8 (RFC 3629). A file holding both these and
@@ -31,7 +33,7 @@ _UTF8_SEQ = re.compile(
 FALLBACK_ENCODING = "cp1252"
 
 
-class ImportRejectedError(ValueError):
+class ImportRejectedError(MurmurError, ValueError):
     """The file cannot be imported as it is; nothing was written."""
 
     def __init__(self, file: str, line: int | None, problem: str) -> None:

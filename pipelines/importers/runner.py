@@ -19,6 +19,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
+from murmur.errors import MurmurError
 from murmur.settings import Settings
 from pipelines.importers import instagram, tweets, youtube
 from pipelines.importers.common import Context, Parsed
@@ -60,7 +61,7 @@ KINDS = ("own", "competitor", "creator")
 DEFAULT_KINDS = {"youtube-trending": "creator", "tweets": "creator", "instagram-insights": "own"}
 
 
-class UnknownWorkspaceError(ValueError):
+class UnknownWorkspaceError(MurmurError, ValueError):
     """The workspace given does not exist."""
 
 
@@ -253,7 +254,7 @@ def _youtube_direct(
 def _workspace(
     cur: Cursor, workspace_id: str | None, platform: str, account: str | None
 ) -> tuple[str, tuple[str, str, str] | None]:
-    from api.workspaces.service import bootstrap_test_workspace
+    from domain.workspaces.service import bootstrap_test_workspace
 
     if workspace_id is None:
         workspace_id = bootstrap_test_workspace(cur)

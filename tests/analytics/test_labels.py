@@ -20,9 +20,9 @@ import httpx
 import polars as pl
 import pytest
 
-from api.analytics.service import post_label
 from connectors.base import AccountRef, AccountSnapshot, Kind, PostRecord
 from connectors.registry import build_connector, simulator_base_url, simulator_token
+from domain.analytics.service import post_label
 from pipelines.importers import run_import
 from pipelines.run import run_all
 from tests.analytics.seed import COUNTERS, seed_snapshots

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from api.automation.slots import (
+from domain.automation.slots import (
     CronError,
     WeeklySlot,
     next_run,

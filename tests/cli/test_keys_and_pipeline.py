@@ -22,7 +22,7 @@ import httpx
 import pytest
 from dagster import DagsterInstance, DagsterRunStatus
 
-from api.auth import ALL_SCOPES
+from domain.workspaces.keys import ALL_SCOPES
 from murmur.cli import prepare_dagster_home
 from murmur.settings import Settings
 from tests.support import HANG_SECONDS, free_port
@@ -218,7 +218,7 @@ def test_keys_create_for_a_missing_or_foreign_workspace_is_refused_in_one_line(
     def foreign(cur: Cursor) -> tuple[str, str]:
         test_ws = repo.find_test_workspace(cur)
         assert test_ws is None  # the refusal above created nothing
-        from api.workspaces.service import bootstrap_test_workspace
+        from domain.workspaces.service import bootstrap_test_workspace
 
         mine = bootstrap_test_workspace(cur)
         theirs = repo.create_workspace(cur, repo.create_organization(cur, "Other"), "Theirs")

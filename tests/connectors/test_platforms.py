@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from api.workspaces.schemas import PlatformName
-from api.workspaces.service import TEST_ACCOUNTS
 from connectors import registry
 from connectors.http import HttpConnector
 from connectors.platforms import PLATFORMS, SPECS
 from connectors.publishing import Publishing
+from domain.workspaces.schemas import PlatformName
+from domain.workspaces.service import TEST_ACCOUNTS
 from simulator import platforms as simulated
 from simulator import world
 

@@ -6,7 +6,7 @@ import itertools
 import statistics
 from datetime import UTC, datetime, timedelta
 
-from api.workspaces.service import TEST_ACCOUNTS
+from domain.workspaces.service import TEST_ACCOUNTS
 from simulator.world import N_CREATORS, OWN_ACCOUNTS, PLATFORMS, World, post_number
 
 NOW = datetime(2025, 6, 15, 12, 0, tzinfo=UTC)

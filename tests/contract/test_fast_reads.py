@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 from pydantic import BaseModel
 
-from api.auth import ApiKey
 from api.caching import DAY, Cached, FastRead, FastReads
+from domain.workspaces.keys import ApiKey
 from tests.support import Api, LiveServer, Tenant, assert_error
 from warehouse import workspaces as ws_repo
 

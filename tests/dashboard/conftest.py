@@ -28,8 +28,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Dialog, Page, Request, Route
 
-from api.auth import ALL_SCOPES, mint_key
-from api.workspaces.service import bootstrap_test_workspace
+from domain.workspaces.keys import ALL_SCOPES, mint_key
+from domain.workspaces.service import bootstrap_test_workspace
 from murmur.settings import Settings
 from tests.support import (
     HANG_SECONDS,

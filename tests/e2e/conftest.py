@@ -11,8 +11,8 @@ import httpx
 import pytest
 import uvicorn
 
-from api.auth import mint_key
-from api.workspaces.service import bootstrap_test_workspace
+from domain.workspaces.keys import mint_key
+from domain.workspaces.service import bootstrap_test_workspace
 from tests.servers import StoreSettings
 from tests.support import Api, LiveServer, start_server, start_simulator
 from warehouse import workspaces as ws_repo

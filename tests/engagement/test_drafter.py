@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from api.inbox.drafts import (
+from domain.inbox.drafts import (
     DraftRequest,
     OfflineDrafter,
     OpenAICompatibleDrafter,

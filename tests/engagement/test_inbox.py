@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 
-from api.auth import ALL_SCOPES, mint_key
 from connectors.registry import simulator_token
+from domain.workspaces.keys import ALL_SCOPES, mint_key
 from simulator.world import OWN_ACCOUNTS
 from tests.connectors.conftest import SimServer
 from tests.connectors.conftest import sim as sim  # the simulator fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.inbox.drafts import (
+from domain.inbox.drafts import (
     DraftRequest,
     OfflineDrafter,
     PastExchange,

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from dagster import materialize
 
-from api.workspaces.service import bootstrap_test_workspace
+from domain.workspaces.service import bootstrap_test_workspace
 from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS
 from pipelines.definitions import resources

@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from api.app import BASE_PATH
-from api.auth import authenticate
-from api.inbox import drafts
 from connectors.base import AccountRef, Conversation, Publisher
+from domain.inbox import drafts
+from domain.workspaces.keys import authenticate
 from murmur.logs import configure_logging
 from murmur.settings import Settings
 from tests.support import Api, LiveServer, Tenant, assert_error, new_tenant, start_server

@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from api.app import BASE_PATH
-from api.auth import ALL_SCOPES
-from api.workspaces import sign_in
+from domain.workspaces import sign_in
+from domain.workspaces.keys import ALL_SCOPES
 from tests.servers import StoreSettings
 from tests.support import LiveServer, Tenant, assert_error, bootstrap_workspace_id, start_server
 from warehouse import workspaces as ws_repo

@@ -19,13 +19,13 @@ from typing import Any
 
 import structlog
 
-from api.automation import service as automation
-from api.automation import templates
-from api.automation.schemas import QueueItemCreate
-from api.errors import MurmurError
-from api.posts import service as posts
-from api.posts.schemas import MAX_TEXT, PostCreate
 from connectors import outbound
+from domain.automation import service as automation
+from domain.automation import templates
+from domain.automation.schemas import QueueItemCreate
+from domain.errors import DomainError
+from domain.posts import service as posts
+from domain.posts.schemas import MAX_TEXT, PostCreate
 from warehouse import automation as automation_repo
 from warehouse import workspaces as ws_repo
 from warehouse.ids import utcnow
@@ -125,8 +125,8 @@ def run_due(
     for rule in due:
         try:
             made = run_one(store, rule, client, now)
-        except (MurmurError, outbound.OutboundError, ET.ParseError, ValueError, KeyError) as exc:
-            if isinstance(exc, MurmurError):
+        except (DomainError, outbound.OutboundError, ET.ParseError, ValueError, KeyError) as exc:
+            if isinstance(exc, DomainError):
                 message = exc.message
             elif isinstance(exc, outbound.OutboundError):
                 message = f"feed: {exc.reason} ({exc})"
@@ -156,7 +156,7 @@ def run_one(
             schedule["cron"], schedule["timezone"], now.replace(tzinfo=UTC)
         )
         next_run: datetime | None = upcoming.astimezone(UTC).replace(tzinfo=None)
-    except MurmurError:
+    except DomainError:
         next_run = None  # a schedule that no longer matches stops rather than spins
     with store.transaction() as cur:
         if not automation_repo.claim_content_run(cur, rule.id, rule.next_run_at, next_run, now):

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import structlog
 
-from api.errors import MurmurError
-from api.inbox import drafts
-from api.inbox import service as inbox
-from api.inbox.schemas import ItemUpdate, Respond
+from domain.errors import DomainError
+from domain.inbox import drafts
+from domain.inbox import service as inbox
+from domain.inbox.schemas import ItemUpdate, Respond
 from warehouse import inbox as inbox_repo
 from warehouse.inbox import AutomationRow, MessageRow
 from warehouse.rows import Cursor
@@ -52,7 +52,7 @@ def evaluate(
     for rule in rules:
         try:
             outcome = _apply(cur, workspace_id, item_id, rule, drafter, held=held, replied=replied)
-        except MurmurError as exc:
+        except DomainError as exc:
             outcome = f"error: {exc.message}"
         if rule.action == "reply" and outcome.startswith("reply queued"):
             replied = True

@@ -21,8 +21,6 @@ from typing import Any
 
 import structlog
 
-from api import text
-from api.inbox import drafts
 from connectors.base import (
     AccountRef,
     AuthExpiredError,
@@ -32,6 +30,8 @@ from connectors.base import (
     Publisher,
     RateLimitedError,
 )
+from domain import text
+from domain.inbox import drafts
 from warehouse import inbox as inbox_repo
 from warehouse import posts as posts_repo
 from warehouse import workspaces as ws_repo

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from api.inbox import drafts
 from connectors import outbound
 from connectors.base import Publisher
+from domain.inbox import drafts
 from murmur.settings import Settings
 from warehouse.ids import new_id
 from warehouse.store import Store

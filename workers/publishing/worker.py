@@ -23,6 +23,7 @@ from typing import Literal, TypeVar
 import structlog
 
 from connectors.base import AccountRef, MediaFile, Published, Publisher, PublishRequest
+from murmur.errors import MurmurError
 from murmur.settings import Settings
 from warehouse import publishing as repo
 from warehouse import workspaces as ws_repo
@@ -43,8 +44,10 @@ MediaKind = Literal["image", "video", "document"]
 _BATCH = 500
 
 
-class PermanentJobError(Exception):
+class PermanentJobError(MurmurError):
     """Something about the destination itself (not the platform) that no retry will fix."""
+
+    code: str
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)

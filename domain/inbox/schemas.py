@@ -6,9 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from api.inbox.drafts import DraftSource, Intent
-from api.schemas import Model, UtcDatetime
-from api.workspaces.schemas import Platform
+from domain.inbox.drafts import DraftSource, Intent
+from domain.schemas import Model, UtcDatetime
+from domain.workspaces.schemas import Platform
 
 ItemStatus = Literal["open", "replied", "closed", "snoozed"]
 SettableStatus = Literal["open", "closed", "snoozed"]

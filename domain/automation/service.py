@@ -12,9 +12,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from api.automation import slots as slotlib
-from api.automation import templates
-from api.automation.schemas import (
+from connectors import outbound
+from connectors.platforms import SPECS
+from domain.automation import slots as slotlib
+from domain.automation import templates
+from domain.automation.schemas import (
     AutomationTarget,
     ContentAutomation,
     ContentAutomationCreate,
@@ -34,12 +36,11 @@ from api.automation.schemas import (
     Source,
     Target,
 )
-from api.errors import InvalidState, NotFound, ValidationFailed, found
-from api.pagination import PageRequest
-from api.schemas import ErrorDetail, Page, from_row
-from api.workspaces.service import resolve_destination
-from connectors import outbound
-from connectors.platforms import SPECS
+from domain.errors import InvalidState, NotFound, ValidationFailed, found
+from domain.pagination import PageRequest
+from domain.schemas import Page, from_row
+from domain.workspaces.service import resolve_destination
+from murmur.errors import ErrorDetail
 from warehouse import automation as repo
 from warehouse import posts as posts_repo
 from warehouse import workspaces as ws_repo

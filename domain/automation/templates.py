@@ -15,15 +15,17 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from murmur.errors import MurmurError
+
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _BRACE = re.compile(r"[{}]")
 
 
-class TemplateError(ValueError):
+class TemplateError(MurmurError, ValueError):
     """A template that is not plain text with ``{name}`` placeholders."""
 
 
-class TooLong(ValueError):
+class TooLong(MurmurError, ValueError):
     """A rendering that would pass its character limit."""
 
     def __init__(self, limit: int) -> None:

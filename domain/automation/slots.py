@@ -18,6 +18,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo, available_timezones
 
+from murmur.errors import MurmurError
+
 _TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 
 
@@ -147,7 +149,7 @@ _CRON_FIELDS = (
 _NUMBER = re.compile(r"^\d{1,2}$")
 
 
-class CronError(ValueError):
+class CronError(MurmurError, ValueError):
     """A cron expression that does not parse; ``field`` names the offending part."""
 
     def __init__(self, field: str, message: str) -> None:

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from api.errors import InvalidState, ValidationFailed, found
-from api.posts import reads
-from api.posts.schemas import (
+from connectors.platforms import SPECS
+from domain.errors import InvalidState, PayloadTooLarge, ValidationFailed, found
+from domain.posts import reads
+from domain.posts.schemas import (
     Destination,
     DestinationRef,
     Post,
@@ -18,9 +19,8 @@ from api.posts.schemas import (
     PostUpdate,
     PresetRef,
 )
-from api.schemas import Envelope, ErrorDetail
-from api.workspaces.service import choose_destination
-from connectors.platforms import SPECS
+from domain.workspaces.service import choose_destination
+from murmur.errors import ErrorDetail
 from warehouse import approvals as approvals_repo
 from warehouse import automation as automation_repo
 from warehouse import idempotency as idem_repo
@@ -313,14 +313,15 @@ class KeySeen(Exception):
     """The request's Idempotency-Key has a record already: replay, refuse or take it over."""
 
 
-def create_posts(cur: Cursor, requests: Sequence[PostRequest]) -> list[bytes | Exception]:
-    """Create the posts of many requests, each with its key and response: one batch's writes.
+def create_posts(cur: Cursor, requests: Sequence[PostRequest]) -> list[Post | Exception]:
+    """Create the posts of many requests (one batch's writes), each under its own key.
 
-    The outcome of each request is its response body (201), or the exception refusing it
-    with nothing written: ``ValidationFailed``, or :class:`KeySeen` for a key already
-    recorded (the caller then goes the careful way, see ``api.idempotency.take``).
+    The outcome of each request is its post, or the exception refusing it with nothing
+    written: ``ValidationFailed``, or :class:`KeySeen` for a key already recorded (the caller
+    then goes the careful way, see ``api.idempotency.take``). The caller records each post's
+    response under its key in the same transaction.
     """
-    outcomes: list[bytes | Exception] = [KeySeen() for _ in requests]
+    outcomes: list[Post | Exception] = [KeySeen() for _ in requests]
     choices: dict[str, tuple[bool, list[ws_repo.AccountRow]]] = {}
     keys: set[idem_repo.RecordKey] = set()
     valid: list[tuple[int, _Draft]] = []
@@ -341,14 +342,8 @@ def create_posts(cur: Cursor, requests: Sequence[PostRequest]) -> list[bytes | E
             continue
         valid.append((index, draft))
     posts = _insert(cur, [draft for _, draft in valid])
-    completed: list[tuple[idem_repo.RecordKey, str, int, str]] = []
     for (index, _), post in zip(valid, posts, strict=True):
-        request = requests[index]
-        body = Envelope(data=post, request_id=request.request_id).model_dump_json().encode()
-        outcomes[index] = body
-        completed.append((request.record, request.fingerprint, 201, body.decode()))
-    if completed:
-        idem_repo.insert_completed(cur, completed, ttl_seconds=requests[0].ttl_seconds)
+        outcomes[index] = post
     return outcomes
 
 
@@ -440,3 +435,24 @@ def cancel_post(cur: Cursor, workspace_id: str, actor: str, post_id: str) -> Pos
     post = reads.get_post(cur, workspace_id, post_id)
     reads.emit(cur, workspace_id, "post.canceled", post)
     return post
+
+
+def check_quota(cur: Cursor, workspace_id: str, size: int, quota: int) -> None:
+    """Refuse (``quota_exceeded``) a file that would take the workspace past its quota."""
+    # Read in the request's transaction: two uploads racing can each see the other's bytes
+    # missing, so the quota can be overshot by the files in flight, never by more.
+    used = repo.media_bytes(cur, workspace_id)
+    if used + size > quota:
+        message = (
+            f"This workspace's media may take {quota:,} bytes; it holds {used:,} and the file"
+            f" has {size:,}."
+        )
+        raise PayloadTooLarge(
+            message, [ErrorDetail(field="file", issue="quota_exceeded", message=message)]
+        )
+
+
+def add_media(cur: Cursor, media: repo.NewMedia, quota: int) -> None:
+    """Record a stored file as the workspace's media, within the workspace's quota."""
+    check_quota(cur, media.workspace_id, media.size_bytes, quota)
+    repo.insert_media(cur, media)

@@ -6,8 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from api.schemas import Model, UtcDatetime, omitted
-from api.workspaces.schemas import Platform
+from domain.schemas import Model, UtcDatetime, omitted
+from domain.workspaces.schemas import Platform
 from warehouse.posts import PostStatus
 
 DestinationStatus = Literal["pending", "publishing", "published", "failed"]

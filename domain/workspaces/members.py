@@ -8,9 +8,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, StringConstraints, field_validator
 from pydantic_core import PydanticCustomError
 
-from api.errors import InvalidState, NotFound, ValidationFailed, found
-from api.pagination import PageRequest
-from api.schemas import Deleted, Model, Page, UtcDatetime, from_row
+from domain.errors import InvalidState, NotFound, ValidationFailed, found
+from domain.pagination import PageRequest
+from domain.schemas import Deleted, Model, Page, UtcDatetime, from_row
 from warehouse import workspaces as repo
 from warehouse.rows import Cursor
 

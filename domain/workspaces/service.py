@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from api.errors import ValidationFailed, found
-from api.pagination import PageRequest
-from api.schemas import Page, from_row
-from api.workspaces.schemas import Account, Workspace
+from domain.errors import ValidationFailed, found
+from domain.pagination import PageRequest
+from domain.schemas import Page, from_row
+from domain.workspaces.schemas import Account, Workspace
 from warehouse import analytics as analytics_repo
 from warehouse import workspaces as repo
 from warehouse.rows import Cursor

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from api.errors import found
-from api.pagination import PageRequest
-from api.posts.schemas import DestinationError, Media, Post, PostApproval, PostDestination
-from api.schemas import Page, from_row
+from domain.errors import found
+from domain.pagination import PageRequest
+from domain.posts.schemas import DestinationError, Media, Post, PostApproval, PostDestination
+from domain.schemas import Page, from_row
 from warehouse import approvals as approvals_repo
 from warehouse import posts as repo
 from warehouse import webhooks as webhooks_repo

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from api.schemas import Model, UtcDatetime
+from domain.schemas import Model, UtcDatetime
 from warehouse.posts import PostStatus
 
 ItemStatus = Literal["pending", "approved", "rejected", "returned"]

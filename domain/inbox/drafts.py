@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from murmur.errors import MurmurError
+
 Intent = Literal["question", "complaint", "praise", "other"]
 DraftSource = Literal["past_reply", "template", "llm"]
 
@@ -256,7 +258,7 @@ SYSTEM_PROMPT = (
 )
 
 
-class DrafterError(RuntimeError):
+class DrafterError(MurmurError, RuntimeError):
     """The configured drafting service did not give a usable answer."""
 
 

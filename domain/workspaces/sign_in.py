@@ -14,10 +14,10 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import BaseModel, Field
 
-from api.auth import ALL_SCOPES, ApiKey, hash_key, issue_key, revoke_key
-from api.errors import ApiKeyInvalid, NotFound
-from api.schemas import Deleted, Model, UtcDatetime
-from api.workspaces.service import bootstrap_test_workspace
+from domain.errors import ApiKeyInvalid, NotFound
+from domain.schemas import Deleted, Model, UtcDatetime
+from domain.workspaces.keys import ALL_SCOPES, ApiKey, hash_key, issue_key, revoke_key
+from domain.workspaces.service import bootstrap_test_workspace
 from warehouse import workspaces as repo
 from warehouse.ids import utcnow
 from warehouse.rows import Cursor
@@ -124,7 +124,7 @@ def redeem(store: Store, token: str) -> Session:
 
 
 def sign_out(store: Store, key: ApiKey) -> Deleted:
-    """Revoke ``key`` if a sign-in link made it; any other key is left alone (404)."""
+    """Revoke ``key`` if a sign-in link made it; any other key is left alone (NOT_FOUND)."""
     if not store.read(lambda cur: repo.is_session_key(cur, key.id)):
         raise NotFound(
             "This key was not made by a sign-in link, so there is no session to end: it stays"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from api.errors import InvalidState, ValidationFailed, found
-from api.inbox import drafts
-from api.inbox.schemas import (
+from domain.errors import InvalidState, ValidationFailed, found
+from domain.inbox import drafts
+from domain.inbox.schemas import (
     Action,
     Automation,
     InboxAutomationCreate,
@@ -21,8 +21,9 @@ from api.inbox.schemas import (
     Responded,
     Trigger,
 )
-from api.pagination import PageRequest
-from api.schemas import Deleted, ErrorDetail, Page, from_row
+from domain.pagination import PageRequest
+from domain.schemas import Deleted, Page, from_row
+from murmur.errors import ErrorDetail
 from warehouse import inbox as repo
 from warehouse import workspaces as ws_repo
 from warehouse.ids import from_db, to_db

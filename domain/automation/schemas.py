@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from api.schemas import Model, UtcDatetime, omitted
+from domain.schemas import Model, UtcDatetime, omitted
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Destination = Annotated[

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from api.schemas import Named, UtcDatetime
+from domain.schemas import Named, UtcDatetime
 
 PlatformName = Literal[
     "x", "instagram", "facebook", "linkedin", "tiktok", "youtube", "threads", "bluesky", "pinterest"

@@ -11,7 +11,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from api.analytics.schemas import (
+from connectors.platforms import profile_url
+from domain.analytics.schemas import (
     Basis,
     Benchmark,
     BestTimeCell,
@@ -39,10 +40,9 @@ from api.analytics.schemas import (
     ViralTrend,
     ViralTrends,
 )
-from api.errors import InvalidState, NotFound, ValidationFailed, found
-from api.pagination import PageRequest
-from api.schemas import Deleted, Page, iso_z
-from connectors.platforms import profile_url
+from domain.errors import InvalidState, NotFound, ValidationFailed, found
+from domain.pagination import PageRequest
+from domain.schemas import Deleted, Page, iso_z
 from warehouse import analytics as repo
 from warehouse import buckets
 from warehouse import posts as posts_repo
@@ -208,7 +208,7 @@ _TICK = timedelta(microseconds=1)
 
 
 def time_zone(name: str) -> str:
-    """``name`` as IANA spells it (any case is taken), or a 400 on ``tz``."""
+    """``name`` as IANA spells it (any case is taken), or VALIDATION_ERROR on ``tz``."""
     found = buckets.zone_name(name)
     if found is None:
         raise ValidationFailed.on(

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from api.approvals.schemas import (
+from domain.approvals.schemas import (
     ApprovalAction,
     ApprovalBatch,
     ApprovalEvent,
     ApprovalItem,
     PostSummary,
 )
-from api.errors import InvalidState, NotFound, ValidationFailed, found
-from api.pagination import PageRequest
-from api.posts import reads as posts
-from api.schemas import Page, from_row
+from domain.errors import InvalidState, NotFound, ValidationFailed, found
+from domain.pagination import PageRequest
+from domain.posts import reads as posts
+from domain.schemas import Page, from_row
 from warehouse import approvals as repo
 from warehouse import posts as posts_repo
 from warehouse import webhooks as webhooks_repo

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from api.schemas import Model, UtcDatetime
+from domain.schemas import Model, UtcDatetime
 
 EventType = Literal[
     "post.created",

@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.schemas import Model, Page, UtcDatetime
-from api.workspaces.schemas import Platform
+from domain.schemas import Model, Page, UtcDatetime
+from domain.workspaces.schemas import Platform
 
 Granularity = Literal["hour", "day", "week", "month"]
 Basis = Literal["activity", "published"]

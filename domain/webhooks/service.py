@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import secrets
 
-from api.errors import ValidationFailed, found
-from api.pagination import PageRequest
-from api.schemas import Deleted, Page, from_row
-from api.webhooks.schemas import Delivery, Endpoint, EndpointCreate, EndpointCreated, EndpointUpdate
 from connectors import outbound
+from domain.errors import ValidationFailed, found
+from domain.pagination import PageRequest
+from domain.schemas import Deleted, Page, from_row
+from domain.webhooks.schemas import (
+    Delivery,
+    Endpoint,
+    EndpointCreate,
+    EndpointCreated,
+    EndpointUpdate,
+)
 from warehouse import webhooks as repo
 from warehouse.ids import from_db
 from warehouse.rows import Cursor

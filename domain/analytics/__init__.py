@@ -1,0 +1,1 @@
+"""Analytics and intelligence: reads over the marts, and tracked competitors."""

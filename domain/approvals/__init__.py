@@ -1,0 +1,1 @@
+"""Approvals: posts held for review, approved or rejected."""

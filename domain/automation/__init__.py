@@ -1,0 +1,1 @@
+"""Automation: content automations, queues, destination presets and scheduled events."""

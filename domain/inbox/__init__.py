@@ -1,0 +1,1 @@
+"""The unified inbox: synced comments and messages, their triage, replies and drafts."""

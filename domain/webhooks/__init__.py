@@ -1,0 +1,1 @@
+"""Webhooks: endpoints and the deliveries made to them."""

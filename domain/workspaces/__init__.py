@@ -1,0 +1,1 @@
+"""Workspaces: their accounts and members, API keys and dashboard sign-in."""
