@@ -12,7 +12,7 @@ from dagster import (
     TimeWindowPartitionMapping,
 )
 
-from warehouse import marts
+from warehouse.marts.runs import raw_rows_by_day
 from warehouse.store import Lakehouse
 
 # Ingest captures "now", so its history starts with the product, not with the data.
@@ -85,7 +85,7 @@ def plan(store: Lakehouse, due: set[date]) -> list[DayRange]:
     if len(ranges) <= 1:
         return ranges
     first, last = ranges[0][0], ranges[-1][1]
-    return plan_ranges(sorted(due), store.run(lambda cur: marts.raw_rows_by_day(cur, first, last)))
+    return plan_ranges(sorted(due), store.run(lambda cur: raw_rows_by_day(cur, first, last)))
 
 
 def range_tags(ranges: list[DayRange]) -> dict[str, str]:

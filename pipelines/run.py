@@ -19,7 +19,7 @@ from pipelines.ingest.assets import INGEST_ASSETS
 from pipelines.logs import QUIET_CONSOLE
 from pipelines.partitions import DayRange, due_days, plan, range_tags
 from pipelines.resources import PlatformsResource, StoreResource
-from warehouse import marts
+from warehouse.marts.runs import days_with_new_raw, last_run, mark_run_script
 
 # How far back a new store's first run captures the (simulated) platforms.
 HISTORY_DAYS = 14
@@ -138,7 +138,7 @@ def run_all(
             ):
                 run_id = f"run_all-{uuid.uuid4().hex[:12]}"
                 with store.open() as s:
-                    s.execute_script(marts.mark_run_script(wall, run_id, len(summary.days)))
+                    s.execute_script(mark_run_script(wall, run_id, len(summary.days)))
     finally:
         if owned:
             inst.dispose()
@@ -148,7 +148,7 @@ def run_all(
 def _history_due(store: StoreResource, moment: datetime) -> list[datetime]:
     """The past to capture: ``history_moments`` for a store that never had a complete run."""
     with store.open() as s:
-        new_store = s.run(marts.last_run) is None
+        new_store = s.run(last_run) is None
     return history_moments(moment) if new_store else []
 
 
@@ -157,8 +157,8 @@ def _due_days(store: StoreResource, today: date, *, with_today: bool) -> list[Da
     last complete run, the day after each (its first delta depends on them), and today
     when ingesting; never after today."""
     with store.open() as s:
-        since = s.run(marts.last_run)
-        found = s.run(lambda cur: marts.days_with_new_raw(cur, since))
+        since = s.run(last_run)
+        found = s.run(lambda cur: days_with_new_raw(cur, since))
         due = due_days(found, today)
         if with_today:
             due.add(today)

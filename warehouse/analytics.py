@@ -135,7 +135,7 @@ class SnapshotCache:
     """Mart reads remembered while the marts are unchanged (an LRU of ``size`` entries).
 
     Every pipeline write to a mart upserts its ``mart_snapshots`` rows with a new
-    ``computed_at`` in the same transaction (warehouse/marts.py), so the table's newest
+    ``computed_at`` in the same transaction (warehouse/marts/scripts.py), so the table's newest
     ``computed_at``, row count and summed rows identify the marts' version, and a read
     keyed by it returns what the query would. The version is read in the request's own
     transaction, and only when the store's change token moved since it was last read

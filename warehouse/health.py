@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from warehouse.marts import RUN_MARKER
+from warehouse.marts.runs import RUN_MARKER
 from warehouse.posts import LIVE, sql_in
 from warehouse.rows import Cursor, fetch_value
 from warehouse.sql import later_of

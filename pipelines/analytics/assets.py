@@ -30,8 +30,22 @@ from pipelines.analytics import insights
 from pipelines.ingest.assets import INGEST_ASSETS
 from pipelines.partitions import DAILY, HOURS_OF_DAY, tagged_ranges
 from pipelines.resources import StoreResource
-from warehouse import marts
-from warehouse.marts import METRICS
+from warehouse.marts import checks, scripts
+from warehouse.marts.definitions import METRICS
+from warehouse.marts.insights import (
+    Window,
+    account_days,
+    capture_cadence_hours,
+    mart_rows,
+    platform_data_ends,
+    post_cadences,
+    post_rates,
+    ranked_accounts,
+    trend_ages,
+    trend_posts,
+    workspace_data_ends,
+    workspace_handles,
+)
 from warehouse.store import Lakehouse
 
 FRESHNESS_HOURS = 26  # newest raw capture older than this: the freshness check warns
@@ -62,18 +76,18 @@ def _check(name: str, table_key: AssetKey, description: str) -> AssetCheckSpec:
 
 
 def _unique(
-    s: Lakehouse, name: str, table: str, keys: tuple[str, ...], span: marts.Spans | None
+    s: Lakehouse, name: str, table: str, keys: tuple[str, ...], span: checks.Spans | None
 ) -> AssetCheckResult:
-    dupes = s.run(lambda cur: marts.count_duplicate_keys(cur, table, keys, span))
+    dupes = s.run(lambda cur: checks.count_duplicate_keys(cur, table, keys, span))
     return AssetCheckResult(
         check_name=name, passed=dupes == 0, metadata={"duplicate_keys": dupes, "key": str(keys)}
     )
 
 
 def _non_negative(
-    s: Lakehouse, name: str, table: str, cols: tuple[str, ...], span: marts.Spans | None
+    s: Lakehouse, name: str, table: str, cols: tuple[str, ...], span: checks.Spans | None
 ) -> AssetCheckResult:
-    bad = s.run(lambda cur: marts.count_negative(cur, table, cols, span))
+    bad = s.run(lambda cur: checks.count_negative(cur, table, cols, span))
     return AssetCheckResult(check_name=name, passed=bad == 0, metadata={"negative_rows": bad})
 
 
@@ -130,21 +144,21 @@ def stg_engagement_deltas(context: AssetExecutionContext, store: StoreResource) 
     with store.open() as s:
         for start, end in days:
             s.execute_script(
-                marts.staging_script(start, end, run_id=context.run.run_id, computed_at=now),
+                scripts.staging_script(start, end, run_id=context.run.run_id, computed_at=now),
                 upserts_dimensions=True,
             )
-        meta = s.run(lambda cur: marts.partition_meta(cur, "stg_engagement_deltas", days))
-        snaps, drops = s.run(lambda cur: marts.counter_drops(cur, days))
+        meta = s.run(lambda cur: checks.partition_meta(cur, "stg_engagement_deltas", days))
+        snaps, drops = s.run(lambda cur: checks.counter_drops(cur, days))
         snap_key = ("workspace_id", "platform", "external_id", "captured_at")
         stg_unique = _unique(s, "stg_keys_unique", "stg_engagement_deltas", snap_key, span)
         # Staging holds one row per distinct raw key of the days: with staging unique, as
         # many raw rows as staged rows proves every reading held once, by one batch, without
         # grouping the raw rows (the usual case, and a scheduled run's).
-        raw = s.run(lambda cur: marts.count_rows(cur, "raw_engagement_snapshots", span))
-        staged = s.run(lambda cur: marts.count_rows(cur, "stg_engagement_deltas", span))
+        raw = s.run(lambda cur: checks.count_rows(cur, "raw_engagement_snapshots", span))
+        staged = s.run(lambda cur: checks.count_rows(cur, "stg_engagement_deltas", span))
         held_once = stg_unique.passed and raw == staged
         overlaps = (
-            0 if held_once else s.run(lambda cur: marts.readings_in_several_batches(cur, days))
+            0 if held_once else s.run(lambda cur: checks.readings_in_several_batches(cur, days))
         )
         yield MaterializeResult(
             metadata={
@@ -197,7 +211,7 @@ def stg_engagement_deltas(context: AssetExecutionContext, store: StoreResource) 
                 description="Not evaluated: the days are past.",
             )
         else:
-            newest = s.run(lambda cur: marts.newest_capture(cur, "raw_engagement_snapshots"))
+            newest = s.run(lambda cur: checks.newest_capture(cur, "raw_engagement_snapshots"))
             age_h = (now - newest).total_seconds() / 3600 if newest else None
             yield AssetCheckResult(
                 check_name="raw_fresh",
@@ -247,15 +261,15 @@ def _daily_mart(
         with store.open() as s:
             for start, end in days:
                 s.execute_script(script(start, end, run_id=context.run.run_id, computed_at=now))
-            meta = s.run(lambda cur: marts.partition_meta(cur, name, days))
+            meta = s.run(lambda cur: checks.partition_meta(cur, name, days))
             yield MaterializeResult(metadata=meta)
             span = ("day", days)
             yield _unique(s, f"{name}_keys_unique", name, keys, span)
             yield _non_negative(s, f"{name}_non_negative", name, counters, span)
-            totals = s.run(lambda cur: marts.totals_match(cur, days))
+            totals = s.run(lambda cur: checks.totals_match(cur, days))
             own = totals["daily"] if name != "mart_post_hourly" else totals["hourly"]
             if name == "mart_account_daily":
-                own = s.run(lambda cur: marts.account_engagements(cur, days))
+                own = s.run(lambda cur: checks.account_engagements(cur, days))
             yield AssetCheckResult(
                 check_name=f"{name}_totals_match",
                 passed=own == totals["staging"],
@@ -267,7 +281,7 @@ def _daily_mart(
 
 mart_post_hourly = _daily_mart(
     "mart_post_hourly",
-    marts.post_hourly_script,
+    scripts.post_hourly_script,
     STG,
     "Unified analytics per post and UTC hour: the counters' increase in that hour.",
     ("workspace_id", "platform", "external_id", "hour"),
@@ -275,7 +289,7 @@ mart_post_hourly = _daily_mart(
 )
 mart_post_daily = _daily_mart(
     "mart_post_daily",
-    marts.post_daily_script,
+    scripts.post_daily_script,
     mart_post_hourly.key,
     "Unified analytics per post and UTC day, with engagement rate (engagements / impressions,"
     " else / views).",
@@ -284,7 +298,7 @@ mart_post_daily = _daily_mart(
 )
 mart_account_daily = _daily_mart(
     "mart_account_daily",
-    marts.account_daily_script,
+    scripts.account_daily_script,
     mart_post_daily.key,
     "Per account and UTC day: followers (last snapshot), growth, engagement.",
     ("workspace_id", "platform", "account_external_id", "day"),
@@ -387,7 +401,7 @@ def write_mart(
     frame.write_parquet(path)
     try:
         s.execute_script(
-            marts.replace_from_parquet_script(
+            scripts.replace_from_parquet_script(
                 table,
                 path.resolve(),
                 run_id=run_id,
@@ -400,10 +414,10 @@ def write_mart(
     return frame.height
 
 
-def _windows(s: Lakehouse, now: datetime, days: int) -> list[marts.Window]:
-    ends = s.run(marts.workspace_data_ends)
+def _windows(s: Lakehouse, now: datetime, days: int) -> list[Window]:
+    ends = s.run(workspace_data_ends)
     return [
-        marts.Window(ws, min(end, now) - timedelta(days=days), min(end, now))
+        Window(ws, min(end, now) - timedelta(days=days), min(end, now))
         for ws, end in sorted(ends.items())
     ]
 
@@ -412,7 +426,7 @@ def _insight_asset(
     name: str,
     description: str,
     deps: list[AssetKey],
-    checks: list[AssetCheckSpec],
+    specs: list[AssetCheckSpec],
     compute: Callable[
         [Lakehouse, datetime], tuple[list[dict[str, Any]], list[str], dict[str, Any]]
     ],
@@ -426,7 +440,7 @@ def _insight_asset(
         deps=deps,
         description=description,
         kinds={"python", "duckdb"},
-        check_specs=checks,
+        check_specs=specs,
     )
     def _insight(context: AssetExecutionContext, store: StoreResource) -> Iterator[Result]:
         now = _now(context)
@@ -447,11 +461,11 @@ def _insight_asset(
     return _insight
 
 
-def _platform_windows(s: Lakehouse, now: datetime, days: int) -> list[tuple[str, marts.Window]]:
+def _platform_windows(s: Lakehouse, now: datetime, days: int) -> list[tuple[str, Window]]:
     """One window per workspace and platform (each source ends at its own newest data)."""
-    ends = s.run(marts.platform_data_ends)
+    ends = s.run(platform_data_ends)
     return [
-        (platform, marts.Window(ws, min(end, now) - timedelta(days=days), min(end, now)))
+        (platform, Window(ws, min(end, now) - timedelta(days=days), min(end, now)))
         for (ws, platform), end in sorted(ends.items())
     ]
 
@@ -462,7 +476,7 @@ def _best_times(
     rows: list[dict[str, Any]] = []
     wins = _platform_windows(s, now, insights.BEST_TIMES_DAYS)
     for platform, w in wins:
-        posts = [p for p in marts.post_rates(s, w, ["own"]) if p["platform"] == platform]
+        posts = [p for p in post_rates(s, w, ["own"]) if p["platform"] == platform]
         rows += insights.best_times(w.workspace_id, posts, now)
     workspaces = sorted({w.workspace_id for _, w in wins})
     return rows, workspaces, {"window_days": insights.BEST_TIMES_DAYS}
@@ -476,7 +490,7 @@ def _best_times_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
         ("workspace_id", "platform", "account_external_id", "weekday", "hour"),
         None,
     )
-    bad = s.run(partial(marts.count_bad_rows, mart="mart_best_times"))
+    bad = s.run(partial(checks.count_bad_rows, mart="mart_best_times"))
     yield AssetCheckResult(
         check_name="mart_best_times_shrunk_between", passed=bad == 0, metadata={"bad_rows": bad}
     )
@@ -488,14 +502,14 @@ def _anomalies(
     rows: list[dict[str, Any]] = []
     wins = _windows(s, now, insights.ANOMALY_BASELINE_DAYS + 1)
     for w in wins:
-        days = s.run(partial(marts.account_days, w=w))
+        days = s.run(partial(account_days, w=w))
         last_day = (w.end - timedelta(microseconds=1)).date()
         rows += insights.anomalies(w.workspace_id, days, last_day, now)
     return rows, [w.workspace_id for w in wins], {"baseline_days": insights.ANOMALY_BASELINE_DAYS}
 
 
 def _anomaly_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
-    bad = s.run(partial(marts.count_bad_rows, mart="mart_anomalies"))
+    bad = s.run(partial(checks.count_bad_rows, mart="mart_anomalies"))
     yield AssetCheckResult(
         check_name="mart_anomalies_flagged_consistently",
         passed=bad == 0,
@@ -510,16 +524,16 @@ def _trends(s: Lakehouse, now: datetime) -> tuple[list[dict[str, Any]], list[str
         # Windows as long as each post's own reading interval (6 h for hourly captures, a
         # day for daily exports), over as many days as the windows need; a post read once
         # in the window takes the workspace's interval.
-        usual = marts.capture_cadence_hours(s, w)
-        cadences = marts.post_cadences(s, w)
+        usual = capture_cadence_hours(s, w)
+        cadences = post_cadences(s, w)
 
         width_of = insights.post_widths(cadences, usual)
         found: list[dict[str, Any]] = []
         for width in sorted({insights.trend_width(h) for h in (usual, *cadences.values())}):
             span = max(timedelta(days=insights.TREND_LOOKBACK_DAYS), width * insights.TREND_WINDOWS)
-            at = marts.Window(w.workspace_id, w.end - span, w.end)
-            posts = marts.trend_posts(s, at, width, insights.TREND_WINDOWS)
-            ages = marts.trend_ages(s, at, width)
+            at = Window(w.workspace_id, w.end - span, w.end)
+            posts = trend_posts(s, at, width, insights.TREND_WINDOWS)
+            ages = trend_ages(s, at, width)
             mine = [p for p in posts if width_of(p) == width]
             found += insights.viral_trends(w.workspace_id, mine, ages, w.end, now, width)
         rows += insights.strongest(found)
@@ -542,18 +556,18 @@ def _rankings(
     rows: list[dict[str, Any]] = []
     # One window per source (platform): a workspace holding a 2017 export and this week's
     # captures ranks each over its own last 28 days, not the older one over an empty span.
-    ends = s.run(marts.platform_data_ends)
-    by_workspace: dict[str, list[tuple[str, marts.Window]]] = {}
+    ends = s.run(platform_data_ends)
+    by_workspace: dict[str, list[tuple[str, Window]]] = {}
     for (ws, platform), end in sorted(ends.items()):
         last = min(end, now)
-        window = marts.Window(ws, last - timedelta(days=insights.RANKING_DAYS), last)
+        window = Window(ws, last - timedelta(days=insights.RANKING_DAYS), last)
         by_workspace.setdefault(ws, []).append((platform, window))
     for ws, windows in by_workspace.items():
         accounts: list[dict[str, Any]] = []
         posts: list[dict[str, Any]] = []
         for platform, w in windows:
-            accounts += s.run(partial(marts.ranked_accounts, w=w, platform=platform))
-            found = marts.post_rates(s, w, ["creator", "competitor"], published_in_window=False)
+            accounts += s.run(partial(ranked_accounts, w=w, platform=platform))
+            found = post_rates(s, w, ["creator", "competitor"], published_in_window=False)
             posts += [p for p in found if p["platform"] == platform]
         rows += insights.creator_rankings(ws, accounts, posts, now)
     return rows, sorted(by_workspace), {"window_days": insights.RANKING_DAYS}
@@ -573,13 +587,13 @@ def _insights(
     s: Lakehouse, now: datetime
 ) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    handles = s.run(marts.workspace_handles)
+    handles = s.run(workspace_handles)
     wins = _windows(s, now, insights.TOP_CONTENT_DAYS)
     for w in wins:
         ws = w.workspace_id
-        own = marts.post_rates(s, w, ["own"])
+        own = post_rates(s, w, ["own"])
         saved = {
-            t: s.run(partial(marts.mart_rows, table=t, workspace_id=ws))
+            t: s.run(partial(mart_rows, table=t, workspace_id=ws))
             for t in ("mart_best_times", "mart_anomalies", "mart_creator_rankings")
         }
         rows += insights.best_time_insights(ws, saved["mart_best_times"], handles, now)
@@ -590,7 +604,7 @@ def _insights(
 
 
 def _insight_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
-    bad = s.run(partial(marts.count_bad_rows, mart="mart_insights"))
+    bad = s.run(partial(checks.count_bad_rows, mart="mart_insights"))
     yield AssetCheckResult(
         check_name="mart_insights_well_formed", passed=bad == 0, metadata={"bad_rows": bad}
     )

@@ -1,6 +1,6 @@
 """The non-partitioned marts computed from bounded windows of the partitioned ones.
 
-Each function takes the rows read by warehouse.marts for one workspace and returns the
+Each function takes the rows read by warehouse.marts.insights for one workspace and returns the
 mart's rows; the assets write them with one server-side transaction per mart.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from pipelines.analytics import algorithms as alg
 from warehouse.rows import Row
 
-# Windows (all end at the workspace's newest staged hour, see warehouse.marts.Window).
+# Windows (all end at the workspace's newest staged hour, see warehouse.marts.insights.Window).
 BEST_TIMES_DAYS = 90  # posts published in the last 90 days
 TOP_CONTENT_DAYS = 28
 TOP_CONTENT_MIN_IMPRESSIONS = 100  # floor: a 3-view post with 2 likes is not "top"
@@ -344,7 +344,7 @@ def viral_trends(
     post's publication), and a post with fewer than 2 is compared with the median velocity
     of its account's other posts at the same age (window index since publication). An
     entity with W0 or W1 unobserved, or no baseline, has insufficient data and is not
-    listed. ``posts`` and ``ages`` are the sums read by ``warehouse.marts.trend_posts`` and
+    listed. ``posts`` and ``ages`` are the sums read by ``warehouse.marts.insights.trend_posts`` and
     ``trend_ages``: the per-hour rows are added up in the store, not here.
     """
     n_windows = TREND_WINDOWS

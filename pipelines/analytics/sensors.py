@@ -16,7 +16,7 @@ from pipelines.analytics.schedules import import_job
 from pipelines.logs import QUIET_CONSOLE
 from pipelines.partitions import due_days, plan, range_tags
 from pipelines.resources import StoreResource
-from warehouse import marts
+from warehouse.marts.runs import batch_days, import_batches_after
 
 
 # Running from the start: `murmur up` should need no clicks in the UI.
@@ -36,12 +36,12 @@ def import_batches(
     today = datetime.now(UTC).date()
     requests = []
     with store.open() as s:
-        batches = s.run(lambda cur: marts.import_batches_after(cur, after))
+        batches = s.run(lambda cur: import_batches_after(cur, after))
         if not batches:
             return SkipReason("no new import batch")
         for row in batches:
             batch_id: str = row["id"]
-            captured = s.run(partial(marts.batch_days, batch_id=batch_id))
+            captured = s.run(partial(batch_days, batch_id=batch_id))
             ranges = plan(s, due_days(captured, today))
             cursor = f"{row['finished_at'].isoformat()}|{batch_id}"
             if ranges:

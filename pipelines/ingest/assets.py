@@ -28,8 +28,8 @@ from connectors.http import hashtags_in
 from connectors.registry import SUPPORTED
 from pipelines.partitions import HOURLY
 from pipelines.resources import PlatformsResource, StoreResource
-from warehouse import marts
 from warehouse import workspaces as ws_repo
+from warehouse.marts.runs import PublishedDestination, ingest_targets, published_destinations
 from warehouse.store import Lakehouse
 
 # Posts whose engagement is re-measured each hour: those published in the last 14 days
@@ -87,13 +87,13 @@ def ingest_platform(
     from warehouse.ingest import IngestBatch, write_batch
 
     tally = _Tally()
-    targets = store.publishing.read(lambda cur: marts.ingest_targets(cur, platform))
+    targets = store.publishing.read(lambda cur: ingest_targets(cur, platform))
     if not targets:
         return tally
     since = now - timedelta(days=TRACK_DAYS)
     until = now.replace(tzinfo=None) + timedelta(hours=1)
     ours = store.publishing.read(
-        lambda cur: marts.published_destinations(cur, since.replace(tzinfo=None), until)
+        lambda cur: published_destinations(cur, since.replace(tzinfo=None), until)
     )
     ours_by_account: dict[str, dict[str, str]] = {}
     for d in ours:
@@ -285,8 +285,8 @@ def raw_murmur_posts(
     with store.open() as s:
         since = (now - timedelta(days=TRACK_DAYS)).replace(tzinfo=None)
         until = now.replace(tzinfo=None) + timedelta(hours=1)
-        rows = s.publishing.read(lambda cur: marts.published_destinations(cur, since, until))
-        by_ws: dict[str, list[marts.PublishedDestination]] = {}
+        rows = s.publishing.read(lambda cur: published_destinations(cur, since, until))
+        by_ws: dict[str, list[PublishedDestination]] = {}
         for r in rows:
             by_ws.setdefault(r.workspace_id, []).append(r)
         for workspace_id, dests in sorted(by_ws.items()):

@@ -30,8 +30,8 @@ from tests.connectors.conftest import own_account
 from tests.connectors.test_pictures import post_pictures, raw_reader
 from tests.servers import StoreSettings
 from tests.support import LiveServer, Tenant, new_tenant, start_server, start_simulator
-from warehouse import marts
 from warehouse.ingest import IngestBatch, write_batch
+from warehouse.marts import scripts
 
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 
@@ -71,7 +71,7 @@ def _describe(
     days = {now.date()} | {snap.captured_at.date() for snap, _ in accounts}
     for day in sorted(days):
         server.lake.execute_script(
-            marts.staging_script(
+            scripts.staging_script(
                 day,
                 day + timedelta(days=1),
                 run_id="test-labels",

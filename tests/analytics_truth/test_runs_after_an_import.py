@@ -28,7 +28,7 @@ from pipelines.importers import run_import
 from pipelines.partitions import due_days, plan, range_tags
 from pipelines.run import run_all
 from tests.support import Tenant, new_tenant, settings_env, start_server
-from warehouse import marts
+from warehouse.marts.runs import batch_days
 
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
@@ -84,7 +84,7 @@ def imported(tmp_path: Path) -> Iterator[tuple[Settings, Tenant, str]]:
 def _sensor_tags(settings: Settings, batch_id: str) -> dict[str, str]:
     """The tags the import sensor gives this batch's run."""
     with settings.open_lakehouse() as lake:
-        captured = lake.run(lambda cur: marts.batch_days(cur, batch_id))
+        captured = lake.run(lambda cur: batch_days(cur, batch_id))
         ranges = plan(lake, due_days(captured, NOW.date()))
     return {"murmur/now": NOW.isoformat(), **range_tags(ranges)}
 
@@ -96,7 +96,7 @@ def test_a_pipeline_run_after_the_sensor_upserted_the_posts_counts_every_post(
     # The sensor's run has staged the export's capture day (the dimension now knows every
     # post) and is still working when the pipeline run starts.
     with settings.open_lakehouse() as lake:
-        captured = lake.run(lambda cur: marts.batch_days(cur, batch))
+        captured = lake.run(lambda cur: batch_days(cur, batch))
     with DagsterInstance.ephemeral() as instance:
         partial = materialize(
             [stg_engagement_deltas],

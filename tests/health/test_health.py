@@ -17,8 +17,8 @@ from api.app import BASE_PATH
 from murmur.settings import Settings
 from tests.support import LiveServer, assert_error, new_tenant
 from warehouse import health as health_repo
-from warehouse import marts
 from warehouse.ids import utcnow
+from warehouse.marts import scripts
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 POST_ROUTE = f"{BASE_PATH}/posts/{{post_id}}"
@@ -186,7 +186,7 @@ def test_pipeline_freshness_appears_once_a_mart_is_built(
     today = utcnow().date()
     with ops_server.settings.open_lakehouse() as lake:
         lake.execute_script(
-            marts.post_daily_script(
+            scripts.post_daily_script(
                 today, today + timedelta(days=1), run_id="health-test", computed_at=utcnow()
             )
         )

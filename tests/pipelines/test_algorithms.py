@@ -139,7 +139,7 @@ def test_best_times_by_hand() -> None:
 
 def test_viral_trend_of_a_post_by_hand(tmp_path: Path) -> None:
     from pipelines.analytics.insights import TREND_WIDTH, TREND_WINDOWS, viral_trends
-    from warehouse import marts
+    from warehouse.marts.insights import Window, trend_ages, trend_posts
 
     end = datetime(2025, 6, 15, 12)
     published = end - timedelta(hours=48)
@@ -164,9 +164,9 @@ def test_viral_trend_of_a_post_by_hand(tmp_path: Path) -> None:
             )
 
         s.run(seed)
-        window = marts.Window("ws", end - timedelta(days=7), end)
-        posts = marts.trend_posts(s, window, TREND_WIDTH, TREND_WINDOWS)
-        ages = marts.trend_ages(s, window, TREND_WIDTH)
+        window = Window("ws", end - timedelta(days=7), end)
+        posts = trend_posts(s, window, TREND_WIDTH, TREND_WINDOWS)
+        ages = trend_ages(s, window, TREND_WIDTH)
     # Baseline windows W2..W5: 1/h each → median 1.
     # score = log2((31 + 1) / (1 + 1)) = log2(16) = 4; previous log2(3/2) = 0.585;
     # rising (31 > 2 · 1.1) → emerging

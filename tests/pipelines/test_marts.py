@@ -17,7 +17,7 @@ from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
 from pipelines.definitions import resources
 from pipelines.run import run_all
 from tests.servers import StoreSettings
-from warehouse.marts import METRICS
+from warehouse.marts.definitions import METRICS
 from warehouse.store import Lakehouse
 
 WS = "ws_test"

@@ -22,7 +22,8 @@ from pipelines.partitions import (
 )
 from pipelines.run import run_all
 from tests.servers import StoreSettings
-from warehouse import analytics, marts
+from warehouse import analytics
+from warehouse.marts.runs import days_with_new_raw
 from warehouse.rows import fetch_value
 
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
@@ -169,7 +170,7 @@ def test_one_pass_over_several_ranges_equals_a_run_per_range(
         run_import(path, "youtube-trending", settings=settings, workspace_id=None, progress=False)
         stores.append(settings)
     with stores[0].open_lakehouse() as lake:
-        captured = lake.run(lambda cur: marts.days_with_new_raw(cur, None))
+        captured = lake.run(lambda cur: days_with_new_raw(cur, None))
     ranges = day_ranges(sorted(due_days(captured, today=date(2026, 11, 22))))
     assert len(ranges) >= 8
     separately = _built(stores[0], [[r] for r in ranges])
