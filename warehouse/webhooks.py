@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal, get_args
 
 from warehouse import resources
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
 from warehouse.sql import one_of, rows_of
 
-EVENT_TYPES = (
+# The lifecycle events an endpoint may subscribe to (docs/api/webhooks.md).
+EventType = Literal[
     "post.created",
     "post.scheduled",
     "post.published",
@@ -21,7 +22,8 @@ EVENT_TYPES = (
     "approval.approved",
     "approval.rejected",
     "approval.returned",
-)
+]
+EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,17 +7,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from domain.schemas import Model, UtcDatetime
+from warehouse.webhooks import EventType
 
-EventType = Literal[
-    "post.created",
-    "post.scheduled",
-    "post.published",
-    "post.failed",
-    "post.canceled",
-    "approval.approved",
-    "approval.rejected",
-    "approval.returned",
-]
 DeliveryStatus = Literal["pending", "succeeded", "failed"]
 
 

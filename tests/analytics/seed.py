@@ -19,6 +19,8 @@ COUNTERS = (
     "saves",
     "clicks",
 )
+# The counters a unified read answers: the eight and their engagements.
+UNIFIED_COUNTERS = (*COUNTERS, "engagements")
 # Seeded platforms: YouTube reports views but no impressions (the rate falls back to views).
 PLATFORMS = ("x", "instagram", "youtube")
 
@@ -41,6 +43,45 @@ def _counters(platform: str, post: int, offset: int) -> dict[str, int]:
         "clicks": base // 5,
     }
     return values
+
+
+# The statements the seeds share: each writes rows as the pipeline's assets would.
+POST_DAILY = (
+    "INSERT INTO mart_post_daily (workspace_id, day, platform, account_external_id,"
+    " account_id, external_id, post_id, kind, impressions, reach, views, likes, comments,"
+    " shares, saves, clicks, engagements, engagement_rate)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)"
+)
+POST_HOURLY = (
+    "INSERT INTO mart_post_hourly (workspace_id, day, hour, platform,"
+    " account_external_id, account_id, external_id, post_id, kind, impressions, reach,"
+    " views, likes, comments, shares, saves, clicks, engagements)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+ACCOUNT_DAILY = (
+    "INSERT INTO mart_account_daily (workspace_id, day, platform, account_external_id,"
+    " account_id, kind, handle, followers, follower_growth,"
+    " impressions, engagements, engagement_rate)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def insert_dims(cur: Any, posts: list[list[Any]], accounts: list[list[Any]]) -> None:
+    """Posts (workspace, platform, id, account id, kind, published_at) and own accounts
+    (workspace, platform, id, our account id, handle, captured_at) as the dimensions hold
+    them: the read API counts posts from dim_posts, each under its account's id."""
+    cur.executemany(
+        "INSERT INTO dim_posts BY NAME SELECT ? AS workspace_id, ? AS platform,"
+        " ? AS external_id, ? AS account_external_id, ? AS kind, [] AS hashtags,"
+        " ?::TIMESTAMP AS published_at, ?::TIMESTAMP AS captured_at",
+        [[*p, p[-1]] for p in posts],
+    )
+    cur.executemany(
+        "INSERT INTO dim_accounts BY NAME SELECT ? AS workspace_id, ? AS platform,"
+        " ? AS external_id, ? AS account_id, 'own' AS kind, ? AS handle,"
+        " ?::TIMESTAMP AS captured_at",
+        accounts,
+    )
 
 
 @dataclass
@@ -124,11 +165,12 @@ def seed_unified(
                 ]
             )
 
+    # Every third day each account publishes a post just after midnight.
     first_minutes = [
         datetime(d.year, d.month, d.day, 0, 1) for i, d in enumerate(span) if i % 3 == 0
     ]
     published = [
-        [ws, p, f"{p}-published-{at:%Y%m%d}-{ws[-6:]}", f"ext-{p}", at, at]
+        [ws, p, f"{p}-published-{at:%Y%m%d}-{ws[-6:]}", f"ext-{p}", "own", at]
         for p in PLATFORMS
         for at in first_minutes
     ]
@@ -137,41 +179,10 @@ def seed_unified(
     ]
 
     def work(cur: Any) -> None:
-        cur.executemany(
-            "INSERT INTO mart_post_daily (workspace_id, day, platform, account_external_id,"
-            " account_id, external_id, post_id, kind, impressions, reach, views, likes, comments,"
-            " shares, saves, clicks, engagements, engagement_rate)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-            daily,
-        )
-        cur.executemany(
-            "INSERT INTO mart_post_hourly (workspace_id, day, hour, platform,"
-            " account_external_id, account_id, external_id, post_id, kind, impressions, reach,"
-            " views, likes, comments, shares, saves, clicks, engagements)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            hourly,
-        )
-        cur.executemany(
-            "INSERT INTO mart_account_daily (workspace_id, day, platform, account_external_id,"
-            " account_id, kind, handle, followers, follower_growth,"
-            " impressions, engagements, engagement_rate)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            accounts,
-        )
-        # Every third day each account publishes a post just after midnight (the read API counts
-        # them: dim_posts).
-        cur.executemany(
-            "INSERT INTO dim_posts BY NAME SELECT ? AS workspace_id, ? AS platform,"
-            " ? AS external_id, ? AS account_external_id, 'own' AS kind, [] AS hashtags,"
-            " ?::TIMESTAMP AS published_at, ?::TIMESTAMP AS captured_at",
-            published,
-        )
-        cur.executemany(
-            "INSERT INTO dim_accounts BY NAME SELECT ? AS workspace_id, ? AS platform,"
-            " ? AS external_id, ? AS account_id, 'own' AS kind, ? AS handle,"
-            " ?::TIMESTAMP AS captured_at",
-            known,
-        )
+        cur.executemany(POST_DAILY, daily)
+        cur.executemany(POST_HOURLY, hourly)
+        cur.executemany(ACCOUNT_DAILY, accounts)
+        insert_dims(cur, published, known)
 
     server.lake.run(work)
     seed_snapshots(server, ["mart_post_daily", "mart_post_hourly", "mart_account_daily"], span)
@@ -345,13 +356,7 @@ def seed_post_rows(
         )
 
     def work(cur: Any) -> None:
-        cur.executemany(
-            "INSERT INTO mart_post_daily (workspace_id, day, platform, account_external_id,"
-            " account_id, external_id, post_id, kind, impressions, reach, views, likes, comments,"
-            " shares, saves, clicks, engagements, engagement_rate)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-            rows,
-        )
+        cur.executemany(POST_DAILY, rows)
 
     server.lake.run(work)
     return out

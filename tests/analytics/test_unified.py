@@ -12,19 +12,8 @@ import pytest
 
 from api.app import BASE_PATH
 from tests.analytics.seed import PLATFORMS, direct_sums, seed_unified, today
+from tests.analytics.seed import UNIFIED_COUNTERS as COUNTERS
 from tests.support import LiveServer, Tenant, assert_error, start_server
-
-COUNTERS = (
-    "impressions",
-    "reach",
-    "views",
-    "likes",
-    "comments",
-    "shares",
-    "saves",
-    "clicks",
-    "engagements",
-)
 
 
 def iso(day: date, hour: int = 0) -> str:

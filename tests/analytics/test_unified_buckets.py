@@ -16,20 +16,15 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.analytics.seed import seed_snapshots
+from tests.analytics.seed import (
+    ACCOUNT_DAILY,
+    POST_HOURLY,
+    insert_dims,
+    seed_snapshots,
+)
+from tests.analytics.seed import UNIFIED_COUNTERS as COUNTERS
 from tests.support import LiveServer, Tenant
 
-COUNTERS = (
-    "impressions",
-    "reach",
-    "views",
-    "likes",
-    "comments",
-    "shares",
-    "saves",
-    "clicks",
-    "engagements",
-)
 METRICS = (
     *COUNTERS,
     "engagement_rate",
@@ -169,13 +164,7 @@ def seed(server: LiveServer, tenant: Tenant) -> None:
     ]
 
     def work(cur: Any) -> None:
-        cur.executemany(
-            "INSERT INTO mart_post_hourly (workspace_id, day, hour, platform,"
-            " account_external_id, account_id, external_id, post_id, kind, impressions, reach,"
-            " views, likes, comments, shares, saves, clicks, engagements)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            hourly,
-        )
+        cur.executemany(POST_HOURLY, hourly)
         # The daily mart is the hourly one's rollup, as the pipeline builds it.
         cur.execute(
             "INSERT INTO mart_post_daily SELECT workspace_id, day, platform,"
@@ -192,37 +181,12 @@ def seed(server: LiveServer, tenant: Tenant) -> None:
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             first_seen,
         )
-        cur.executemany(
-            "INSERT INTO mart_account_daily (workspace_id, day, platform, account_external_id,"
-            " account_id, kind, handle, followers, follower_growth,"
-            " impressions, engagements, engagement_rate)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            accounts,
-        )
-        cur.executemany(
-            "INSERT INTO dim_posts BY NAME SELECT ? AS workspace_id, ? AS platform,"
-            " ? AS external_id, ? AS account_external_id, ? AS kind, [] AS hashtags,"
-            " ?::TIMESTAMP AS published_at, ?::TIMESTAMP AS captured_at",
-            [[*p, p[-1]] for p in posts],
-        )
+        cur.executemany(ACCOUNT_DAILY, accounts)
         # The accounts as the pipeline's dimension knows them: a post's account id is its
         # account's.
-        cur.executemany(
-            "INSERT INTO dim_accounts BY NAME SELECT ? AS workspace_id, ? AS platform,"
-            " ? AS external_id, ? AS account_id, 'own' AS kind, ? AS handle,"
-            " ?::TIMESTAMP AS captured_at",
-            [
-                [
-                    ws,
-                    p,
-                    account(p),
-                    tenant.accounts[p],
-                    p,
-                    min(PUBLISHED.values()).replace(tzinfo=None),
-                ]
-                for p in sorted({platform for platform, _ in PUBLISHED})
-            ],
-        )
+        first = min(PUBLISHED.values()).replace(tzinfo=None)
+        own = sorted({platform for platform, _ in PUBLISHED})
+        insert_dims(cur, posts, [[ws, p, account(p), tenant.accounts[p], p, first] for p in own])
 
     server.lake.run(work)
     seed_snapshots(

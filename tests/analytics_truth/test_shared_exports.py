@@ -12,19 +12,17 @@ import math
 import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import datetime, timedelta
 from typing import Any
 
 import polars as pl
 import pytest
 
-from murmur.settings import Settings
-from pipelines.importers import run_import
-from pipelines.run import run_all
-from tests.support import LiveServer, Tenant, analyst_rows, new_tenant, start_server
+from tests.analytics_truth.world import DATASETS, GROUP, World
+from tests.support import Tenant, analyst_rows
 
-DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+# Every test here reads the one imported world: on one worker, it is built once.
+pytestmark = pytest.mark.xdist_group(GROUP)
 if not DATASETS.is_dir():  # pragma: no cover - the check itself
     raise RuntimeError(f"the shared data sets are missing: {DATASETS}")
 
@@ -124,49 +122,13 @@ def _unified_truth(g: pl.DataFrame, metrics: list[str], engagement: list[str]) -
 # -- Murmur: imports, one pipeline run, the API ---------------------------------------------------
 
 
-@dataclass
-class World:
-    server: LiveServer
-    tenants: dict[str, Tenant]
-
-
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    settings = Settings(data_dir=tmp_path_factory.mktemp("truth") / "data")
-    settings.ensure_dirs()
-    server = start_server(settings)
-    plan = {
-        "us_own": ("youtube_trending_us.csv", "youtube-trending", "own"),
-        "fr_own": ("youtube_trending_fr.csv", "youtube-trending", "own"),
-        "fr_creator": ("youtube_trending_fr.csv", "youtube-trending", "creator"),
-        "tweets_own": ("vaccination_tweets.csv", "tweets", "own"),
-        "tweets_creator": ("vaccination_tweets.csv", "tweets", "creator"),
-        "instagram_own": ("instagram_posts.csv", "instagram-insights", "own"),
-    }
-    tenants = {}
-    try:
-        for name, (file, fmt, kind) in plan.items():
-            tenant = new_tenant(server)
-            run_import(
-                DATASETS / file,
-                fmt,
-                settings=settings,
-                workspace_id=tenant.workspace_id,
-                kind=kind,
-                progress=False,
-            )
-            tenants[name] = tenant
-        summary = run_all(settings, now=datetime(2026, 11, 22, tzinfo=UTC), ingest=False)
-        assert summary.success, summary
-        yield World(server, tenants)
-    finally:
-        for tenant in tenants.values():
-            tenant.api.close()
-        server.stop()
-        if TABLE:
-            print("\n| export | metric | independent | Murmur |\n|---|---|---|---|")
-            for row in TABLE:
-                print("| " + " | ".join(str(v) for v in row) + " |")
+def world(exports_world: World) -> Iterator[World]:
+    yield exports_world
+    if TABLE:
+        print("\n| export | metric | independent | Murmur |\n|---|---|---|---|")
+        for row in TABLE:
+            print("| " + " | ".join(str(v) for v in row) + " |")
 
 
 def _unified(tenant: Tenant, platform: str, start: str, end: str) -> dict[str, Any]:

@@ -11,21 +11,18 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import polars as pl
 import pytest
 
-from murmur.settings import Settings
-from pipelines.importers import run_import
-from pipelines.run import run_all
-from tests.support import LiveServer, Tenant, new_tenant, start_server
+from tests.analytics_truth.world import DATASETS, GROUP, World
+from tests.support import Tenant
 
-DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+# Every test here reads the one imported world: on one worker, it is built once.
+pytestmark = pytest.mark.xdist_group(GROUP)
 if not DATASETS.is_dir():  # pragma: no cover - the check itself
     raise RuntimeError(f"the shared data sets are missing: {DATASETS}")
 
@@ -33,46 +30,13 @@ GRACE = timedelta(hours=1)  # a first reading within this of publication is grow
 TABLE: list[tuple[str, str, Any, Any]] = []
 
 
-@dataclass
-class World:
-    server: LiveServer
-    tenants: dict[str, Tenant]
-
-
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    settings = Settings(data_dir=tmp_path_factory.mktemp("charts") / "data")
-    settings.ensure_dirs()
-    server = start_server(settings)
-    plan = {
-        "fr": ("youtube_trending_fr.csv", "youtube-trending"),
-        "tweets": ("vaccination_tweets.csv", "tweets"),
-        "instagram": ("instagram_posts.csv", "instagram-insights"),
-    }
-    tenants = {}
-    try:
-        for name, (file, fmt) in plan.items():
-            tenant = new_tenant(server)
-            run_import(
-                DATASETS / file,
-                fmt,
-                settings=settings,
-                workspace_id=tenant.workspace_id,
-                kind="own",
-                progress=False,
-            )
-            tenants[name] = tenant
-        summary = run_all(settings, now=datetime(2026, 11, 22, tzinfo=UTC), ingest=False)
-        assert summary.success, summary
-        yield World(server, tenants)
-    finally:
-        for tenant in tenants.values():
-            tenant.api.close()
-        server.stop()
-        if TABLE:
-            print("\n| export | bucket | independent | Murmur |\n|---|---|---|---|")
-            for row in TABLE:
-                print("| " + " | ".join(str(v) for v in row) + " |")
+def world(exports_world: World) -> Iterator[World]:
+    yield exports_world
+    if TABLE:
+        print("\n| export | bucket | independent | Murmur |\n|---|---|---|---|")
+        for row in TABLE:
+            print("| " + " | ".join(str(v) for v in row) + " |")
 
 
 # -- our own reading of the files -----------------------------------------------------------------
@@ -248,7 +212,7 @@ def test_fr_weekly_growth_in_new_york(world: World) -> None:
     for week, row in _sums(published, "America/New_York", "week", {"posts": pl.len()}).items():
         expected.setdefault(week, {})["posts"] = row["posts"]
     data = _series(
-        world.tenants["fr"],
+        world.tenants["fr_own"],
         **{"from": "2017-10-30T00:00:00-04:00", "to": "2017-12-11T00:00:00-05:00"},
         granularity="week",
         tz="America/New_York",
@@ -300,7 +264,7 @@ def test_fr_monthly_lifetimes_by_publication_in_kolkata(world: World) -> None:
         },
     )
     data = _series(
-        world.tenants["fr"],
+        world.tenants["fr_own"],
         **{"from": start.isoformat(), "to": end.isoformat()},
         granularity="month",
         tz="Asia/Kolkata",
@@ -339,7 +303,7 @@ def test_tweets_weekly_lifetimes_by_publication_in_new_york(world: World) -> Non
         },
     )
     data = _series(
-        world.tenants["tweets"],
+        world.tenants["tweets_own"],
         **{"from": "2020-11-30T00:00:00-05:00", "to": "2021-05-03T00:00:00-04:00"},
         granularity="week",
         tz="America/New_York",
@@ -378,7 +342,7 @@ def test_instagram_export_charts_by_month_of_publication(world: World) -> None:
         },
     )
     window = {"from": "2021-11-01T00:00:00Z", "to": "2022-08-01T00:00:00Z"}
-    tenant = world.tenants["instagram"]
+    tenant = world.tenants["instagram_own"]
     data = _series(tenant, **window, granularity="month", basis="published")
     export = _edge(g["at"], newest=True).date()
     _compare(

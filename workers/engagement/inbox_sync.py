@@ -79,6 +79,18 @@ def _scrubbed(conv: Conversation) -> Conversation:
     return dataclasses.replace(conv, **changes)
 
 
+def _own(account: AccountRow, token_for: TokenFor) -> AccountRef:
+    """A connected account as the connectors address it, with its access token."""
+    return AccountRef(
+        account.platform,
+        account.external_id,
+        account.handle,
+        "own",
+        account_id=account.id,
+        access_token=token_for(account.platform, account.external_id),
+    )
+
+
 def _failure(exc: BaseException) -> str:
     return text.scrub(f"{type(exc).__name__}: {exc}")[:500]
 
@@ -106,14 +118,7 @@ def sync_inbox(
         if state is not None and interval > 0 and state.updated_at > recent:
             continue
         since = _aware(state.synced_until) if state else None
-        ref = AccountRef(
-            account.platform,
-            account.external_id,
-            account.handle,
-            "own",
-            account_id=account.id,
-            access_token=token_for(account.platform, account.external_id),
-        )
+        ref = _own(account, token_for)
         newest = since
         error: str | None = None
         try:
@@ -228,14 +233,7 @@ def send_replies(
         if target is None or account is None:
             error = "the conversation or its account no longer exists"
         else:
-            ref = AccountRef(
-                account.platform,
-                account.external_id,
-                account.handle,
-                "own",
-                account_id=account.id,
-                access_token=token_for(account.platform, account.external_id),
-            )
+            ref = _own(account, token_for)
             try:
                 published = publisher_for(account.platform).reply(
                     ref, target.external_id, message.text, message.id
