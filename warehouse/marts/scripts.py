@@ -32,15 +32,6 @@ PLACEHOLDER_ACCOUNTS = ("(unknown channel)",)
 # within this many hours before it (one hourly capture); otherwise it is a first-seen total.
 FIRST_READING_GRACE_HOURS = 1
 
-PARTITIONED_MARTS = (
-    "stg_engagement_deltas",
-    "mart_post_hourly",
-    "mart_post_daily",
-    "mart_account_daily",
-)
-
-_ENGAGEMENTS = " + ".join(ENGAGEMENT_METRICS)
-
 
 def _rate(eng: str, imp: str, views: str) -> str:
     """Engagement rate: engagements / impressions, else / views; NULL when both are 0."""
