@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
-from warehouse.marts.definitions import ENGAGEMENT_METRICS, METRICS, _ts
+from warehouse.marts.definitions import ENGAGEMENT_METRICS, METRICS, day_start
 from warehouse.rows import Cursor, fetch_value
 
 # A column and the half-open ranges of it a check covers: ("day", [(start, end), ...]).
@@ -111,8 +111,8 @@ def counter_drops(cur: Cursor, days: Sequence[tuple[date, date]]) -> tuple[int, 
 def readings_in_several_batches(cur: Cursor, days: Sequence[tuple[date, date]]) -> int:
     """Readings (post, instant) in the days that more than one batch holds: staging keeps the
     latest ingest's, so two exports overlapping count each reading once."""
-    lo, hi = _ts(days[0][0]), _ts(days[-1][1])
-    where, params = _within("captured_at", [(_ts(a), _ts(b)) for a, b in days])
+    lo, hi = day_start(days[0][0]), day_start(days[-1][1])
+    where, params = _within("captured_at", [(day_start(a), day_start(b)) for a, b in days])
     value = fetch_value(
         cur,
         "SELECT count(*) FROM (SELECT 1 FROM raw_engagement_snapshots"  # noqa: S608 - constant column

@@ -12,7 +12,7 @@ ENGAGEMENT_METRICS = ("likes", "comments", "shares", "saves", "clicks")
 # The non-partitioned marts, written whole from a computed file: the only tables that
 # replace_from_parquet_script (scripts.py) and mart_rows (insights.py) accept, since a
 # table name cannot be bound.
-_FILE_MARTS = frozenset(
+FILE_MARTS = frozenset(
     {
         "mart_best_times",
         "mart_anomalies",
@@ -23,5 +23,6 @@ _FILE_MARTS = frozenset(
 )
 
 
-def _ts(day: date) -> datetime:
+def day_start(day: date) -> datetime:
+    """A UTC day's first instant, naive (the lake's timestamps are naive UTC)."""
     return datetime(day.year, day.month, day.day)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from warehouse.marts.definitions import _FILE_MARTS
+from warehouse.marts.definitions import FILE_MARTS
 from warehouse.rows import Cursor, Row, fetch_all
 from warehouse.store import Lakehouse
 
@@ -251,6 +251,6 @@ def workspace_handles(cur: Cursor) -> dict[tuple[str, str, str], str]:
 
 def mart_rows(cur: Cursor, table: str, workspace_id: str) -> list[Row]:
     """A non-partitioned mart's rows for one workspace (insights read their inputs)."""
-    if table not in _FILE_MARTS:
+    if table not in FILE_MARTS:
         raise ValueError(table)
     return fetch_all(cur, f"SELECT * FROM {table} WHERE workspace_id = ?", [workspace_id])  # noqa: S608

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from warehouse.marts.definitions import _ts
+from warehouse.marts.definitions import day_start
 from warehouse.rows import Cursor, ResultRow, Row, fetch_all, fetch_rows, fetch_value
 from warehouse.sql import literal
 
@@ -153,6 +153,6 @@ def raw_rows_by_day(cur: Cursor, first: date, last: date) -> dict[date, int]:
         cur,
         "SELECT CAST(captured_at AS DATE) AS day, count(*) AS n FROM raw_engagement_snapshots"
         " WHERE captured_at >= ? AND captured_at < ? GROUP BY ALL",
-        [_ts(first), _ts(last + timedelta(days=1))],
+        [day_start(first), day_start(last + timedelta(days=1))],
     )
     return {r["day"]: int(r["n"]) for r in rows}

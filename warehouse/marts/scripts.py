@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from warehouse.marts.definitions import _FILE_MARTS, ENGAGEMENT_METRICS, METRICS, _ts
+from warehouse.marts.definitions import ENGAGEMENT_METRICS, FILE_MARTS, METRICS, day_start
 from warehouse.sql import literal
 
 # How far before a partition staging looks for a post's previous snapshot. A post with no
@@ -54,7 +54,7 @@ INSERT INTO mart_snapshots (mart, partition_key, computed_at, rows, data_through
 SELECT {literal(mart)}, strftime(d.day, '%Y-%m-%d'), {literal(computed_at)},
        coalesce(c.n, 0), t.through, {literal(run_id)}
 FROM (SELECT CAST(range AS DATE) AS day
-      FROM range({literal(_ts(start))}, {literal(_ts(end))}, INTERVAL 1 DAY)) d
+      FROM range({literal(day_start(start))}, {literal(day_start(end))}, INTERVAL 1 DAY)) d
 LEFT JOIN (SELECT day, count(*) AS n FROM {table}
            WHERE day >= {literal(start)} AND day < {literal(end)} GROUP BY day) c USING (day)
 LEFT JOIN (SELECT day, max(captured_at) AS through FROM stg_engagement_deltas
@@ -64,9 +64,9 @@ LEFT JOIN (SELECT day, max(captured_at) AS through FROM stg_engagement_deltas
 
 def staging_script(start: date, end: date, *, run_id: str, computed_at: datetime) -> str:
     """Dimensions upserted from the raw rows, then the days' engagement deltas rebuilt."""
-    t0, t1 = literal(_ts(start)), literal(_ts(end))
-    lb = literal(_ts(start) - timedelta(days=LOOKBACK_DAYS))
-    d1 = literal(_ts(start) - timedelta(days=1))
+    t0, t1 = literal(day_start(start)), literal(day_start(end))
+    lb = literal(day_start(start) - timedelta(days=LOOKBACK_DAYS))
+    d1 = literal(day_start(start) - timedelta(days=1))
     day0, day_d1 = literal(start), literal(start - timedelta(days=1))
     day_lb = literal(start - timedelta(days=LOOKBACK_DAYS))
     key = "workspace_id, platform, external_id"
@@ -414,9 +414,9 @@ ORDER BY day;
 
 def account_daily_script(start: date, end: date, *, run_id: str, computed_at: datetime) -> str:
     """Rebuild mart_account_daily for [start, end): followers, growth and engagement."""
-    t1 = literal(_ts(end))
-    lb = literal(_ts(start) - timedelta(days=LOOKBACK_DAYS))
-    d1 = literal(_ts(start) - timedelta(days=1))
+    t1 = literal(day_start(end))
+    lb = literal(day_start(start) - timedelta(days=LOOKBACK_DAYS))
+    d1 = literal(day_start(start) - timedelta(days=1))
     key = "workspace_id, platform, account_external_id"
     # Growth needs each account's last followers before the window: looked for in the day
     # before first (an account is read hourly), and within LOOKBACK_DAYS only for accounts
@@ -489,7 +489,7 @@ def replace_from_parquet_script(
     The insights are computed in Python (pipelines/analytics/algorithms.py) and handed to
     the store as a Parquet file beside it, so the swap is one server-side transaction.
     """
-    if table not in _FILE_MARTS:
+    if table not in FILE_MARTS:
         raise ValueError(f"not a file-written mart: {table}")
     ws = ", ".join(literal(w) for w in workspace_ids) or "NULL"
     return f"""
@@ -500,4 +500,4 @@ INSERT INTO mart_snapshots (mart, partition_key, computed_at, rows, data_through
 SELECT {literal(table)}, 'all', {literal(computed_at)}, (SELECT count(*) FROM {table}),
        (SELECT max(data_through) FROM mart_snapshots WHERE mart = 'mart_post_daily'),
        {literal(run_id)};
-"""  # noqa: S608 - table is checked against _FILE_MARTS; values go through literal()
+"""  # noqa: S608 - table is checked against FILE_MARTS; values go through literal()
