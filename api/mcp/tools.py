@@ -270,8 +270,9 @@ class Call:
         return self.key.id
 
     def page(self, path: str, args: Paged) -> PageRequest:
-        """The page asked for, its cursor bound to the REST endpoint's (one cursor for both)."""
-        endpoint = f"GET {BASE_PATH}{path}"
+        """The page asked for, its cursor bound to the REST endpoint's (one cursor for both:
+        api/pagination.py names an endpoint by its route's path, which is the router's)."""
+        endpoint = f"GET {path}"
         after = self.codec.decode(endpoint, args.cursor) if args.cursor else None
         return PageRequest(limit=args.limit, after=after, endpoint=endpoint, codec=self.codec)
 
