@@ -167,7 +167,14 @@ def error_table() -> dict[str, tuple[int, str]]:
         if found is None:
             continue
         for code in re.findall(r"`([A-Z_]+)`", found["codes"]):
-            table[code] = (int(found["status"]), found["when"])
+            when = found["when"]
+            if when.lower().startswith("see "):
+                # The row points to a section: its bullet of this code says when
+                # ("- Same key, another body: `409 IDEMPOTENCY_CONFLICT`.").
+                bullet = re.search(rf"^- (.+?): `\d{{3}} {code}`", text, re.MULTILINE)
+                if bullet is not None:
+                    when = bullet[1]
+            table[code] = (int(found["status"]), when)
     return table
 
 

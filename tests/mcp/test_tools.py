@@ -303,3 +303,35 @@ def test_each_tool_answers_and_refuses(world: World, name: str) -> None:
     with agent(world.server, world.tenant.key) as a:
         case.check(world, a.ok(name, case.happy(world)))
         a.error(name, case.wrong(world), case.code)
+
+
+def test_docs_list_each_tool_with_its_scope_and_hints(server: LiveServer, tenant: Tenant) -> None:
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text()
+    rows = {
+        cells[0].strip("` "): cells
+        for line in page.splitlines()
+        if line.startswith("| `")
+        and len(cells := [c.strip() for c in line.strip("|").split("|")]) == 5
+    }
+    with agent(server, tenant.key) as a:
+        tools = {t.name: t for t in a.tools()}
+    assert set(rows) == set(tools)
+    for name, tool in tools.items():
+        hints = tool.annotations
+        assert hints is not None
+        expected = [
+            letter
+            for letter, on in (
+                ("R", hints.read_only_hint),
+                ("D", hints.destructive_hint),
+                ("O", hints.open_world_hint),
+            )
+            if on
+        ]
+        assert rows[name][2] == ", ".join(expected), name
+        scope = rows[name][1].strip("`")
+        description = tool.description or ""
+        needs = f"Needs the scope `{scope}`."
+        assert (needs in description) if scope != "any" else "Needs the scope" not in description
