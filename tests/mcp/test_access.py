@@ -5,8 +5,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from domain.workspaces.keys import hash_key, revoke_key
 from tests.mcp.agent import agent
 from tests.support import LiveServer, Tenant
+from warehouse import workspaces as ws_repo
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -46,8 +48,6 @@ def test_a_missing_or_invalid_key_is_refused_in_the_envelope_before_any_exchange
 
 
 def test_a_revoked_key_is_refused(server: LiveServer, tenant: Tenant) -> None:
-    from domain.workspaces.keys import hash_key, revoke_key
-    from warehouse import workspaces as ws_repo
 
     found = server.store.read(lambda cur: ws_repo.find_api_key(cur, hash_key(tenant.key)))
     assert found is not None

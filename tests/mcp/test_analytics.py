@@ -19,6 +19,9 @@ from tests.analytics.seed import (
 from tests.mcp.agent import agent
 from tests.support import LiveServer, Tenant, new_tenant
 
+# One worker runs the module (make test: --dist loadgroup), so its seeded workspace is made once.
+pytestmark = pytest.mark.xdist_group("mcp-analytics")
+
 
 @pytest.fixture(scope="module")
 def seeded(server: LiveServer) -> Iterator[tuple[Tenant, str]]:

@@ -24,6 +24,9 @@ from tests.inbox.seed import seed_item
 from tests.mcp.agent import TOOL_NAMES, WRITES, agent
 from tests.support import LiveServer, Tenant, new_tenant
 
+# One worker runs the module (make test: --dist loadgroup), so its seeded workspace is made once.
+pytestmark = pytest.mark.xdist_group("mcp-tools")
+
 
 def test_the_tools_are_listed_with_annotations_and_valid_schemas(
     server: LiveServer, tenant: Tenant
