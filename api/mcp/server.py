@@ -26,6 +26,7 @@ import structlog
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, TypeAdapter
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
@@ -348,8 +349,6 @@ def build_server(services_of: Callable[[], Services], caller_of: CallerOf) -> Se
         try:
             text = await anyio.to_thread.run_sync(docs.read, uri)
         except ValidationFailed as exc:
-            from mcp.shared.exceptions import MCPError
-
             raise MCPError(code=types.INVALID_PARAMS, message=exc.message) from None
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]

@@ -10,6 +10,7 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 import pytest
+from mcp import MCPError
 
 from tests.analytics.seed import (
     seed_insights,
@@ -64,6 +65,8 @@ def test_resources_hold_the_contract_and_the_analytics_definitions(
         assert {str(r.uri) for r in listed} >= {"murmur://docs/api", "murmur://docs/analytics"}
         assert a.read("murmur://docs/api").startswith("# Murmur Public API")
         assert "engagement_rate" in a.read("murmur://docs/analytics")
+        with pytest.raises(MCPError, match="No resource"):
+            a.read("murmur://docs/secrets")
 
 
 # -- each tool: its happy path and one error ---------------------------------------------------
