@@ -101,7 +101,8 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         gc.collect()
         gc.freeze()
         try:
-            yield
+            async with app.state.mcp.manager.run():  # MCP's stateless Streamable HTTP
+                yield
         finally:
             purge.cancel()
             await asyncio.to_thread(app.state.post_writes.close)
@@ -139,6 +140,10 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         app.state.cursor_codec = CursorCodec(Secrets.load(settings.data_dir).signing_key)
     install_error_handlers(app)
     app.include_router(api_router())
+    from api.mcp.server import McpEndpoint
+
+    app.state.mcp = McpEndpoint(app)  # /mcp: docs/mcp.md
+    app.add_route("/mcp", app.state.mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)
     app.include_router(health.router)  # /healthz, /readyz, /metrics: docs/operations.md
     app.include_router(dashboard.router)  # /dashboard/: docs/dashboard.md
     app.add_middleware(

@@ -117,7 +117,7 @@ def _over_anonymous_budget(budget: Budget) -> RateLimited:
     )
 
 
-async def _authenticate(
+async def authenticate_request(
     request: Request, store: Store, settings: Settings, txn: Transaction, is_write: bool
 ) -> ApiKey:
     """The request's key; failures and unknown keys are budgeted per client address."""
@@ -151,23 +151,36 @@ async def _authenticate(
     return key
 
 
-def _count_key(request: Request, settings: Settings, key: ApiKey, is_write: bool) -> None:
-    """Count the request against its key's budget of reads or writes; 429 past it."""
-    limiter: RateLimiter = request.app.state.rate_limiter
-    state = RequestState.of(request.scope)
+def key_budget(
+    limiter: RateLimiter, settings: Settings, key: ApiKey, is_write: bool, *, count: bool = True
+) -> Budget:
+    """The key's budget of reads or writes, this request counted against it (``count``)."""
     if is_write:
         limit = key.write_rate_limit or settings.write_rate_limit
     else:
         limit = key.read_rate_limit or settings.read_rate_limit
-    budget = state.rate_budget
-    if budget is None:  # a retried attempt of the same request is not counted twice
-        budget = limiter.hit(f"{key.id}:{'write' if is_write else 'read'}", limit)
-        state.rate_budget = budget
+    bucket = f"{key.id}:{'write' if is_write else 'read'}"
+    return limiter.hit(bucket, limit) if count else limiter.peek(bucket, limit)
+
+
+def refuse_over(budget: Budget, is_write: bool) -> None:
+    """429 when ``budget`` (a key's, :func:`key_budget`) did not allow the request."""
     if not budget.allowed:
         raise RateLimited(
-            f"Over {limit} {'writes' if is_write else 'reads'} a minute for this key.",
+            f"Over {budget.limit} {'writes' if is_write else 'reads'} a minute for this key.",
             retry_after=budget.retry_after,
         )
+
+
+def _count_key(request: Request, settings: Settings, key: ApiKey, is_write: bool) -> None:
+    """Count the request against its key's budget of reads or writes; 429 past it."""
+    limiter: RateLimiter = request.app.state.rate_limiter
+    state = RequestState.of(request.scope)
+    budget = state.rate_budget
+    if budget is None:  # a retried attempt of the same request is not counted twice
+        budget = key_budget(limiter, settings, key, is_write)
+        state.rate_budget = budget
+    refuse_over(budget, is_write)
 
 
 def _refuse_forbidden_text(request: Request, body: object) -> None:
@@ -216,7 +229,7 @@ async def context(
     txn = store.begin(write=is_write)
     state = RequestState.of(request.scope)
     state.tx = txn
-    key = await _authenticate(request, store, settings, txn, is_write)
+    key = await authenticate_request(request, store, settings, txn, is_write)
     _count_key(request, settings, key, is_write)
     for scope in security_scopes.scopes:
         key.require(scope)
@@ -310,7 +323,7 @@ async def own_key(
     # Never begun: a write's key is looked up in a snapshot of its own; only the keys token
     # (the key cache's) is read from it.
     txn = store.begin(write=True)
-    key = await _authenticate(request, store, settings, txn, is_write=True)
+    key = await authenticate_request(request, store, settings, txn, is_write=True)
     _count_key(request, settings, key, is_write=True)
     return key
 

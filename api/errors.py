@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import structlog
 from fastapi import FastAPI, Request
@@ -34,6 +33,7 @@ from domain.errors import (
     UnsupportedMediaType,
     ValidationFailed,
     WorkspaceForbidden,
+    shape_details,
 )
 from murmur.errors import MurmurError
 from warehouse.errors import StoreUnavailableError
@@ -136,42 +136,11 @@ def murmur_error_response(exc: MurmurError, reply: Reply | None = None) -> JSONR
     )
 
 
-def _field_of(loc: Sequence[Any]) -> str:
-    parts = [str(p) for p in loc]
-    if parts and parts[0] in {"body", "query", "path", "header", "cookie"}:
-        parts = parts[1:]
-    return ".".join(parts) or "body"
-
-
-_ISSUES = {
-    "missing": "required",
-    "too_short": "min_items",
-    "too_long": "max_items",
-    "string_too_short": "min_length",
-    "string_too_long": "max_length",
-    "timezone_aware": "offset_required",
-    "extra_forbidden": "unknown_field",
-    "json_invalid": "invalid_json",
-    "greater_than_equal": "min_value",
-    "less_than_equal": "max_value",
-}
-
-
 def validation_details(exc: RequestValidationError) -> list[ErrorDetail]:
-    details = []
-    for err in exc.errors():
-        kind = str(err.get("type", "invalid"))
-        loc = err.get("loc", ())
-        if kind == "json_invalid":
-            loc = ("body",)  # its second part is a character position, not a field
-        details.append(
-            ErrorDetail(
-                field=_field_of(loc),
-                issue=_ISSUES.get(kind, kind),
-                message=str(err.get("msg", "Invalid value.")),
-            )
-        )
-    return details
+    return [
+        ErrorDetail(field=d.field, issue=d.issue, message=d.message)
+        for d in shape_details(exc.errors())
+    ]
 
 
 def _method_table(app: FastAPI) -> list[tuple[re.Pattern[str], frozenset[str]]]:

@@ -16,15 +16,19 @@ from api.deps import WRITE_METHODS
 from api.errors import STORABLE_ERRORS, murmur_error_response
 from api.idempotency import Claimed, IdempotentReplay
 from api.request_state import IdempotencyMode, RequestState
+from domain import idempotency as unit
 from domain.errors import DomainError, ServiceUnavailable
-from warehouse import idempotency as idem_repo
 from warehouse import retry
-from warehouse.errors import ConflictError, DuplicateKeyError, StoreError
+from warehouse.errors import StoreError
 from warehouse.store import Store, Transaction
 
 log = structlog.get_logger(__name__)
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
+
+
+def _reply(response: Response) -> unit.Reply:
+    return unit.Reply(response.status_code, bytes(response.body).decode())
 
 
 def _settle(
@@ -34,44 +38,14 @@ def _settle(
     outcome: Response | None,
 ) -> None:
     """Roll a failed attempt back; keep its outcome under the key, or free the key."""
-    _abort(tx)
-    if claim is None:
-        return
-    if claim.in_tx:
-        if outcome is not None:
-            body = bytes(outcome.body).decode()
-            store.run(
-                lambda cur: idem_repo.record_outcome(
-                    cur,
-                    claim.record,
-                    claim.fingerprint,
-                    outcome.status_code,
-                    body,
-                    ttl_seconds=claim.ttl_seconds,
-                )
-            )
-        return
-    if outcome is not None:
-        # A refusal that follows from the resource's state is the request's outcome.
-        body = bytes(outcome.body).decode()
-        store.run(lambda cur: idem_repo.complete(cur, claim.record, outcome.status_code, body))
-    else:
-        store.run(lambda cur: idem_repo.release(cur, claim.record))
+    unit.settle(store, tx, claim, None if outcome is None else _reply(outcome))
 
 
 def _commit(tx: Transaction | None, claim: Claimed | None, response: Response, wrote: bool) -> None:
     """Record the response with the write it describes, and commit both (closing the cursor)."""
     if tx is None or not tx.begun:
         return
-    try:
-        if claim is not None and response.status_code < 400:
-            idem_repo.complete(
-                tx.cur, claim.record, response.status_code, bytes(response.body).decode()
-            )
-    except BaseException:
-        tx.rollback()
-        raise
-    tx.commit(wrote=wrote)
+    unit.commit(tx, claim, _reply(response), wrote=wrote)
 
 
 def _abort(tx: Transaction | None) -> None:
@@ -79,9 +53,7 @@ def _abort(tx: Transaction | None) -> None:
         tx.rollback()
 
 
-# A concurrent transaction won on the same row or key: the next attempt sees its result
-# (a key taken meanwhile replays, a conflict runs again on the new rows).
-_RETRY_ON = (ConflictError, DuplicateKeyError)
+_RETRY_ON = unit.RETRY_ON
 
 
 class MurmurRoute(APIRoute):
@@ -191,7 +163,4 @@ def _settle_released(store: Store, tx: Transaction | None, claim: Claimed | None
 
 
 def _busy() -> ServiceUnavailable:
-    return ServiceUnavailable(
-        "A concurrent change to the same resource won; retry with the same key.",
-        retry_after=1,
-    )
+    return unit.busy()

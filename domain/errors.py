@@ -6,7 +6,8 @@ the API's business alone (api/errors.py).
 
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from murmur.errors import ErrorDetail, MurmurError
 
@@ -94,3 +95,44 @@ class RateLimited(DomainError):
 
 class ServiceUnavailable(DomainError):
     code = "SERVICE_UNAVAILABLE"
+
+
+# Pydantic's error types, as the contract's `issue` words.
+_ISSUES = {
+    "missing": "required",
+    "too_short": "min_items",
+    "too_long": "max_items",
+    "string_too_short": "min_length",
+    "string_too_long": "max_length",
+    "timezone_aware": "offset_required",
+    "extra_forbidden": "unknown_field",
+    "json_invalid": "invalid_json",
+    "greater_than_equal": "min_value",
+    "less_than_equal": "max_value",
+}
+_WHERE = {"body", "query", "path", "header", "cookie"}
+
+
+def _field_of(loc: Sequence[Any]) -> str:
+    parts = [str(p) for p in loc]
+    if parts and parts[0] in _WHERE:
+        parts = parts[1:]
+    return ".".join(parts) or "body"
+
+
+def shape_details(errors: Iterable[Mapping[str, Any]]) -> list[ErrorDetail]:
+    """Pydantic's errors of a value that does not fit its model, as the contract's details."""
+    details = []
+    for err in errors:
+        kind = str(err.get("type", "invalid"))
+        loc = err.get("loc", ())
+        if kind == "json_invalid":
+            loc = ("body",)  # its second part is a character position, not a field
+        details.append(
+            ErrorDetail(
+                field=_field_of(loc),
+                issue=_ISSUES.get(kind, kind),
+                message=str(err.get("msg", "Invalid value.")),
+            )
+        )
+    return details

@@ -16,6 +16,7 @@ from typing import IO, TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from murmur import mcp_command
 from murmur.logs import configure_logging
 from murmur.settings import Settings
 from murmur.supervise import StopSignals, Supervisor
@@ -1073,6 +1074,9 @@ def migrate(data_dir: DataDir = None) -> None:
         highlight=False,
         soft_wrap=True,
     )
+
+
+app.command("mcp")(mcp_command.mcp)  # murmur/mcp_command.py: docs/mcp.md
 
 
 @app.callback()

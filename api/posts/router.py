@@ -18,8 +18,9 @@ from api.posts.media import OPENAPI_BODY, StreamedUpload, boundary_of
 from api.request_state import IdempotencyMode, RequestState, claims_key
 from api.routing import MurmurRoute
 from api.schemas import Envelope, ok
+from domain.errors import ValidationFailed
 from domain.posts import reads, service
-from domain.posts.schemas import Media, MediaKind, Post, PostCreate, PostUpdate
+from domain.posts.schemas import Media, MediaKind, Post, PostCheck, PostCreate, PostUpdate
 from domain.schemas import Page, UtcDatetime
 from domain.workspaces.schemas import Platform
 from warehouse import idempotency as idem_repo
@@ -124,6 +125,31 @@ async def create_post(
     # transaction, which the route class commits with the key's response.
     post = await run_in_threadpool(service.create_post, ctx.tx, ctx.workspace_id, ctx.actor, body)
     return Response(ok(post).model_dump_json().encode(), status_code=201, media_type=JSON)
+
+
+# The body as sent, unparsed: its shape's failures are part of the answer, not a 400.
+_CHECKED_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PostCreate"}}},
+    }
+}
+
+
+@router.post(
+    "/posts/validate",
+    response_model=Envelope[PostCheck],
+    operation_id="validate_post",
+    openapi_extra=_CHECKED_BODY,
+)
+async def validate_post(request: Request, ctx: PostsWrite) -> Envelope[PostCheck]:
+    """Check a `POST /posts` body without creating anything: every failure at once."""
+    try:
+        raw = await request.json()
+    except (ValueError, RecursionError) as exc:
+        raise ValidationFailed.on("body", "invalid_json", "The body is not valid JSON.") from exc
+    check = await run_in_threadpool(service.check_post, ctx.tx, ctx.workspace_id, ctx.actor, raw)
+    return ok(check)
 
 
 @router.get("/posts", response_model=Envelope[Page[Post]])

@@ -136,3 +136,37 @@ class Media(BaseModel):
     filename: str | None = Field(description="The client's file name, for display only.")
     alt_text: str | None
     created_at: UtcDatetime
+
+
+class Failure(BaseModel):
+    """One reason a post would be refused, as the contract's error `details` entry."""
+
+    field: str = Field(description="Dotted path into the body (`platforms.1`, `text`…).")
+    issue: str = Field(description="Machine-readable reason, e.g. `max_length`, `in_past`.")
+    message: str
+
+
+class CheckedDestination(BaseModel):
+    account_id: str
+    platform: Platform
+
+
+class PostCheck(BaseModel):
+    """A dry run of `POST /posts`: every failure at once, or what would be created; no write."""
+
+    valid: bool = Field(description="Whether `POST /posts` with this body would create the post.")
+    errors: list[Failure] = Field(
+        description="Every failure: the body's shape, destinations, text limits, media, time."
+    )
+    status: PostStatus | None = Field(
+        description="The state the post would start in (`draft`, `pending_approval`, "
+        "`scheduled`); null when invalid."
+    )
+    scheduled_at: UtcDatetime | None = Field(
+        description="When it would publish (now, if none was given and it goes straight to "
+        "the schedule); null when invalid or waiting for approval or as a draft without one."
+    )
+    destinations: list[CheckedDestination] = Field(
+        description="The accounts the destinations resolve to (presets and platform names "
+        "opened up); empty when invalid."
+    )

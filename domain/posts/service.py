@@ -8,13 +8,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import pydantic
+
 from connectors.platforms import SPECS
-from domain.errors import InvalidState, PayloadTooLarge, ValidationFailed, found
+from domain.errors import InvalidState, PayloadTooLarge, ValidationFailed, found, shape_details
 from domain.posts import reads
 from domain.posts.schemas import (
+    CheckedDestination,
     Destination,
     DestinationRef,
+    Failure,
     Post,
+    PostCheck,
     PostCreate,
     PostUpdate,
     PresetRef,
@@ -27,7 +32,7 @@ from warehouse import idempotency as idem_repo
 from warehouse import posts as repo
 from warehouse import webhooks as webhooks_repo
 from warehouse import workspaces as ws_repo
-from warehouse.ids import to_db, utcnow
+from warehouse.ids import from_db, to_db, utcnow
 from warehouse.posts import EDITABLE, PostStatus
 from warehouse.rows import Cursor
 
@@ -291,6 +296,38 @@ def _insert(cur: Cursor, drafts: Sequence[_Draft]) -> list[Post]:
     return posts
 
 
+def check_post(cur: Cursor, workspace_id: str, actor: str, raw: object) -> PostCheck:
+    """A dry run of :func:`create_post` on a body as sent: every failure at once, no write.
+
+    The body's shape (pydantic's checks) and then the rules of each destination, as
+    ``POST /posts`` checks them; the same function answers ``POST /posts/validate`` and the
+    agents' ``validate_post``.
+    """
+    try:
+        body = PostCreate.model_validate(raw)
+    except pydantic.ValidationError as exc:
+        return _invalid(shape_details(exc.errors()))
+    try:
+        draft = _draft(cur, workspace_id, actor, body, repo.destination_choices(cur, workspace_id))
+    except ValidationFailed as exc:
+        return _invalid(exc.details)
+    return PostCheck(
+        valid=True,
+        errors=[],
+        status=draft.new.status,
+        scheduled_at=from_db(draft.new.scheduled_at),
+        destinations=[
+            CheckedDestination(account_id=account, platform=platform)
+            for account, platform in draft.accounts
+        ],
+    )
+
+
+def _invalid(details: Sequence[ErrorDetail]) -> PostCheck:
+    failures = [Failure(field=d.field, issue=d.issue, message=d.message) for d in details]
+    return PostCheck(valid=False, errors=failures, status=None, scheduled_at=None, destinations=[])
+
+
 def create_post(cur: Cursor, workspace_id: str, actor: str, body: PostCreate) -> Post:
     choices = repo.destination_choices(cur, workspace_id)
     return _insert(cur, [_draft(cur, workspace_id, actor, body, choices)])[0]
@@ -318,7 +355,7 @@ def create_posts(cur: Cursor, requests: Sequence[PostRequest]) -> list[Post | Ex
 
     The outcome of each request is its post, or the exception refusing it with nothing
     written: ``ValidationFailed``, or :class:`KeySeen` for a key already recorded (the caller
-    then goes the careful way, see ``api.idempotency.take``). The caller records each post's
+    then goes the careful way, see ``domain.idempotency.take``). The caller records each post's
     response under its key in the same transaction.
     """
     outcomes: list[Post | Exception] = [KeySeen() for _ in requests]

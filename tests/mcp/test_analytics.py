@@ -1,0 +1,137 @@
+"""The analytics tools answer what REST answers for the same query (seeded marts)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from tests.analytics.seed import (
+    seed_insights,
+    seed_post_rows,
+    seed_rankings,
+    seed_trends,
+    seed_unified,
+    today,
+)
+from tests.mcp.agent import agent
+from tests.support import LiveServer, Tenant, new_tenant
+
+# One worker runs the module (make test: --dist loadgroup), so its seeded workspace is made once.
+pytestmark = pytest.mark.xdist_group("mcp-analytics")
+
+
+@pytest.fixture(scope="module")
+def seeded(server: LiveServer) -> Iterator[tuple[Tenant, str]]:
+    tenant = new_tenant(server)
+    post = tenant.api.ok(
+        tenant.api.post("/posts", json={"text": "Hello", "platforms": ["x"], "draft": True}), 201
+    )
+    seed_unified(server, tenant, days=20)
+    seed_trends(server, tenant)
+    seed_insights(server, tenant)
+    seed_rankings(server, tenant)
+    tenant.api.ok(tenant.api.post("/competitors", json={"platform": "x", "handle": "@rival"}), 201)
+    seed_post_rows(server, tenant, post["post_id"], "x", [today() - timedelta(days=1), today()])
+    yield tenant, post["post_id"]
+    tenant.api.close()
+
+
+def _steady(value: Any) -> Any:
+    """``value`` without the figures that move with the clock between two reads."""
+    if isinstance(value, dict):
+        return {k: _steady(v) for k, v in value.items() if k != "freshness_seconds"}
+    if isinstance(value, list):
+        return [_steady(v) for v in value]
+    return value
+
+
+def _iso(value: datetime) -> str:
+    return value.isoformat().replace("+00:00", "Z")
+
+
+END = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+START = END - timedelta(days=14)
+
+# (tool, its arguments, the REST path, its query)
+QUERIES: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
+    (
+        "get_unified_analytics",
+        {"from": _iso(START), "to": _iso(END), "granularity": "day", "group_by": "platform"},
+        "/analytics/unified",
+        {"from": _iso(START), "to": _iso(END), "granularity": "day", "group_by": "platform"},
+    ),
+    (
+        "get_unified_analytics",
+        {
+            "from": _iso(END - timedelta(days=2)),
+            "to": _iso(END),
+            "granularity": "hour",
+            "tz": "Asia/Kolkata",
+            "basis": "published",
+            "platform": "x",
+            "limit": 5,
+        },
+        "/analytics/unified",
+        {
+            "from": _iso(END - timedelta(days=2)),
+            "to": _iso(END),
+            "granularity": "hour",
+            "tz": "Asia/Kolkata",
+            "basis": "published",
+            "platform": "x",
+            "limit": 5,
+        },
+    ),
+    ("list_viral_trends", {"limit": 3}, "/viral-trends", {"limit": 3}),
+    ("list_viral_trends", {"entity_type": "hashtag"}, "/viral-trends", {"entity_type": "hashtag"}),
+    ("get_insights", {}, "/insights", {}),
+    ("list_creators", {}, "/creators", {}),
+    ("list_competitors", {}, "/competitors", {}),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "path", "query"), QUERIES)
+def test_the_analytics_tools_answer_as_rest(
+    server: LiveServer,
+    seeded: tuple[Tenant, str],
+    tool: str,
+    arguments: dict[str, Any],
+    path: str,
+    query: dict[str, Any],
+) -> None:
+    tenant, _ = seeded
+    rest = tenant.api.ok(tenant.api.get(path, params=query))
+    with agent(server, tenant.key) as a:
+        data = a.ok(tool, arguments)
+    assert _steady(data) == _steady(rest)
+
+
+def test_post_analytics_and_best_times_answer_as_rest(
+    server: LiveServer, seeded: tuple[Tenant, str]
+) -> None:
+    tenant, post_id = seeded
+    account = tenant.accounts["x"]
+    with agent(server, tenant.key) as a:
+        post = a.ok("get_post_analytics", {"post_id": post_id})
+        grid = a.ok("get_best_times", {"account_id": account})
+    assert post["totals"]["impressions"] > 0
+    assert _steady(post) == _steady(tenant.api.ok(tenant.api.get(f"/posts/{post_id}/analytics")))
+    rest = tenant.api.ok(tenant.api.get("/insights/best-times", params={"account_id": account}))
+    assert _steady(grid) == _steady(rest)
+
+
+def test_a_cursor_of_either_interface_pages_the_other(
+    server: LiveServer, seeded: tuple[Tenant, str]
+) -> None:
+    tenant, _ = seeded
+    first = tenant.api.ok(tenant.api.get("/viral-trends", params={"limit": 2}))
+    cursor = first["pagination"]["next_cursor"]
+    assert cursor
+    with agent(server, tenant.key) as a:
+        second = a.ok("list_viral_trends", {"limit": 2, "cursor": cursor})
+    rest = tenant.api.ok(tenant.api.get("/viral-trends", params={"limit": 2, "cursor": cursor}))
+    assert _steady(second) == _steady(rest)
+    assert second["items"] != first["items"]

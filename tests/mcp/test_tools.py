@@ -1,0 +1,343 @@
+"""The tools over Streamable HTTP with the SDK's client: listed, described, each answering."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+from mcp import MCPError
+
+from tests.analytics.seed import (
+    seed_insights,
+    seed_post_rows,
+    seed_rankings,
+    seed_trends,
+    seed_unified,
+    today,
+)
+from tests.automation.helpers import make_queue
+from tests.inbox.seed import seed_item
+from tests.mcp.agent import TOOL_NAMES, WRITES, agent
+from tests.support import LiveServer, Tenant, new_tenant
+
+# One worker runs the module (make test: --dist loadgroup), so its seeded workspace is made once.
+pytestmark = pytest.mark.xdist_group("mcp-tools")
+
+
+def test_the_tools_are_listed_with_annotations_and_valid_schemas(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    with agent(server, tenant.key) as a:
+        tools = {t.name: t for t in a.tools()}
+    assert set(tools) == TOOL_NAMES
+    for name, tool in tools.items():
+        assert len(tool.description or "") > 60, name
+        hints = tool.annotations
+        assert hints is not None, name
+        for hint in ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint"):
+            assert isinstance(getattr(hints, hint), bool), (name, hint)
+        assert hints.read_only_hint is (name not in WRITES), name
+        for schema in (tool.input_schema, tool.output_schema):
+            assert schema is not None
+            jsonschema.Draft202012Validator.check_schema(schema)
+            assert schema["type"] == "object", name
+        if name in WRITES:
+            assert "idempotency_key" in tool.input_schema["required"], name
+            described = tool.input_schema["properties"]["idempotency_key"]["description"]
+            assert "SAME key when you retry" in described
+        assert "api_key" not in tool.input_schema.get("properties", {})
+    assert tools["cancel_post"].annotations.destructive_hint is True  # type: ignore[union-attr]
+    assert tools["create_post"].annotations.open_world_hint is True  # type: ignore[union-attr]
+    assert tools["list_posts"].annotations.destructive_hint is False  # type: ignore[union-attr]
+    assert "posts:write" in (tools["create_post"].description or "")
+
+
+def test_resources_hold_the_contract_and_the_analytics_definitions(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    with agent(server, tenant.key) as a:
+        listed = a.portal.call(a.client.list_resources).resources
+        assert {str(r.uri) for r in listed} >= {"murmur://docs/api", "murmur://docs/analytics"}
+        assert a.read("murmur://docs/api").startswith("# Murmur Public API")
+        assert "engagement_rate" in a.read("murmur://docs/analytics")
+        with pytest.raises(MCPError, match="No resource"):
+            a.read("murmur://docs/secrets")
+
+
+# -- each tool: its happy path and one error ---------------------------------------------------
+
+
+@dataclass
+class World:
+    """One workspace with something of everything: posts, an approval, a conversation, a
+    queue and seeded analytics."""
+
+    server: LiveServer
+    tenant: Tenant
+    other: Tenant
+    draft: dict[str, Any]
+    pending: dict[str, Any]
+    item_id: str
+
+    def fresh_draft(self) -> str:
+        body = {"text": f"Draft {uuid.uuid4().hex[:6]}", "platforms": ["x"], "draft": True}
+        post: dict[str, Any] = self.tenant.api.ok(self.tenant.api.post("/posts", json=body), 201)
+        return str(post["post_id"])
+
+
+@pytest.fixture(scope="module")
+def world(server: LiveServer) -> Iterator[World]:
+    tenant, other = new_tenant(server), new_tenant(server)
+    api = tenant.api
+    draft = api.ok(
+        api.post("/posts", json={"text": "Hello", "platforms": ["x", "linkedin"], "draft": True}),
+        201,
+    )
+    later = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+    pending = api.ok(
+        api.post(
+            "/posts",
+            json={
+                "text": "Review me",
+                "platforms": ["x"],
+                "approval_required": True,
+                "scheduled_at": later,
+            },
+        ),
+        201,
+    )
+    item_id = seed_item(server, tenant, "Do you ship to Canada?")
+    make_queue(api)
+    seed_unified(server, tenant, days=10)
+    seed_trends(server, tenant)
+    seed_insights(server, tenant)
+    seed_rankings(server, tenant)
+    seed_post_rows(server, tenant, draft["post_id"], "x", [today() - timedelta(days=1), today()])
+    yield World(server, tenant, other, draft, pending, item_id)
+    tenant.api.close()
+    other.api.close()
+
+
+def key() -> str:
+    return str(uuid.uuid4())
+
+
+Args = Callable[[World], dict[str, Any]]
+Check = Callable[[World, dict[str, Any]], None]
+
+
+@dataclass
+class Case:
+    happy: Args
+    check: Check
+    wrong: Args
+    code: str
+
+
+def _ids(data: dict[str, Any], field: str = "id") -> set[str]:
+    return {item[field] for item in data["items"]}
+
+
+CASES: dict[str, Case] = {
+    "list_workspaces": Case(
+        lambda w: {},
+        lambda w, d: _check(_ids(d) == {w.tenant.workspace_id}),
+        lambda w: {"limit": 0},
+        "VALIDATION_ERROR",
+    ),
+    "list_accounts": Case(
+        lambda w: {"platform": "x"},
+        lambda w, d: _check(_ids(d) == {w.tenant.accounts["x"]}),
+        lambda w: {"platform": "myspace"},
+        "VALIDATION_ERROR",
+    ),
+    "list_posts": Case(
+        lambda w: {"status": "draft"},
+        lambda w, d: _check(w.draft["post_id"] in _ids(d, "post_id")),
+        lambda w: {"cursor": "forged"},
+        "VALIDATION_ERROR",
+    ),
+    "get_post": Case(
+        lambda w: {"post_id": w.draft["post_id"]},
+        lambda w, d: _check(d == w.tenant.api.ok(w.tenant.api.get(f"/posts/{d['post_id']}"))),
+        lambda w: {"post_id": "post_nope"},
+        "NOT_FOUND",
+    ),
+    "validate_post": Case(
+        lambda w: {"text": "Ship it", "platforms": ["x", w.tenant.accounts["linkedin"]]},
+        lambda w, d: _check(
+            d["valid"] is True
+            and d["status"] == "scheduled"
+            and [x["platform"] for x in d["destinations"]] == ["x", "linkedin"]
+        ),
+        lambda w: {"text": "Ship it", "platforms": ["x"], "workspace_id": w.other.workspace_id},
+        "WORKSPACE_FORBIDDEN",
+    ),
+    "create_post": Case(
+        lambda w: {"text": "New", "platforms": ["x"], "draft": True, "idempotency_key": key()},
+        lambda w, d: _check(d["status"] == "draft" and d["text"] == "New"),
+        lambda w: {"text": "New", "platforms": [], "idempotency_key": key()},
+        "VALIDATION_ERROR",
+    ),
+    "update_post": Case(
+        lambda w: {"post_id": w.fresh_draft(), "text": "Edited", "idempotency_key": key()},
+        lambda w, d: _check(d["text"] == "Edited" and d["status"] == "draft"),
+        lambda w: {"post_id": _canceled(w), "text": "Too late", "idempotency_key": key()},
+        "INVALID_STATE",
+    ),
+    "cancel_post": Case(
+        lambda w: {"post_id": w.fresh_draft(), "idempotency_key": key()},
+        lambda w, d: _check(d["status"] == "canceled"),
+        lambda w: {"post_id": _canceled(w), "idempotency_key": key()},
+        "INVALID_STATE",
+    ),
+    "list_approvals": Case(
+        lambda w: {"limit": 10},
+        lambda w, d: _check(
+            w.pending["approval"]["item_id"] in {i["id"] for b in d["items"] for i in b["items"]}
+        ),
+        lambda w: {"status": "maybe"},
+        "VALIDATION_ERROR",
+    ),
+    "act_on_approval": Case(
+        lambda w: {
+            "item_id": w.pending["approval"]["item_id"],
+            "action": "approve",
+            "idempotency_key": key(),
+        },
+        lambda w, d: _check(d["status"] == "approved"),
+        lambda w: {"item_id": "api_nope", "action": "approve", "idempotency_key": key()},
+        "NOT_FOUND",
+    ),
+    "list_inbox_items": Case(
+        lambda w: {"platform": "x"},
+        lambda w, d: _check(_ids(d) == {w.item_id}),
+        lambda w: {"kind": "letter"},
+        "VALIDATION_ERROR",
+    ),
+    "draft_reply": Case(
+        lambda w: {"item_id": w.item_id, "idempotency_key": key()},
+        lambda w, d: _check(d["item_id"] == w.item_id and bool(d["text"])),
+        lambda w: {"item_id": "inb_nope", "idempotency_key": key()},
+        "NOT_FOUND",
+    ),
+    "respond_to_inbox_item": Case(
+        lambda w: {"item_id": w.item_id, "text": "Yes, we do!", "idempotency_key": key()},
+        lambda w, d: _check(d["item"]["status"] == "replied"),
+        lambda w: {"item_id": w.item_id, "text": "   ", "idempotency_key": key()},
+        "VALIDATION_ERROR",
+    ),
+    "list_queues": Case(
+        lambda w: {},
+        lambda w, d: _check(len(d["items"]) == 1),
+        lambda w: {"limit": 101},
+        "VALIDATION_ERROR",
+    ),
+    "get_unified_analytics": Case(
+        lambda w: {"granularity": "day", "group_by": "platform"},
+        lambda w, d: _check(d["totals"]["impressions"] > 0 and d["group_by"] == "platform"),
+        lambda w: {"tz": "Mars/Olympus_Mons"},
+        "VALIDATION_ERROR",
+    ),
+    "list_viral_trends": Case(
+        lambda w: {"entity_type": "hashtag"},
+        lambda w, d: _check(bool(d["items"]) and d["items"][0]["entity"] == "#launch"),
+        lambda w: {"entity_type": "meme"},
+        "VALIDATION_ERROR",
+    ),
+    "get_insights": Case(
+        lambda w: {},
+        lambda w, d: _check(bool(d["items"])),
+        lambda w: {"kind": "horoscope"},
+        "VALIDATION_ERROR",
+    ),
+    "get_best_times": Case(
+        lambda w: {"account_id": w.tenant.accounts["x"]},
+        lambda w, d: _check(len(d["grid"]) == 168),
+        lambda w: {"account_id": w.other.accounts["x"]},
+        "NOT_FOUND",
+    ),
+    "list_creators": Case(
+        lambda w: {},
+        lambda w, d: _check(bool(d["items"])),
+        lambda w: {"limit": 0},
+        "VALIDATION_ERROR",
+    ),
+    "list_competitors": Case(
+        lambda w: {},
+        lambda w, d: _check(isinstance(d["items"], list)),
+        lambda w: {"cursor": "forged"},
+        "VALIDATION_ERROR",
+    ),
+    "get_post_analytics": Case(
+        lambda w: {"post_id": w.draft["post_id"]},
+        lambda w, d: _check(d["post_id"] == w.draft["post_id"] and d["totals"]["impressions"] > 0),
+        lambda w: {"post_id": "post_nope"},
+        "NOT_FOUND",
+    ),
+    "explain_error": Case(
+        lambda w: {"code": "idempotency_in_progress"},
+        lambda w, d: _check(d["code"] == "IDEMPOTENCY_IN_PROGRESS" and d["retry"] is True),
+        lambda w: {"code": "TEAPOT"},
+        "VALIDATION_ERROR",
+    ),
+}
+
+
+def _check(holds: bool) -> None:
+    assert holds
+
+
+def _canceled(w: World) -> str:
+    post_id = w.fresh_draft()
+    w.tenant.api.ok(w.tenant.api.post(f"/posts/{post_id}/cancel"))
+    return post_id
+
+
+def test_every_tool_has_a_case() -> None:
+    assert set(CASES) == TOOL_NAMES
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_tool_answers_and_refuses(world: World, name: str) -> None:
+    case = CASES[name]
+    with agent(world.server, world.tenant.key) as a:
+        case.check(world, a.ok(name, case.happy(world)))
+        a.error(name, case.wrong(world), case.code)
+
+
+def test_docs_list_each_tool_with_its_scope_and_hints(server: LiveServer, tenant: Tenant) -> None:
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text()
+    rows = {
+        cells[0].strip("` "): cells
+        for line in page.splitlines()
+        if line.startswith("| `")
+        and len(cells := [c.strip() for c in line.strip("|").split("|")]) == 5
+    }
+    with agent(server, tenant.key) as a:
+        tools = {t.name: t for t in a.tools()}
+    assert set(rows) == set(tools)
+    for name, tool in tools.items():
+        hints = tool.annotations
+        assert hints is not None
+        expected = [
+            letter
+            for letter, on in (
+                ("R", hints.read_only_hint),
+                ("D", hints.destructive_hint),
+                ("O", hints.open_world_hint),
+            )
+            if on
+        ]
+        assert rows[name][2] == ", ".join(expected), name
+        scope = rows[name][1].strip("`")
+        description = tool.description or ""
+        needs = f"Needs the scope `{scope}`."
+        assert (needs in description) if scope != "any" else "Needs the scope" not in description
