@@ -6,7 +6,7 @@ DATA_DIR ?= data
 # apt-get needs root: sudo when not already root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: up test install lint bench browser postgres dashboard-assets
+.PHONY: up test install lint bench browser postgres dashboard-assets bytecode
 
 # uv installs in seconds what pip takes minutes for; it lives in the venv, so nothing is
 # installed outside the repository. A stamp per flavour: `up` needs only the runtime.
@@ -14,13 +14,21 @@ $(BIN)/uv:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet uv
 
+# --compile-bytecode: uv, unlike pip, leaves packages uncompiled, and where
+# PYTHONDONTWRITEBYTECODE is set (our machines set it) every process then compiled all it
+# imported from source again: 6.5-7.2 s for Dagster and the pipelines, 2.1-2.5 s compiled.
 $(VENV)/.runtime: pyproject.toml | $(BIN)/uv
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e .
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e .
 	touch $@
 
 $(VENV)/.dev: pyproject.toml | $(BIN)/uv
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
 	touch $@ $(VENV)/.runtime
+
+# Our own modules, compiled for the same reason (a changed file is compiled again on import).
+PACKAGES := api domain warehouse pipelines workers murmur connectors simulator benchmarks
+bytecode:
+	@$(BIN)/python -m compileall -q -j 0 $(PACKAGES) tests notebooks
 
 ## The service and every tool of the repository: tests, linters, notebooks, benchmarks.
 install: $(VENV)/.dev
@@ -28,6 +36,7 @@ install: $(VENV)/.dev
 ## Everything on the embedded default: store, test workspace, a printed test key, the API.
 ## Only the runtime is installed (the dev tools are not needed to run Murmur).
 up: $(VENV)/.runtime
+	@$(BIN)/python -m compileall -q -j 0 $(PACKAGES)
 	$(BIN)/murmur up --data-dir $(DATA_DIR)
 
 # The API, worker, pipeline and analyst suites that run a second time on the scale profile
@@ -41,7 +50,7 @@ SCALE_TESTS := tests/store/test_session_profile.py tests/posts tests/publishing/
 	tests/notebooks/test_notebooks.py::test_notebook_runs_attached_read_only
 
 ## The whole test suite, the scale profile's run, then the linters.
-test: install browser postgres
+test: install browser postgres bytecode
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -q --durations=30
 	$(BIN)/python -m pytest -n 2 -q --store-profile=scale $(SCALE_TESTS)
 	$(MAKE) lint
