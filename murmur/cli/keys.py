@@ -98,6 +98,15 @@ def mint(
     return store.run(work)
 
 
+def _open(settings: Settings) -> Store:
+    """The store for keys and sign-in links: publishing rows, so the lake is left unprepared.
+
+    Preparing it (DuckDB's extensions loaded, its migrations checked) is most of a command's
+    time; the processes that read the lake prepare it.
+    """
+    return settings.open_store(prepare_lake=False)
+
+
 def _scopes(values: list[str] | None) -> list[str] | None:
     """``--scope`` values (repeated or comma-separated), checked against the contract's."""
     if not values:
@@ -147,7 +156,7 @@ def create(
     """Mint an API key for one or more workspaces and print it once."""
     settings = load_settings(data_dir)
     try:
-        with settings.open_store() as store:
+        with _open(settings) as store:
             minted = mint(
                 store,
                 workspace or [],
@@ -189,7 +198,7 @@ def list_keys(data_dir: DataDir = None) -> None:
     from warehouse.ids import utcnow
 
     settings = load_settings(data_dir)
-    with settings.open_store() as store:
+    with _open(settings) as store:
         rows = store.read(repo.list_api_keys)
     if not rows:
         err.print("No keys yet: murmur keys create mints one.")
@@ -244,7 +253,7 @@ def revoke(key_id: str, data_dir: DataDir = None) -> None:
             return True, None
         return False, next((r for r in repo.list_api_keys(cur) if r.id == key_id), None)
 
-    with load_settings(data_dir).open_store() as store:
+    with _open(load_settings(data_dir)) as store:
         done, row = store.run(work)
     if done:
         console.print(f"Revoked {key_id}.", highlight=False)
@@ -265,7 +274,7 @@ def dashboard(
     """Print a one-time sign-in link to the dashboard (valid once, for 10 minutes)."""
     settings = load_settings(data_dir)
     try:
-        with settings.open_store() as store:
+        with _open(settings) as store:
             link, note = sign_in_link(store, settings, workspace)
     except Refused as exc:
         raise refused(exc) from None
