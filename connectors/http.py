@@ -344,6 +344,15 @@ class HttpConnector:
             return account.access_token
         return self.token
 
+    def headers_for(self, account: AccountRef | None) -> dict[str, str]:
+        """The headers carrying the token of :meth:`token_for`: a Bearer token, as most take it."""
+        token = self.token_for(account)
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def read(self, path: str, account: AccountRef | None, params: Any) -> Any:
+        """GET ``path`` with the account's credentials, failures classified by the platform."""
+        return self.get(path, self.classify, params, self.headers_for(account))
+
     def note(self, external_id: str, error: ConnectorError | str, code: str | None = None) -> None:
         """Record a failure that cost one item, not the call."""
         message = str(error)

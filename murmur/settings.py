@@ -5,17 +5,20 @@ from __future__ import annotations
 import json
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
 from pydantic import Field, IPvAnyNetwork, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from warehouse.errors import StoreUnavailableError
 from warehouse.files import private_dir
-from warehouse.lake import S3, Lake
-from warehouse.pubdb.engine import sqlite_url
-from warehouse.store import Lakehouse, Store
+
+# The store's modules are imported where the store is opened, not here: every process and
+# every command reads the settings, and most commands never need SQLAlchemy, DuckDB or polars
+# (tests/cli/test_startup.py).
+if TYPE_CHECKING:
+    from warehouse.lake import Lake
+    from warehouse.store import Lakehouse, Store
 
 # Where the store lives besides the data directory: what another process (a pipeline step,
 # a child of a test) needs of these settings to open the same store.
@@ -133,6 +136,8 @@ class Settings(BaseSettings):
     @classmethod
     def _allow_entries_parse(cls, entries: list[str]) -> list[str]:
         """A bad entry stops the process at start, not the first webhook write with a 500."""
+        if not entries:
+            return entries  # the usual case, without importing httpx for the parser
         from connectors.outbound import AllowEntry
 
         for entry in entries:
@@ -232,11 +237,15 @@ class Settings(BaseSettings):
     @property
     def pub_url(self) -> str:
         """The publishing database's SQLAlchemy URL."""
+        from warehouse.pubdb.engine import sqlite_url
+
         return self.publishing_url or sqlite_url(self.data_dir.resolve() / "publishing.sqlite")
 
     @property
     def lake(self) -> Lake:
         """Where the lake lives, as settings say (the data directory's by default)."""
+        from warehouse.lake import S3, Lake
+
         embedded = Lake.under(self.data_dir)
         s3 = None
         if self.s3_endpoint is not None:
@@ -260,20 +269,30 @@ class Settings(BaseSettings):
         private_dir(self.data_dir)
         private_dir(self.media_dir)
 
-    def open_store(self) -> Store:
-        """This process's handle on the store (every process opens it itself)."""
+    def open_store(self, *, prepare_lake: bool = True) -> Store:
+        """This process's handle on the store (every process opens it itself).
+
+        ``prepare_lake=False``: the lake is created or migrated on its first read, not now
+        (:meth:`warehouse.store.Store.open`).
+        """
+        from warehouse.store import Store
+
         self.ensure_dirs()
         if self.old_store_path.exists():
             self._refuse_unmigrated()
-        return Store.open(self.pub_url, self.lake, self.changes_file)
+        return Store.open(self.pub_url, self.lake, self.changes_file, prepare_lake=prepare_lake)
 
     def open_lakehouse(self) -> Lakehouse:
         """A pipeline session on this process's own store (closing it closes the store)."""
+        from warehouse.store import Lakehouse
+
         return Lakehouse(self.open_store(), owned=True)
 
     def _refuse_unmigrated(self) -> None:
         # Murmur before ADR 0002 kept everything in murmur.duckdb; starting on an empty new
         # store beside it would hide every post. ``murmur migrate`` moves it (and renames it).
+        from warehouse.errors import StoreUnavailableError
+
         raise StoreUnavailableError(
             f"{self.old_store_path} holds a store of an earlier Murmur:"
             " run `murmur migrate` to move it into the new store first"

@@ -41,7 +41,7 @@ def data_dir() -> Path:
 def attach_sql(directory: Path) -> str:
     """The SQL `murmur attach` prints for this data directory."""
     done = subprocess.run(
-        [sys.executable, "-m", "murmur.cli", "attach", "--data-dir", str(directory)],
+        [sys.executable, "-m", "murmur", "attach", "--data-dir", str(directory)],
         check=True,
         capture_output=True,
         text=True,

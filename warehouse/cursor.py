@@ -16,7 +16,6 @@ from enum import Enum
 from typing import Any, Protocol
 
 import duckdb
-import psycopg
 from sqlalchemy import Connection
 
 from warehouse.errors import translate
@@ -145,9 +144,12 @@ class PubCursor:
         driver: Any = conn.connection.dbapi_connection
         # Client-side binding, as SQLite's and DuckDB's drivers bind: PostgreSQL then infers
         # a type for "? IS NULL OR …" from the literal instead of refusing an untyped $1.
-        self._raw: Any = (
-            driver.cursor() if self.dialect == "sqlite" else psycopg.ClientCursor(driver)
-        )
+        if self.dialect == "sqlite":
+            self._raw: Any = driver.cursor()
+        else:
+            import psycopg  # PostgreSQL's driver: loaded only where PostgreSQL is used
+
+            self._raw = psycopg.ClientCursor(driver)
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> PubCursor:
         if isinstance(params, dict):

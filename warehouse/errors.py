@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import sys
 
 import duckdb
-import psycopg
 from sqlalchemy.exc import DBAPIError
 
 from murmur.errors import MurmurError
@@ -82,13 +82,19 @@ def _translate_sqlstate(exc: BaseException) -> StoreError:
     return StoreError(text)
 
 
+def _psycopg(exc: BaseException) -> bool:
+    """Whether ``exc`` is psycopg's; not imported here, as only PostgreSQL's users load it."""
+    psycopg = sys.modules.get("psycopg")
+    return psycopg is not None and isinstance(exc, psycopg.Error)
+
+
 def translate(exc: BaseException) -> BaseException:
     """Murmur's error for an engine error; anything else is returned as it is."""
     # Through SQLAlchemy (``PubDB``) or straight from the driver (``PubCursor``).
     driver: BaseException = exc
     if isinstance(exc, DBAPIError) and exc.orig is not None:
         driver = exc.orig
-    if isinstance(exc, DBAPIError) or isinstance(driver, sqlite3.Error | psycopg.Error):
+    if isinstance(exc, DBAPIError) or isinstance(driver, sqlite3.Error) or _psycopg(driver):
         translated_error = (
             _translate_sqlite(driver)
             if isinstance(driver, sqlite3.Error)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from typing import TYPE_CHECKING
 
 import duckdb
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
 
 # DuckDB's Python client tries ``import pandas`` three times per statement; without pandas
 # installed each try is a failed import that walks sys.path under the interpreter's import

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -114,10 +115,8 @@ class DestinationRow(TableRow):
 
 
 @dataclass(frozen=True, slots=True)
-class MediaRow(TableRow):
-    """An uploaded file's record (its bytes live under the media directory)."""
-
-    TABLE = "media"
+class NewMedia:
+    """An uploaded file to record: its ``media`` row but for when it is recorded."""
 
     id: str
     workspace_id: str
@@ -128,6 +127,14 @@ class MediaRow(TableRow):
     filename: str | None
     storage_key: str
     alt_text: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class MediaRow(NewMedia, TableRow):
+    """An uploaded file's record (its bytes live under the media directory)."""
+
+    TABLE = "media"
+
     created_at: datetime
 
 
@@ -410,36 +417,10 @@ def destinations_of(cur: Cursor, post_ids: list[str]) -> dict[str, list[Destinat
 # -- media -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class NewMedia:
-    id: str
-    workspace_id: str
-    kind: str
-    content_type: str
-    size_bytes: int
-    sha256: str
-    filename: str | None
-    storage_key: str
-    alt_text: str | None
-
-
 def insert_media(cur: Cursor, media: NewMedia) -> None:
-    cur.execute(
-        "INSERT INTO media (id, workspace_id, kind, content_type, size_bytes, sha256, filename,"
-        " storage_key, alt_text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            media.id,
-            media.workspace_id,
-            media.kind,
-            media.content_type,
-            media.size_bytes,
-            media.sha256,
-            media.filename,
-            media.storage_key,
-            media.alt_text,
-            utcnow(),
-        ],
-    )
+    # NewMedia's fields are MediaRow's columns in order, all but the last: created_at.
+    values = [*dataclasses.astuple(media), utcnow()]
+    cur.execute(f"INSERT INTO media ({_MEDIA}) VALUES {rows_of(len(values), 1)}", values)  # noqa: S608 - constants
 
 
 def media_bytes(cur: Cursor, workspace_id: str) -> int:

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import TypeVar
 
 import duckdb
-import polars as pl
 import structlog
 
 from warehouse import lake as lakes
@@ -92,27 +91,38 @@ class Store:
     tables go through :meth:`analytics`, a read-only DuckDB session on the lake.
     """
 
-    def __init__(self, pub: PubDB, lake: Lake, changes: ChangeSignal) -> None:
+    def __init__(
+        self, pub: PubDB, lake: Lake, changes: ChangeSignal, *, lake_prepared: bool = True
+    ) -> None:
         self.pub = pub
         self.lake = lake
         self.changes = changes
         self._lake_lock = threading.Lock()
         self._lake_con: duckdb.DuckDBPyConnection | None = None
+        self._lake_prepared = lake_prepared
         self._closed = False
 
     @classmethod
-    def open(cls, pub_url: str, lake: Lake, changes_path: Path) -> Store:
-        """Open both halves (created and migrated when missing); unavailable ones raise."""
+    def open(
+        cls, pub_url: str, lake: Lake, changes_path: Path, *, prepare_lake: bool = True
+    ) -> Store:
+        """Open both halves (created and migrated when missing); unavailable ones raise.
+
+        ``prepare_lake=False`` leaves the lake until its first read: for a command that uses
+        only the publishing half (``murmur keys``), which would spend most of its time there.
+        """
         pub = PubDB.open(pub_url)
         try:
-            # A writer's attach creates and migrates a missing lake, so readers find it.
-            lakes.prepare(lake)
+            if prepare_lake:
+                # A writer's attach creates and migrates a missing lake, so readers find it.
+                lakes.prepare(lake)
         except BaseException:
             pub.close()
             raise
         # One machine's files: every writer also writes the change file. Otherwise not.
         local = pub.engine.dialect.name == "sqlite" and lake.kind == "sqlite"
-        return cls(pub, lake, ChangeSignal(changes_path, sees_every_writer=local))
+        changes = ChangeSignal(changes_path, sees_every_writer=local)
+        return cls(pub, lake, changes, lake_prepared=prepare_lake)
 
     # -- the publishing tables ------------------------------------------------------------
 
@@ -162,6 +172,9 @@ class Store:
             if self._closed:
                 raise StoreUnavailableError("the store is closed")
             if self._lake_con is None:
+                if not self._lake_prepared:
+                    lakes.prepare(self.lake)
+                    self._lake_prepared = True
                 con = duckdb.connect()
                 try:
                     self.lake.attach(con, read_only=True)
@@ -295,6 +308,8 @@ class Lakehouse:
 
     def refresh_publishing(self) -> None:
         """Copy the publishing rows the pipeline joins into the session's ``pub`` catalog."""
+        import polars as pl  # the pipeline's: a process that runs none never loads it
+
         names = ", ".join(PIPELINE_ACCOUNT_COLUMNS)
         with self.store.snapshot() as cur:
             cur.execute(f"SELECT {names} FROM accounts")  # noqa: S608 - constants

@@ -66,12 +66,9 @@ class BlueskyConnector(HttpConnector):
             return NotFoundError(message, status=status, code=name)
         return error_for_status(response, message, name)
 
-    def headers_for(self, account: AccountRef | None) -> dict[str, str]:
-        token = self.token_for(account)
-        return {"Authorization": f"Bearer {token}"} if token else {}
-
-    def read(self, method: str, account: AccountRef | None, params: Any) -> Any:
-        return self.get(f"/xrpc/{method}", self.classify, params, self.headers_for(account))
+    def read(self, path: str, account: AccountRef | None, params: Any) -> Any:
+        """``path`` is an XRPC method's name, such as app.bsky.actor.getProfile."""
+        return super().read(f"/xrpc/{path}", account, params)
 
     @staticmethod
     def actor(account: AccountRef) -> str:

@@ -72,9 +72,6 @@ class LinkedInConnector(HttpConnector):
             headers["Authorization"] = f"Bearer {token}"
         return headers
 
-    def read(self, path: str, account: AccountRef | None, params: dict[str, Any] | None) -> Any:
-        return self.get(path, self.classify, params, self.headers_for(account))
-
     @staticmethod
     def _org_id(account: AccountRef) -> str:
         return account.external_id.removeprefix(ORG)

@@ -63,13 +63,6 @@ class PinterestConnector(HttpConnector):
             return NotFoundError(message, status=status, code=code)
         return error_for_status(response, message, code)
 
-    def headers_for(self, account: AccountRef | None) -> dict[str, str]:
-        token = self.token_for(account)
-        return {"Authorization": f"Bearer {token}"} if token else {}
-
-    def read(self, path: str, account: AccountRef | None, params: dict[str, Any] | None) -> Any:
-        return self.get(path, self.classify, params, self.headers_for(account))
-
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """GET /v5/user_account: the account the token belongs to."""
         body = self.read("/v5/user_account", account, None)

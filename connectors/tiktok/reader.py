@@ -75,10 +75,6 @@ class TikTokConnector(HttpConnector):
             return NotFoundError(message, status=status, code=code)
         return PermanentError(message, status=status, code=code)
 
-    def headers_for(self, account: AccountRef | None) -> dict[str, str]:
-        token = self.token_for(account)
-        return {"Authorization": f"Bearer {token}"} if token else {}
-
     def _post(self, path: str, account: AccountRef | None, fields: str, body: Any) -> Any:
         data = self.post(path, self.classify, body, {"fields": fields}, self.headers_for(account))
         return data.get("data") or {}

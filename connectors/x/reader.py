@@ -64,13 +64,6 @@ class XConnector(HttpConnector):
             )
         return error_for_status(response, message, code)
 
-    def headers_for(self, account: AccountRef | None) -> dict[str, str]:
-        token = self.token_for(account)
-        return {"Authorization": f"Bearer {token}"} if token else {}
-
-    def read(self, path: str, account: AccountRef | None, params: dict[str, Any]) -> Any:
-        return self.get(path, self.classify, params, self.headers_for(account))
-
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """GET /2/users/by/username/:username (by id when there is no handle)."""
         if account.handle:

@@ -23,7 +23,7 @@ import pytest
 from dagster import DagsterInstance, DagsterRunStatus
 
 from domain.workspaces.keys import ALL_SCOPES
-from murmur.cli import prepare_dagster_home
+from murmur.cli.up import prepare_dagster_home
 from murmur.settings import Settings
 from tests.support import HANG_SECONDS, free_port
 from warehouse import workspaces as repo

@@ -24,7 +24,7 @@ import httpx
 import pytest
 from dagster_shared.yaml_utils import load_yaml_from_path
 
-from murmur.cli import DAGSTER_YAML, prepare_dagster_home
+from murmur.cli.up import DAGSTER_YAML, prepare_dagster_home
 from murmur.supervise import Supervisor
 from tests.support import HANG_SECONDS, free_port
 

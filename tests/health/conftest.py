@@ -8,27 +8,27 @@ from typing import Any
 import httpx
 import pytest
 
-from murmur.settings import Settings
 from tests.servers import StoreSettings
 from tests.support import LiveServer, start_server
 
 
-def _settings(
+def _serve(
     tmp_path_factory: pytest.TempPathFactory,
     store_settings: StoreSettings,
     name: str,
     **options: Any,
-) -> Settings:
-    return store_settings(tmp_path_factory.mktemp(name), **options)
+) -> Iterator[LiveServer]:
+    """A server on a store of its own (in a new folder ``name``), stopped when done."""
+    live = start_server(store_settings(tmp_path_factory.mktemp(name), **options))
+    yield live
+    live.stop()
 
 
 @pytest.fixture(scope="module")
 def ops_server(
     tmp_path_factory: pytest.TempPathFactory, store_settings: StoreSettings
 ) -> Iterator[LiveServer]:
-    live = start_server(_settings(tmp_path_factory, store_settings, "health-data"))
-    yield live
-    live.stop()
+    yield from _serve(tmp_path_factory, store_settings, "health-data")
 
 
 @pytest.fixture
@@ -36,9 +36,7 @@ def doomed_server(
     tmp_path_factory: pytest.TempPathFactory, store_settings: StoreSettings
 ) -> Iterator[LiveServer]:
     """A server whose store the test may close under it."""
-    live = start_server(_settings(tmp_path_factory, store_settings, "health-doomed"))
-    yield live
-    live.stop()
+    yield from _serve(tmp_path_factory, store_settings, "health-doomed")
 
 
 @pytest.fixture
@@ -46,11 +44,9 @@ def impatient_server(
     tmp_path_factory: pytest.TempPathFactory, store_settings: StoreSettings
 ) -> Iterator[LiveServer]:
     """A server that gives the store a microsecond: no query answers that fast."""
-    live = start_server(
-        _settings(tmp_path_factory, store_settings, "health-impatient", probe_timeout_seconds=1e-6)
+    yield from _serve(
+        tmp_path_factory, store_settings, "health-impatient", probe_timeout_seconds=1e-6
     )
-    yield live
-    live.stop()
 
 
 @pytest.fixture
@@ -58,11 +54,9 @@ def strict_server(
     tmp_path_factory: pytest.TempPathFactory, store_settings: StoreSettings
 ) -> Iterator[LiveServer]:
     """A server that allows three keyless requests a minute per address."""
-    live = start_server(
-        _settings(tmp_path_factory, store_settings, "health-strict", unauthenticated_rate_limit=3)
+    yield from _serve(
+        tmp_path_factory, store_settings, "health-strict", unauthenticated_rate_limit=3
     )
-    yield live
-    live.stop()
 
 
 @pytest.fixture

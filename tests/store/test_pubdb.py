@@ -25,7 +25,9 @@ from typing import Any
 import duckdb
 import pytest
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, UniqueConstraint, select
 from sqlalchemy.types import (
     JSON,
@@ -44,7 +46,7 @@ from tests.store.old_schema import migrate
 from tests.support import HANG_SECONDS, free_port
 from warehouse.errors import ConflictError, DuplicateKeyError, StoreUnavailableError
 from warehouse.lake import attach_publishing
-from warehouse.pubdb.engine import PubDB, sqlite_url
+from warehouse.pubdb.engine import SCRIPT_LOCATION, PubDB, head_revision, sqlite_url
 from warehouse.pubdb.schema import every_table, metadata, post_destinations, posts
 
 # The DuckDB store's tables that are analytics (they move to the lake, step 3), not publishing.
@@ -120,6 +122,18 @@ def test_the_migrations_build_exactly_the_metadata(db: PubDB) -> None:
         assert compare_metadata(MigrationContext.configure(conn), every_table) == []
     db.upgrade()  # again: nothing to do, nothing fails
     assert db.revision() == "0003"
+
+
+def test_opening_skips_alembic_only_at_alembics_own_head(db: PubDB, tmp_path: Path) -> None:
+    # PubDB.open reads the head from the scripts' file names, without importing Alembic.
+    config = Config()
+    config.set_main_option("script_location", SCRIPT_LOCATION)
+    assert ScriptDirectory.from_config(config).get_heads() == [head_revision()]
+    assert db.at_head()
+    with PubDB.open(sqlite_url(tmp_path / "new.sqlite"), migrate=False) as new:
+        assert not new.at_head()
+        new.upgrade("0002")
+        assert not new.at_head()
 
 
 def test_every_publishing_table_of_the_duckdb_store_is_here_column_for_column() -> None:

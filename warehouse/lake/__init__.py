@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TypeVar
 
 import duckdb
-import psycopg
 from sqlalchemy.engine import make_url
 
 from warehouse.errors import ConflictError, translate
@@ -142,6 +141,8 @@ class Lake:
         """
         location = self.catalog.split(":", 1)[1]
         if self.kind == "postgres":
+            import psycopg  # PostgreSQL's driver: loaded only where PostgreSQL is used
+
             with psycopg.connect(location, autocommit=True) as lock:
                 # A session lock: released when this connection closes, or its process dies.
                 lock.execute("SELECT pg_advisory_lock(%s)", [key])

@@ -8,25 +8,15 @@ budgets). Stdout carries only the protocol; the log goes to stderr.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from murmur.errors import MurmurError
-from murmur.settings import Settings
-
-err = Console(stderr=True)
+from murmur.cli.common import DataDir, err, load_settings
 
 
 def mcp(
-    data_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--data-dir", envvar="MURMUR_DATA_DIR", help="Data directory (default ./data)."
-        ),
-    ] = None,
+    data_dir: DataDir = None,
     workspace: Annotated[
         str | None,
         typer.Option(
@@ -44,13 +34,14 @@ def mcp(
     from api.ratelimit import RateLimiter
     from domain.pagination import CursorCodec
     from domain.workspaces.keys import authenticate, hash_key
+    from murmur.errors import MurmurError
     from warehouse.store import Secrets
 
     api_key = os.environ.get("MURMUR_API_KEY", "").strip()
     if not api_key:
         err.print("Set MURMUR_API_KEY to an API key (murmur keys create prints one).")
         raise typer.Exit(1)
-    settings = Settings(data_dir=data_dir) if data_dir is not None else Settings()
+    settings = load_settings(data_dir)
     store = settings.open_store()
     try:
         try:

@@ -1,0 +1,34 @@
+"""For trying and measuring Murmur: the simulated platforms, the bench."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from murmur.cli.common import DataDir, load_settings
+
+
+def simulator(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8600,
+    seed: Annotated[int, typer.Option(help="Seed of the simulated world.")] = 42,
+    data_dir: DataDir = None,
+) -> None:
+    """Serve the simulated platform APIs; what clients publish is kept in DATA_DIR/simulator."""
+    from simulator.app import serve as serve_simulator
+
+    serve_simulator(host, port, seed, state_dir=load_settings(data_dir).data_dir / "simulator")
+
+
+def bench(
+    quick: Annotated[bool, typer.Option(help="A seconds-long smoke version.")] = False,
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Where to build the data (default: temp).")
+    ] = None,
+) -> None:
+    """Measure Murmur against its limits, each figure beside its reference, and print the table."""
+    from benchmarks.bench import main as run_bench
+
+    run_bench(quick=quick, data_dir=data_dir)

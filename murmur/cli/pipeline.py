@@ -1,0 +1,111 @@
+"""``murmur pipeline run``: every asset once, in-process, with a line per step as it ends."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from murmur.cli.common import DataDir, console, load_settings
+
+if TYPE_CHECKING:
+    from pipelines.run import RunSummary, StepSummary
+
+app = typer.Typer(help="Run the analytics pipeline.", no_args_is_help=True)
+
+
+@app.command("run")
+def run(
+    data_dir: DataDir = None,
+    history: Annotated[
+        bool,
+        typer.Option(
+            help="On a store's first run, capture the simulated platforms' last 14 days first"
+            " (daily, then every 6 hours over the last two): only the bundled simulator can"
+            " answer as of the past."
+        ),
+    ] = False,
+    ingest: Annotated[
+        bool,
+        typer.Option(
+            help="Read the platforms (the connected accounts, their competitors, creators);"
+            " --no-ingest reads none and rebuilds from what the store holds (imports).",
+        ),
+    ] = True,
+) -> None:
+    """Materialize every asset once, in-process, for the partitions that are due.
+
+    One line per step as it finishes, then a summary; exit status 1 if a step failed.
+    """
+    from dagster import DagsterInstance
+
+    from pipelines.run import run_all
+
+    if history and not ingest:
+        raise typer.BadParameter("--history reads the platforms' past; --no-ingest reads none")
+    console.print(
+        "Pipeline: ingest the current hour, rebuild the due days, then insights."
+        if ingest
+        else "Pipeline: no platform reads; rebuild the due days from the store, then insights."
+    )
+    # With a Dagster home (as `up` gives it) the run is recorded there, so Dagster's UI lists
+    # it and its partitions' fill status; without one it leaves no trace.
+    instance = DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else None
+    try:
+        summary = run_all(
+            load_settings(data_dir),
+            progress=_print_step,
+            instance=instance,
+            ingest=ingest,
+            history=history,
+        )
+    finally:
+        if instance is not None:
+            instance.dispose()
+    _print_summary(summary)
+    if not summary.success or summary.checks_failed:
+        raise typer.Exit(1)
+
+
+def _print_step(step: StepSummary) -> None:
+    state = "[green]ok[/]" if step.success else "[bold red]failed[/]"
+    checks = f"; checks failed: {', '.join(step.checks_failed)}" if step.checks_failed else ""
+    if step.checks_warned:
+        checks += f"; checks warned: {', '.join(step.checks_warned)}"
+    # Failed reads never fail the ingest step (the run goes on), so they are said here.
+    reads = f"; {step.read_failures} reads failed" if step.read_failures else ""
+    console.print(
+        f"  {step.name:<9} {step.partitions:<24} {step.seconds:7.1f} s  {state}{reads}{checks}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _print_summary(summary: RunSummary) -> None:
+    # a failed ERROR-level check means wrong data: never "ok" over it
+    failed = [s for s in summary.steps if not s.success or s.checks_failed]
+    days = ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in summary.days) or "none"
+    outcome = (
+        "[bold green]ok[/]"
+        if not failed
+        else f"[bold red]failed[/] ({', '.join(f'{s.name} {s.partitions}' for s in failed)})"
+    )
+    console.print(
+        f"Pipeline {outcome}: {len(summary.steps)} steps in {summary.seconds:.1f} s;"
+        f" hour {summary.hour}; days rebuilt: {days}.",
+        highlight=False,
+        soft_wrap=True,
+    )
+    checks = summary.checks_failed
+    if checks:
+        console.print(
+            f"Checks failed: {', '.join(checks)}. The rebuilt days hold data that breaks them:"
+            " find the rows (`murmur attach` opens the store; docs/pipeline.md says what each"
+            " check tests), correct or re-import them, then run `murmur pipeline run` again.",
+            highlight=False,
+            soft_wrap=True,
+        )
+    warned = [c for s in summary.steps for c in s.checks_warned]
+    if warned:
+        console.print(f"Checks warned: {', '.join(warned)}.", highlight=False)
