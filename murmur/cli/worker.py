@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Annotated
 
 import typer
 
 from murmur.cli.common import DataDir, load_settings
+
+# How long a stopped worker waits for its loops' current steps before it exits anyway.
+STOP_SECONDS = 30
 
 
 def worker(
@@ -57,5 +61,8 @@ def worker(
         while any(t.is_alive() for t in threads) and not signals.wait(0.5):
             pass
         stop.set()
+        # One deadline for all threads, not 30 s each: a stop is bounded by 30 s whatever
+        # the number of loops (two at 30 s each outlasted a supervisor's 60 s wait under load).
+        deadline = time.monotonic() + STOP_SECONDS
         for thread in threads:
-            thread.join(timeout=30)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
