@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from domain.text import MAX_DEPTH
+from tests.mcp.agent import agent
 from tests.posts.helpers import post_body
-from tests.support import Tenant, assert_error
+from tests.support import LiveServer, Tenant, assert_error
 
 
 def _post_raw(tenant: Tenant, body: str, path: str = "/posts") -> dict[str, Any]:
@@ -59,3 +60,20 @@ def test_free_form_json_at_the_depth_limit_is_kept(tenant: Tenant) -> None:
     body = post_body(platform_options={"x": {"reply_settings": "following", "extra": nested}})
     response = tenant.api.post("/posts/validate", json=body)
     assert response.status_code == 200, response.text
+
+
+def test_an_agents_arguments_have_the_same_depth_limit(server: LiveServer, tenant: Tenant) -> None:
+    nested: Any = []
+    for _ in range(100):  # past 64, short of the MCP client's own limit
+        nested = [nested]
+    arguments = {
+        "text": "Deep",
+        "platforms": ["x"],
+        "draft": True,
+        "platform_options": {"x": {"deep": nested}},
+    }
+    with agent(server, tenant.key) as a:
+        error = a.error("create_post", arguments, "VALIDATION_ERROR")
+        assert error["details"][0]["issue"] == "too_deep"
+        assert error["details"][0]["field"].startswith("platform_options.x.deep")
+        assert a.ok("list_posts")["items"] == []
