@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any, TypeVar
 
 import structlog
@@ -55,8 +57,27 @@ class Shared:
         return result
 
 
-async def check_ready(shared: Shared, store: Store | None, timeout: float) -> None:
-    """Raise SERVICE_UNAVAILABLE unless the store answers a trivial query within ``timeout``."""
+# Below this many free bytes under the data directory, a failing probe blames a full disk.
+DISK_FULL_BYTES = 1 << 20
+
+
+def _disk_full(data_dir: Path | None) -> bool:
+    """Whether the filesystem holding ``data_dir`` has (next to) no space left."""
+    if data_dir is None:
+        return False
+    try:
+        return shutil.disk_usage(data_dir).free < DISK_FULL_BYTES
+    except OSError:
+        return False
+
+
+async def check_ready(
+    shared: Shared, store: Store | None, timeout: float, data_dir: Path | None = None
+) -> None:
+    """Raise SERVICE_UNAVAILABLE unless the store answers a trivial query within ``timeout``.
+
+    When the probe fails and the disk under ``data_dir`` is full, the answer says so.
+    """
     if store is None:
         raise ServiceUnavailable("The store is not open.", retry_after=RETRY_AFTER)
     try:
@@ -67,8 +88,14 @@ async def check_ready(shared: Shared, store: Store | None, timeout: float) -> No
             f"The store did not answer within {timeout:g} s.", retry_after=RETRY_AFTER
         ) from None
     except Exception as exc:
-        log.warning("readiness.store_failed", error=f"{type(exc).__name__}: {exc}")
-        raise ServiceUnavailable("The store is unavailable.", retry_after=RETRY_AFTER) from exc
+        full = await asyncio.to_thread(_disk_full, data_dir)
+        log.warning("readiness.store_failed", error=f"{type(exc).__name__}: {exc}", disk_full=full)
+        message = (
+            "The store is unavailable: the disk under the data directory is full."
+            if full
+            else "The store is unavailable."
+        )
+        raise ServiceUnavailable(message, retry_after=RETRY_AFTER) from exc
 
 
 async def scrape(

@@ -105,7 +105,10 @@ def test_a_full_disk_answers_503_and_recovers(small_disk: tuple[LiveServer, Path
         listed = api.ok(api.get("/posts", params={"limit": 100}))["items"]
         assert sorted(p["id"] for p in listed) == sorted(before)
         probe = httpx.get(f"{server.base_url}/readyz", timeout=30)
-        assert_error(probe, 503, "SERVICE_UNAVAILABLE")
+        probe_error = assert_error(probe, 503, "SERVICE_UNAVAILABLE")
+        assert probe_error["message"] == (
+            "The store is unavailable: the disk under the data directory is full."
+        )
         assert probe.headers["Retry-After"].isdigit()
     finally:
         os.unlink(filler)
