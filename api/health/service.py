@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -57,20 +56,6 @@ class Shared:
         return result
 
 
-# Below this many free bytes under the data directory, a failing probe blames a full disk.
-DISK_FULL_BYTES = 1 << 20
-
-
-def _disk_full(data_dir: Path | None) -> bool:
-    """Whether the filesystem holding ``data_dir`` has (next to) no space left."""
-    if data_dir is None:
-        return False
-    try:
-        return shutil.disk_usage(data_dir).free < DISK_FULL_BYTES
-    except OSError:
-        return False
-
-
 async def check_ready(
     shared: Shared, store: Store | None, timeout: float, data_dir: Path | None = None
 ) -> None:
@@ -88,7 +73,7 @@ async def check_ready(
             f"The store did not answer within {timeout:g} s.", retry_after=RETRY_AFTER
         ) from None
     except Exception as exc:
-        full = await asyncio.to_thread(_disk_full, data_dir)
+        full = await asyncio.to_thread(health_repo.disk_full, data_dir)
         log.warning("readiness.store_failed", error=f"{type(exc).__name__}: {exc}", disk_full=full)
         message = (
             "The store is unavailable: the disk under the data directory is full."

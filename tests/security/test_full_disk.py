@@ -14,6 +14,7 @@ import errno
 import os
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -29,6 +30,7 @@ from tests.posts.helpers import post_body
 from tests.support import LiveServer, Tenant, assert_error, new_tenant, start_server
 
 SIZE = "48m"
+MURMUR = [sys.executable, "-m", "murmur"]
 
 
 @contextlib.contextmanager
@@ -117,3 +119,28 @@ def test_a_full_disk_answers_503_and_recovers(small_disk: tuple[LiveServer, Path
     assert post["text"] == "Written when space returns"
     assert sorted(_posts(server, tenant.workspace_id)) == sorted([*before, post["id"]])
     api.close()
+
+
+def test_doctor_says_disk_full_in_one_line() -> None:
+    with _tmpfs() as root:
+        env = dict(os.environ, MURMUR_DATA_DIR=str(root / "data"), COLUMNS="200")
+        init = subprocess.run(
+            [*MURMUR, "init"], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert init.returncode == 0, init.stderr
+        filler = _fill(root)
+        doctor = subprocess.run(
+            [*MURMUR, "doctor", "--no-repair"], env=env, capture_output=True, text=True, timeout=120
+        )
+        os.unlink(filler)
+        assert doctor.returncode == 1, doctor.stdout + doctor.stderr
+        output = doctor.stdout + doctor.stderr
+        problems = [line for line in output.splitlines() if "disk full" in line]
+        assert len(problems) == 1, output
+        assert problems[0].startswith("  problem: the store does not open or read: disk full (")
+        assert "Traceback" not in doctor.stdout + doctor.stderr
+        again = subprocess.run(
+            [*MURMUR, "doctor", "--no-repair"], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert "Healthy." in again.stdout
