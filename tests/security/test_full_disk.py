@@ -144,3 +144,31 @@ def test_doctor_says_disk_full_in_one_line() -> None:
         )
         assert again.returncode == 0, again.stdout + again.stderr
         assert "Healthy." in again.stdout
+
+
+def test_the_pipeline_says_disk_full_in_one_line() -> None:
+    with _tmpfs() as root:
+        env = dict(os.environ, MURMUR_DATA_DIR=str(root / "data"), COLUMNS="200")
+        env.pop("DAGSTER_HOME", None)
+        init = subprocess.run(
+            [*MURMUR, "init"], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert init.returncode == 0, init.stderr
+        filler = _fill(root)
+        try:
+            run = subprocess.run(
+                [*MURMUR, "pipeline", "run", "--no-ingest"],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+        finally:
+            os.unlink(filler)
+        output = run.stdout + run.stderr
+        assert run.returncode == 1, output
+        assert "Traceback" not in output
+        assert run.stderr.splitlines() == [
+            line for line in run.stderr.splitlines() if line.startswith("Refused: ")
+        ]
+        assert run.stderr.startswith("Refused: the store is unavailable: disk full ("), output
