@@ -195,6 +195,9 @@ def _refuse_forbidden_text(request: Request, body: object) -> None:
     where = text.first_forbidden(body)
     if where is not None:
         raise ValidationFailed.on(where, text.ISSUE, text.MESSAGE)
+    unstorable = text.first_unstorable(body)
+    if unstorable is not None:
+        raise ValidationFailed.on(*unstorable)
 
 
 async def _json_body(request: Request) -> object:

@@ -9,6 +9,7 @@ dependency every endpoint shares); text from platforms is cleaned with :func:`sc
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -50,5 +51,33 @@ def first_forbidden(value: Any, prefix: str = "") -> str | None:
         elif isinstance(item, list):
             stack.extend(
                 reversed([(f"{path}.{i}" if path else str(i), c) for i, c in enumerate(item)])
+            )
+    return None
+
+
+#: How deep a request body may nest (objects and arrays, the body itself level 1).
+MAX_DEPTH = 64
+
+
+def first_unstorable(value: Any) -> tuple[str, str, str] | None:
+    """The first place in a JSON value that no JSON store can hold: ``(path, issue, message)``.
+
+    A non-finite number (``NaN``, ``Infinity``, ``-Infinity``: Python's decoder accepts them,
+    but they are not JSON and PostgreSQL's ``jsonb`` refuses them), or nesting deeper than
+    :data:`MAX_DEPTH` (the encoders and validators downstream stop at 255 levels or so).
+    """
+    # Iterative, so that a deeply nested body cannot exhaust the stack.
+    stack: list[tuple[str, int, Any]] = [("", 1, value)]
+    while stack:
+        path, depth, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return scrub(path or "body"), "not_finite", "NaN and Infinity are not JSON numbers."
+        if isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                message = f"JSON may nest at most {MAX_DEPTH} levels deep."
+                return scrub(path or "body"), "too_deep", message
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            stack.extend(
+                reversed([(f"{path}.{k}" if path else str(k), depth + 1, c) for k, c in pairs])
             )
     return None

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from murmur.settings import Settings
+from warehouse.health import disk_full
 from warehouse.lake.copy import lake_tables
 
 
@@ -41,6 +42,8 @@ def examine(settings: Settings, *, repair: bool) -> Report:
         _examine_store(settings, report)
     except Exception as exc:  # reported: what the doctor is for
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if disk_full(settings.data_dir):
+            first = f"disk full ({first})"
         report.problems.append(f"the store does not open or read: {first}")
     for path in _loose(settings.data_dir):
         if repair:

@@ -6,8 +6,10 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from warehouse.marts.runs import RUN_MARKER
 from warehouse.posts import LIVE, sql_in
@@ -67,3 +69,17 @@ def freshness(cur: Cursor) -> tuple[datetime | None, datetime | None]:
     )
     row = cur.fetchone()
     return (None, None) if row is None else (row[0], row[1])
+
+
+# Below this many free bytes, a store that fails to open or write is blamed on a full disk.
+DISK_FULL_BYTES = 1 << 20
+
+
+def disk_full(path: Path | None) -> bool:
+    """Whether the filesystem holding ``path`` has (next to) no space left."""
+    if path is None:
+        return False
+    try:
+        return shutil.disk_usage(path).free < DISK_FULL_BYTES
+    except OSError:
+        return False

@@ -212,14 +212,18 @@ def load_jobs(cur: Cursor, destination_ids: list[str]) -> list[JobRow]:
     )
 
 
-def media_files(cur: Cursor, media_ids: list[str]) -> dict[str, MediaFileRow]:
-    """Stored media by id (storage key, kind, content type, alt text)."""
+def media_files(cur: Cursor, workspace_id: str, media_ids: list[str]) -> dict[str, MediaFileRow]:
+    """The workspace's stored media by id (storage key, kind, content type, alt text).
+
+    A post names its media by id alone: an id of another workspace's media is not found.
+    """
     if not media_ids:
         return {}
     rows = fetch_rows(
         cur,
-        f"SELECT {columns(MediaFileRow)} FROM media WHERE {one_of(cur, 'id')}",  # noqa: S608 - constants
-        [media_ids],
+        f"SELECT {columns(MediaFileRow)} FROM media"  # noqa: S608 - constants
+        f" WHERE workspace_id = ? AND {one_of(cur, 'id')}",
+        [workspace_id, media_ids],
         MediaFileRow.make,
     )
     return {row.id: row for row in rows}

@@ -25,7 +25,9 @@ async def liveness() -> Envelope[Health]:
 @router.api_route("/readyz", methods=["GET", "HEAD"], response_model=Envelope[Health])
 async def readiness(request: Request, store: StoreDep, settings: SettingsDep) -> Envelope[Health]:
     """Readiness: the store answered a trivial query in time, else 503 SERVICE_UNAVAILABLE."""
-    await service.check_ready(_shared(request), store, settings.probe_timeout_seconds)
+    await service.check_ready(
+        _shared(request), store, settings.probe_timeout_seconds, settings.data_dir
+    )
     return ok(Health(status="ready"))
 
 

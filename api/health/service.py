@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any, TypeVar
 
 import structlog
@@ -55,8 +56,13 @@ class Shared:
         return result
 
 
-async def check_ready(shared: Shared, store: Store | None, timeout: float) -> None:
-    """Raise SERVICE_UNAVAILABLE unless the store answers a trivial query within ``timeout``."""
+async def check_ready(
+    shared: Shared, store: Store | None, timeout: float, data_dir: Path | None = None
+) -> None:
+    """Raise SERVICE_UNAVAILABLE unless the store answers a trivial query within ``timeout``.
+
+    When the probe fails and the disk under ``data_dir`` is full, the answer says so.
+    """
     if store is None:
         raise ServiceUnavailable("The store is not open.", retry_after=RETRY_AFTER)
     try:
@@ -67,8 +73,14 @@ async def check_ready(shared: Shared, store: Store | None, timeout: float) -> No
             f"The store did not answer within {timeout:g} s.", retry_after=RETRY_AFTER
         ) from None
     except Exception as exc:
-        log.warning("readiness.store_failed", error=f"{type(exc).__name__}: {exc}")
-        raise ServiceUnavailable("The store is unavailable.", retry_after=RETRY_AFTER) from exc
+        full = await asyncio.to_thread(health_repo.disk_full, data_dir)
+        log.warning("readiness.store_failed", error=f"{type(exc).__name__}: {exc}", disk_full=full)
+        message = (
+            "The store is unavailable: the disk under the data directory is full."
+            if full
+            else "The store is unavailable."
+        )
+        raise ServiceUnavailable(message, retry_after=RETRY_AFTER) from exc
 
 
 async def scrape(

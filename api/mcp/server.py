@@ -40,6 +40,7 @@ from api.ratelimit import RateLimiter
 from api.request_state import RequestState
 from api.schemas import Envelope
 from domain import idempotency as unit
+from domain import text as json_text
 from domain.errors import DomainError, ValidationFailed, shape_details
 from domain.pagination import CursorCodec
 from domain.workspaces.keys import ApiKey, authenticate, hash_key
@@ -247,6 +248,10 @@ async def call_tool(
             raise ValidationFailed.on(
                 "name", "unknown_tool", f"No tool {name!r}; tools/list names them."
             )
+        # The limits of a REST body (docs/api.md, Conventions): no NaN, at most 64 levels.
+        unstorable = json_text.first_unstorable(dict(arguments))
+        if unstorable is not None:
+            raise ValidationFailed.on(*unstorable)
         data, replayed = await anyio.to_thread.run_sync(
             partial(execute, services, caller, tool, arguments)
         )

@@ -38,7 +38,7 @@ from domain.automation.schemas import (
 )
 from domain.errors import InvalidState, NotFound, ValidationFailed, found
 from domain.pagination import PageRequest
-from domain.schemas import Page, from_row
+from domain.schemas import LATEST, Page, from_row
 from domain.workspaces.service import resolve_destination
 from murmur.errors import ErrorDetail
 from warehouse import automation as repo
@@ -684,7 +684,8 @@ def _range(
         raise ValidationFailed.on("to", "before_from", "`to` must be after `from`.")
     if end - start > MAX_RANGE:
         raise ValidationFailed.on("to", "range_too_long", "`from` to `to` spans at most 366 days.")
-    return start, end
+    # A default `to` may pass the last timestamp the API can spell: the window stops there.
+    return start, min(end, LATEST)
 
 
 def event_out(row: repo.CalendarEntry) -> ScheduledEvent:

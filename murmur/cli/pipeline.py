@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from murmur.cli.common import DataDir, console, load_settings
+from murmur.cli.common import DataDir, Refused, console, load_settings, refused
 
 if TYPE_CHECKING:
     from pipelines.run import RunSummary, StepSummary
@@ -41,6 +41,8 @@ def run(
     from dagster import DagsterInstance
 
     from pipelines.run import run_all
+    from warehouse.errors import StoreUnavailableError
+    from warehouse.health import disk_full
 
     if history and not ingest:
         raise typer.BadParameter("--history reads the platforms' past; --no-ingest reads none")
@@ -52,14 +54,20 @@ def run(
     # With a Dagster home (as `up` gives it) the run is recorded there, so Dagster's UI lists
     # it and its partitions' fill status; without one it leaves no trace.
     instance = DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else None
+    settings = load_settings(data_dir)
     try:
         summary = run_all(
-            load_settings(data_dir),
+            settings,
             progress=_print_step,
             instance=instance,
             ingest=ingest,
             history=history,
         )
+    except StoreUnavailableError as exc:
+        # One line, no traceback: what an operator acts on (docs/operations.md).
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        cause = f"disk full ({first})" if disk_full(settings.data_dir) else first
+        raise refused(Refused(f"the store is unavailable: {cause}")) from None
     finally:
         if instance is not None:
             instance.dispose()

@@ -181,6 +181,10 @@ def _publishing_target(url: str) -> tuple[str, str]:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         return "sqlite", str(Path(parsed.database or "").resolve())
+    # libpq's key=value string, each value quoted as libpq reads it (a password with a
+    # space, a quote or a backslash would otherwise end its value early or break the string).
+    from psycopg.conninfo import make_conninfo  # only PostgreSQL's users load psycopg
+
     parts = {
         "host": parsed.host,
         "port": parsed.port,
@@ -188,7 +192,7 @@ def _publishing_target(url: str) -> tuple[str, str]:
         "password": parsed.password,
         "dbname": parsed.database,
     }
-    return "postgres", " ".join(f"{key}={value}" for key, value in parts.items() if value)
+    return "postgres", make_conninfo("", **{key: value for key, value in parts.items() if value})
 
 
 def attach_publishing_sql(url: str, alias: str = "pub", *, read_only: bool = True) -> str:

@@ -203,15 +203,19 @@ class Worker:
             log.info("publishing.released", destinations=len(dead))
         ids = [row.id for row in claimed if row.post_id in live]
         rows = self._db(lambda cur: repo.load_jobs(cur, ids))
-        media_ids = sorted({m for row in rows for m in row.media_ids})
-        media = self._db(lambda cur: repo.media_files(cur, media_ids)) if media_ids else {}
+        wanted: dict[str, set[str]] = {}
+        for job_row in rows:
+            if job_row.media_ids:
+                wanted.setdefault(job_row.workspace_id, set()).update(job_row.media_ids)
+        media = self._db(lambda cur: _media_of(cur, wanted)) if wanted else {}
         return [self._job(row, media) for row in rows]
 
-    def _job(self, row: repo.JobRow, media: dict[str, repo.MediaFileRow]) -> Job:
+    def _job(self, row: repo.JobRow, media: dict[tuple[str, str], repo.MediaFileRow]) -> Job:
         files: list[MediaFile] = []
         problem = None
         for media_id in row.media_ids:
-            found = media.get(media_id)
+            # Only the post's own workspace's media: another's id is as missing.
+            found = media.get((row.workspace_id, media_id))
             path = self.settings.media_dir / found.storage_key if found else None
             if found is None or path is None or not path.is_file():
                 problem = f"Media {media_id} is missing from the media store."
@@ -508,3 +512,12 @@ def run_worker(
         worker.run(stop or threading.Event())
     finally:
         store.close()
+
+
+def _media_of(cur: Cursor, wanted: dict[str, set[str]]) -> dict[tuple[str, str], repo.MediaFileRow]:
+    """Each workspace's media of the ids its posts name, by (workspace id, media id)."""
+    media: dict[tuple[str, str], repo.MediaFileRow] = {}
+    for workspace_id, ids in sorted(wanted.items()):
+        found = repo.media_files(cur, workspace_id, sorted(ids))
+        media.update(((workspace_id, media_id), row) for media_id, row in found.items())
+    return media

@@ -1,0 +1,174 @@
+"""A full disk under the publishing database (issue 32, point 5).
+
+The data directory lives on a small tmpfs the test mounts (root only; skipped where the
+mount is refused), filled to the last byte with a file of the test's own. A write then meets
+SQLite's disk-full error (SQLITE_FULL), which the API answers 503 SERVICE_UNAVAILABLE in the
+envelope with Retry-After, having written nothing; once space returns, the same request
+(same Idempotency-Key) succeeds and the post exists once, with no restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from murmur.logs import configure_logging
+from murmur.settings import Settings
+from tests.posts.helpers import post_body
+from tests.support import LiveServer, Tenant, assert_error, new_tenant, start_server
+
+SIZE = "48m"
+MURMUR = [sys.executable, "-m", "murmur"]
+
+
+@contextlib.contextmanager
+def _tmpfs() -> Iterator[Path]:
+    root = Path(tempfile.mkdtemp(prefix="murmur-full-"))
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={SIZE},mode=0700", "tmpfs", str(root)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        root.rmdir()
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield root
+    finally:
+        subprocess.run(["umount", "-l", str(root)], check=False)
+        root.rmdir()
+
+
+@pytest.fixture(scope="module")
+def small_disk() -> Iterator[tuple[LiveServer, Path]]:
+    configure_logging()
+    with _tmpfs() as root:
+        live = start_server(Settings(data_dir=root / "data"))
+        try:
+            yield live, root
+        finally:
+            live.stop()
+
+
+def _fill(root: Path) -> Path:
+    """Write to ``root`` until the filesystem refuses a byte more."""
+    filler = root / "filler"
+    chunk = b"\0" * (1 << 20)
+    with filler.open("wb", buffering=0) as out:
+        for size in (1 << 20, 1 << 12, 1):
+            try:
+                while True:
+                    out.write(chunk[:size])
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+    return filler
+
+
+def _posts(server: LiveServer, workspace_id: str) -> list[str]:
+    def work(cur: Any) -> list[str]:
+        cur.execute("SELECT id FROM posts WHERE workspace_id = ?", [workspace_id])
+        return [str(row[0]) for row in cur.fetchall()]
+
+    return server.store.run(work)
+
+
+def test_a_full_disk_answers_503_and_recovers(small_disk: tuple[LiveServer, Path]) -> None:
+    server, root = small_disk
+    tenant: Tenant = new_tenant(server)
+    api = tenant.api
+    api.ok(api.post("/posts", json=post_body()), 201)  # the store works
+    # The next write must grow a file: the WAL is emptied into the database first.
+    with contextlib.closing(sqlite3.connect(root / "data" / "publishing.sqlite")) as con:
+        assert con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+    before = _posts(server, tenant.workspace_id)
+    key = str(uuid.uuid4())
+    body = post_body(text="Written when space returns")
+    filler = _fill(root)
+    try:
+        response = api.post("/posts", json=body, idempotency_key=key)
+        error = assert_error(response, 503, "SERVICE_UNAVAILABLE")
+        assert response.headers["Retry-After"].isdigit()
+        assert "retry" in error["message"].lower()
+        assert _posts(server, tenant.workspace_id) == before  # nothing half-written
+        # Reads still work; the readiness probe, which opens the lake's catalog, fails.
+        listed = api.ok(api.get("/posts", params={"limit": 100}))["items"]
+        assert sorted(p["id"] for p in listed) == sorted(before)
+        probe = httpx.get(f"{server.base_url}/readyz", timeout=30)
+        probe_error = assert_error(probe, 503, "SERVICE_UNAVAILABLE")
+        assert probe_error["message"] == (
+            "The store is unavailable: the disk under the data directory is full."
+        )
+        assert probe.headers["Retry-After"].isdigit()
+    finally:
+        os.unlink(filler)
+    assert httpx.get(f"{server.base_url}/readyz", timeout=30).status_code == 200
+    post = api.ok(api.post("/posts", json=body, idempotency_key=key), 201)
+    assert post["text"] == "Written when space returns"
+    assert sorted(_posts(server, tenant.workspace_id)) == sorted([*before, post["id"]])
+    api.close()
+
+
+def test_doctor_says_disk_full_in_one_line() -> None:
+    with _tmpfs() as root:
+        env = dict(os.environ, MURMUR_DATA_DIR=str(root / "data"), COLUMNS="200")
+        init = subprocess.run(
+            [*MURMUR, "init"], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert init.returncode == 0, init.stderr
+        filler = _fill(root)
+        doctor = subprocess.run(
+            [*MURMUR, "doctor", "--no-repair"], env=env, capture_output=True, text=True, timeout=120
+        )
+        os.unlink(filler)
+        assert doctor.returncode == 1, doctor.stdout + doctor.stderr
+        output = doctor.stdout + doctor.stderr
+        problems = [line for line in output.splitlines() if "disk full" in line]
+        assert len(problems) == 1, output
+        assert problems[0].startswith("  problem: the store does not open or read: disk full (")
+        assert "Traceback" not in doctor.stdout + doctor.stderr
+        again = subprocess.run(
+            [*MURMUR, "doctor", "--no-repair"], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert "Healthy." in again.stdout
+
+
+def test_the_pipeline_says_disk_full_in_one_line() -> None:
+    with _tmpfs() as root:
+        env = dict(os.environ, MURMUR_DATA_DIR=str(root / "data"), COLUMNS="200")
+        env.pop("DAGSTER_HOME", None)
+        init = subprocess.run(
+            [*MURMUR, "init"], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert init.returncode == 0, init.stderr
+        filler = _fill(root)
+        try:
+            run = subprocess.run(
+                [*MURMUR, "pipeline", "run", "--no-ingest"],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+        finally:
+            os.unlink(filler)
+        output = run.stdout + run.stderr
+        assert run.returncode == 1, output
+        assert "Traceback" not in output
+        assert run.stderr.splitlines() == [
+            line for line in run.stderr.splitlines() if line.startswith("Refused: ")
+        ]
+        assert run.stderr.startswith("Refused: the store is unavailable: disk full ("), output
