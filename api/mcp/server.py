@@ -248,7 +248,11 @@ async def call_tool(
             raise ValidationFailed.on(
                 "name", "unknown_tool", f"No tool {name!r}; tools/list names them."
             )
-        # The limits of a REST body (docs/api.md, Conventions): no NaN, at most 64 levels.
+        # The limits of a REST body (docs/api.md, Conventions): no NUL or lone surrogate,
+        # no NaN, at most 64 levels.
+        forbidden = json_text.first_forbidden(dict(arguments))
+        if forbidden is not None:
+            raise ValidationFailed.on(forbidden, json_text.ISSUE, json_text.MESSAGE)
         unstorable = json_text.first_unstorable(dict(arguments))
         if unstorable is not None:
             raise ValidationFailed.on(*unstorable)

@@ -77,3 +77,18 @@ def test_an_agents_arguments_have_the_same_depth_limit(server: LiveServer, tenan
         assert error["details"][0]["issue"] == "too_deep"
         assert error["details"][0]["field"].startswith("platform_options.x.deep")
         assert a.ok("list_posts")["items"] == []
+
+
+def test_an_agents_text_has_the_same_character_rules(server: LiveServer, tenant: Tenant) -> None:
+    with agent(server, tenant.key) as a:
+        error = a.error(
+            "create_post",
+            {"text": "Nul\u0000here", "platforms": ["x"], "draft": True},
+            "VALIDATION_ERROR",
+        )
+        assert error["details"][0] == {
+            "field": "text",
+            "issue": "invalid_character",
+            "message": "NUL characters and unpaired UTF-16 surrogates are not allowed.",
+        }
+        assert a.ok("list_posts")["items"] == []
