@@ -11,10 +11,12 @@ import uuid
 
 import duckdb
 import psycopg
+import pytest
 from psycopg.conninfo import conninfo_to_dict
 from sqlalchemy.engine import URL
 
 from tests.servers import ScaleServers
+from warehouse.errors import StoreError
 from warehouse.lake import _publishing_target as publishing_target
 from warehouse.lake import attach_publishing, attach_publishing_sql
 
@@ -71,3 +73,20 @@ def test_a_role_with_an_odd_name_attaches(scale_servers: ScaleServers) -> None:
         ).fetchall() == [(role,)]
     finally:
         con.close()
+
+
+def test_a_failed_attach_does_not_tell_the_password(scale_servers: ScaleServers) -> None:
+    postgres = scale_servers.postgres
+    con = duckdb.connect()
+    try:
+        with pytest.raises(StoreError) as refused:
+            attach_publishing(con, _url("nobody", ODD_PASSWORD, "no_such_db", postgres.port))
+    finally:
+        con.close()
+    told = str(refused.value)
+    assert "no_such_db" in told  # the error still says what failed
+    assert "p@ss" not in told, told
+    assert "backslash" not in told, told
+    # Nor does a logged traceback: the engine's own error is not chained to it.
+    assert refused.value.__cause__ is None
+    assert refused.value.__suppress_context__

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -214,10 +215,20 @@ def attach_publishing(
     _attach(con, attach_publishing_sql(url, alias, read_only=read_only))
 
 
+# A libpq ``password=`` value, bare or quoted, as an engine's error may echo it.
+_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s'\"]+)", re.IGNORECASE)
+
+
 def _attach(con: duckdb.DuckDBPyConnection, statement: str) -> None:
     try:
         con.execute(statement)
     except duckdb.Error as exc:
+        # DuckDB's postgres extension quotes the whole connection string in a failed
+        # attach's error: neither the error nor its log may carry the password.
+        text = str(exc)
+        hidden = _PASSWORD.sub(r"\1***", text)
+        if hidden != text:
+            raise translate(type(exc)(hidden)) from None
         raise translate(exc) from exc
 
 
