@@ -183,8 +183,9 @@ def _count_key(request: Request, settings: Settings, key: ApiKey, is_write: bool
     refuse_over(budget, is_write)
 
 
-def _refuse_forbidden_text(request: Request, body: object) -> None:
-    """NUL and lone surrogates in any query value, path value or body string: 400."""
+def _refuse_unstorable(request: Request, body: object) -> None:
+    """NUL and lone surrogates in any query or path value, and what ``text.first_violation``
+    finds in a JSON body: 400."""
     # A URL percent-decodes invalid UTF-8 to U+FFFD, so only %00 can bring either character:
     # reads without it skip the scan.
     scope = request.scope
@@ -192,12 +193,9 @@ def _refuse_forbidden_text(request: Request, body: object) -> None:
         for name, value in (*request.query_params.multi_items(), *request.path_params.items()):
             if isinstance(value, str) and not text.is_clean(value):
                 raise ValidationFailed.on(text.scrub(name), text.ISSUE, text.MESSAGE)
-    where = text.first_forbidden(body)
-    if where is not None:
-        raise ValidationFailed.on(where, text.ISSUE, text.MESSAGE)
-    unstorable = text.first_unstorable(body)
-    if unstorable is not None:
-        raise ValidationFailed.on(*unstorable)
+    violation = text.first_violation(body)
+    if violation is not None:
+        raise ValidationFailed.on(*violation)
 
 
 async def _json_body(request: Request) -> object:
@@ -248,7 +246,7 @@ async def context(
             "body", "invalid_json", f"The body is not valid JSON: {state.malformed_json}"
         )
     # Before the idempotency claim: a refused request leaves no record.
-    _refuse_forbidden_text(request, await _json_body(request) if is_write else None)
+    _refuse_unstorable(request, await _json_body(request) if is_write else None)
     mode = state.idempotency_mode
     if not is_write or (mode is IdempotencyMode.BATCH and not already_claimed):
         pass  # a read, or a write whose group commit takes a fresh key with the work
@@ -309,7 +307,7 @@ async def keyless(request: Request, settings: SettingsDep) -> None:
         raise ValidationFailed.on(
             "body", "invalid_json", f"The body is not valid JSON: {state.malformed_json}"
         )
-    _refuse_forbidden_text(request, await _json_body(request))
+    _refuse_unstorable(request, await _json_body(request))
 
 
 async def own_key(

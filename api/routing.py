@@ -14,7 +14,7 @@ from fastapi.routing import APIRoute
 
 from api.deps import WRITE_METHODS
 from api.errors import STORABLE_ERRORS, murmur_error_response
-from api.idempotency import Claimed, IdempotentReplay
+from api.idempotency import Claimed, Replayed, replay_response
 from api.request_state import IdempotencyMode, RequestState
 from domain import idempotency as unit
 from domain.errors import DomainError, ServiceUnavailable
@@ -84,9 +84,9 @@ class MurmurRoute(APIRoute):
                     state.idempotency = None  # rolled back with the failed attempt
                 try:
                     response = await original(request)
-                except IdempotentReplay as replay:
+                except Replayed as replay:
                     await run_in_threadpool(_settle_released, store, state.tx, None)
-                    return replay.response()
+                    return replay_response(replay.reply)
                 except DomainError as exc:
                     tx = state.tx
                     claim = state.idempotency

@@ -239,6 +239,18 @@ def upsert_conversation(
     return str(item_id)
 
 
+@dataclass(frozen=True, kw_only=True)
+class ItemFilter:
+    """What an inbox list keeps (every filter given must hold); None keeps all."""
+
+    status: str | None = None
+    platform: str | None = None
+    kind: str | None = None
+    account_id: str | None = None
+    assignee: str | None = None
+    tag: str | None = None
+
+
 def get_item(cur: Cursor, workspace_id: str, item_id: str) -> ItemRow | None:
     found = list_items(cur, workspace_id, item_id=item_id, limit=1)
     return found[0] if found else None
@@ -247,19 +259,15 @@ def get_item(cur: Cursor, workspace_id: str, item_id: str) -> ItemRow | None:
 def list_items(
     cur: Cursor,
     workspace_id: str,
+    filters: ItemFilter | None = None,
     *,
-    status: str | None = None,
-    platform: str | None = None,
-    kind: str | None = None,
-    account_id: str | None = None,
-    assignee: str | None = None,
-    tag: str | None = None,
     item_id: str | None = None,
     after: tuple[datetime, str] | None = None,
     limit: int = 100,
 ) -> list[ItemRow]:
     """Items by newest activity first: ``(last_message_at DESC, id DESC)``, keyset ``after``."""
     now = utcnow()
+    f = filters or ItemFilter()
     after_at, after_id = after if after is not None else (None, None)
     # ``status`` is what a reader sees: a snooze that has run out reads as open.
     return fetch_rows(
@@ -285,18 +293,8 @@ def list_items(
             workspace_id,
             item_id,
             item_id,
-            status,
-            status,
-            platform,
-            platform,
-            kind,
-            kind,
-            account_id,
-            account_id,
-            assignee,
-            assignee,
-            tag,
-            tag,
+            *(f.status, f.status, f.platform, f.platform, f.kind, f.kind),
+            *(f.account_id, f.account_id, f.assignee, f.assignee, f.tag, f.tag),
             after_at,
             after_at,
             after_at,

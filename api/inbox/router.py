@@ -18,14 +18,12 @@ from domain.inbox.schemas import (
     InboxDraft,
     InboxItem,
     InboxItemDetail,
-    ItemStatus,
+    ItemFilters,
     ItemUpdate,
-    Kind,
     Respond,
     Responded,
 )
 from domain.schemas import Deleted, Page
-from domain.workspaces.schemas import Platform
 
 router = APIRouter(tags=["Inbox"], route_class=MurmurRoute)
 
@@ -37,34 +35,10 @@ AutomationPath = Annotated[str, Path(max_length=64)]
     "/inbox/items", response_model=Envelope[Page[InboxItem]], operation_id="list_inbox_items"
 )
 def list_items(
-    ctx: InboxRead,
-    page: PageParams,
-    status: Annotated[ItemStatus | None, Query(description="Only this status.")] = None,
-    platform: Annotated[Platform | None, Query(description="Only this platform.")] = None,
-    kind: Annotated[Kind | None, Query(description="Only this kind.")] = None,
-    account_id: Annotated[
-        str | None, Query(max_length=64, description="Only this account.")
-    ] = None,
-    assignee: Annotated[
-        str | None, Query(max_length=200, description="Only this assignee.")
-    ] = None,
-    tag: Annotated[
-        str | None, Query(max_length=50, description="Only items with this tag.")
-    ] = None,
+    ctx: InboxRead, page: PageParams, filters: Annotated[ItemFilters, Query()]
 ) -> Envelope[Page[InboxItem]]:
     """List conversations, newest activity first."""
-    data = service.list_items(
-        ctx.tx,
-        ctx.workspace_id,
-        page,
-        status=status,
-        platform=platform,
-        kind=kind,
-        account_id=account_id,
-        assignee=assignee,
-        tag=tag,
-    )
-    return ok(data)
+    return ok(service.list_items(ctx.tx, ctx.workspace_id, page, filters))
 
 
 @router.get(

@@ -250,12 +250,9 @@ async def call_tool(
             )
         # The limits of a REST body (docs/api.md, Conventions): no NUL or lone surrogate,
         # no NaN, at most 64 levels.
-        forbidden = json_text.first_forbidden(dict(arguments))
-        if forbidden is not None:
-            raise ValidationFailed.on(forbidden, json_text.ISSUE, json_text.MESSAGE)
-        unstorable = json_text.first_unstorable(dict(arguments))
-        if unstorable is not None:
-            raise ValidationFailed.on(*unstorable)
+        violation = json_text.first_violation(dict(arguments))
+        if violation is not None:
+            raise ValidationFailed.on(*violation)
         data, replayed = await anyio.to_thread.run_sync(
             partial(execute, services, caller, tool, arguments)
         )

@@ -40,7 +40,7 @@ from domain.automation.schemas import Queue
 from domain.idempotency import KEY_PATTERN
 from domain.inbox import drafts
 from domain.inbox import service as inbox
-from domain.inbox.schemas import InboxDraft, InboxItem, ItemStatus, Kind, Respond, Responded
+from domain.inbox.schemas import InboxDraft, InboxItem, ItemFilters, Respond, Responded
 from domain.pagination import CursorCodec, PageRequest
 from domain.posts import reads
 from domain.posts import service as posts
@@ -157,13 +157,8 @@ class ActOnApproval(ApprovalAction):
     workspace_id: WorkspaceId = None
 
 
-class ListInboxItems(Paged):
-    status: ItemStatus | None = Field(default=None, description="Only this status.")
-    platform: Platform | None = Field(default=None, description="Only this platform.")
-    kind: Kind | None = Field(default=None, description="Only this kind.")
-    account_id: str | None = Field(default=None, max_length=64, description="Only this account.")
-    assignee: str | None = Field(default=None, max_length=200, description="Only this assignee.")
-    tag: str | None = Field(default=None, max_length=50, description="Only items with this tag.")
+class ListInboxItems(Paged, ItemFilters):
+    pass
 
 
 class DraftReply(InWorkspace):
@@ -431,17 +426,7 @@ def _act_on_approval(call: Call, args: ActOnApproval) -> BaseModel:
 
 
 def _list_inbox_items(call: Call, args: ListInboxItems) -> BaseModel:
-    return inbox.list_items(
-        call.cur,
-        call.workspace_id,
-        call.page("/inbox/items", args),
-        status=args.status,
-        platform=args.platform,
-        kind=args.kind,
-        account_id=args.account_id,
-        assignee=args.assignee,
-        tag=args.tag,
-    )
+    return inbox.list_items(call.cur, call.workspace_id, call.page("/inbox/items", args), args)
 
 
 def _draft_reply(call: Call, args: DraftReply) -> BaseModel:

@@ -20,6 +20,17 @@ ReplyText = Annotated[str, StringConstraints(min_length=1, max_length=10000)]
 Phrase = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 
 
+class ItemFilters(BaseModel):
+    """The filters of the inbox list, as query parameters and as an agent's arguments."""
+
+    status: ItemStatus | None = Field(default=None, description="Only this status.")
+    platform: Platform | None = Field(default=None, description="Only this platform.")
+    kind: Kind | None = Field(default=None, description="Only this kind.")
+    account_id: str | None = Field(default=None, max_length=64, description="Only this account.")
+    assignee: str | None = Field(default=None, max_length=200, description="Only this assignee.")
+    tag: str | None = Field(default=None, max_length=50, description="Only items with this tag.")
+
+
 class InboxMessage(BaseModel):
     id: str = Field(examples=["inm_01j9z3k5v8d2q4x6y7w8e9r0t1"])
     item_id: str

@@ -16,6 +16,7 @@ from domain.inbox.schemas import (
     InboxItem,
     InboxItemDetail,
     InboxMessage,
+    ItemFilters,
     ItemUpdate,
     Respond,
     Responded,
@@ -82,29 +83,11 @@ def _item_after(page: PageRequest) -> tuple[datetime, str] | None:
 
 
 def list_items(
-    cur: Cursor,
-    workspace_id: str,
-    page: PageRequest,
-    *,
-    status: str | None = None,
-    platform: str | None = None,
-    kind: str | None = None,
-    account_id: str | None = None,
-    assignee: str | None = None,
-    tag: str | None = None,
+    cur: Cursor, workspace_id: str, page: PageRequest, filters: ItemFilters
 ) -> Page[InboxItem]:
-    rows = repo.list_items(
-        cur,
-        workspace_id,
-        status=status,
-        platform=platform,
-        kind=kind,
-        account_id=account_id,
-        assignee=assignee,
-        tag=tag,
-        after=_item_after(page),
-        limit=page.fetch,
-    )
+    # Only the filters' own fields: an agent's arguments extend them with its page's.
+    kept = repo.ItemFilter(**{name: getattr(filters, name) for name in ItemFilters.model_fields})
+    rows = repo.list_items(cur, workspace_id, kept, after=_item_after(page), limit=page.fetch)
     return page.page(rows, item_out, _item_position)
 
 
