@@ -8,6 +8,7 @@ import re
 import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -27,6 +28,7 @@ from connectors.base import (
     RateLimitedError,
     TransientError,
 )
+from connectors.platforms import profile_url
 
 # A platform's own reading of an error response: returns the error, or None when the
 # response is a success (TikTok answers some failures with HTTP 200 and an error body).
@@ -258,6 +260,18 @@ def as_int(value: object) -> int | None:
     return None
 
 
+@dataclass(frozen=True)
+class ProfileFields:
+    """The keys of a platform's profile object that an account snapshot is read from."""
+
+    handle: str
+    display_name: str
+    followers: str
+    following: str | None = None  # None: the platform does not report it
+    posts_count: str | None = None
+    thumbnail_url: str | None = None
+
+
 class HttpConnector:
     """What the platform connectors share: base URL, token, the HTTP layer, non-fatal errors."""
 
@@ -303,6 +317,91 @@ class HttpConnector:
     def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
         """Public creator accounts matching ``query`` (for creator rankings)."""
         raise NotImplementedError
+
+    # What the readers return: the platform is the connector's, the capture time the server's.
+
+    def account_snapshot(
+        self,
+        external_id: str,
+        handle: str,
+        display_name: str | None,
+        followers: int | None,
+        following: int | None = None,
+        posts_count: int | None = None,
+        *,
+        thumbnail_url: str | None = None,
+        url: str | None = None,
+        category: str | None = None,
+    ) -> AccountSnapshot:
+        """The account as of the last response; its URL, unless given, its public page by handle."""
+        return AccountSnapshot(
+            platform=self.platform,
+            external_id=external_id,
+            handle=handle,
+            display_name=display_name,
+            followers=followers,
+            following=following,
+            posts_count=posts_count,
+            captured_at=self.server_time,
+            category=category,
+            url=url or profile_url(self.platform, handle),
+            thumbnail_url=thumbnail_url,
+        )
+
+    def profile_snapshot(
+        self,
+        account: AccountRef,
+        external_id: str,
+        profile: Mapping[str, Any],
+        fields: ProfileFields,
+        counts: Mapping[str, Any] | None = None,
+    ) -> AccountSnapshot:
+        """The snapshot of a profile object; its counters from ``counts`` where they are nested."""
+        counters = profile if counts is None else counts
+
+        def count(key: str | None) -> int | None:
+            return None if key is None else as_int(counters.get(key))
+
+        return self.account_snapshot(
+            external_id,
+            profile.get(fields.handle) or account.handle,
+            profile.get(fields.display_name),
+            count(fields.followers),
+            count(fields.following),
+            count(fields.posts_count),
+            thumbnail_url=profile.get(fields.thumbnail_url) if fields.thumbnail_url else None,
+        )
+
+    def post_record(
+        self,
+        account: AccountRef,
+        external_id: str,
+        text: str | None,
+        published_at: datetime,
+        *,
+        media_type: str | None,
+        url: str | None,
+        hashtags: tuple[str, ...] = (),
+        thumbnail_url: str | None = None,
+        deleted: bool = False,
+    ) -> PostRecord:
+        """One of the account's posts; without the platform's own hashtags, those of its text."""
+        return PostRecord(
+            platform=self.platform,
+            external_id=external_id,
+            account_external_id=account.external_id,
+            text=text,
+            published_at=published_at,
+            hashtags=hashtags or hashtags_in(text),
+            media_type=media_type,
+            url=url,
+            deleted=deleted,
+            thumbnail_url=thumbnail_url,
+        )
+
+    def engagement(self, external_id: str, **counters: int | None) -> EngagementSnapshot:
+        """A post's cumulative counters as of the last response (None: not reported)."""
+        return EngagementSnapshot(self.platform, external_id, self.server_time, **counters)
 
     # Errors: every call's response goes through ``classify``.
 

@@ -19,17 +19,19 @@ from connectors.base import (
 )
 from connectors.http import (
     HttpConnector,
+    ProfileFields,
     as_int,
     chunks,
     error_for_status,
-    hashtags_in,
     parse_time,
 )
-from connectors.platforms import profile_url
 
 BATCH = 25  # getPosts takes at most 25 uris
 AUTH_ERRORS = ("ExpiredToken", "InvalidToken", "AuthenticationRequired", "AuthMissing")
 NOT_FOUND_ERRORS = ("NotFound", "ActorNotFound", "RecordNotFound")
+PROFILE = ProfileFields(
+    "handle", "displayName", "followersCount", "followsCount", "postsCount", "avatar"
+)
 EMBEDS = {
     "app.bsky.embed.images": "image",
     "app.bsky.embed.video": "video",
@@ -77,19 +79,7 @@ class BlueskyConnector(HttpConnector):
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """app.bsky.actor.getProfile?actor=…"""
         body = self.read("app.bsky.actor.getProfile", account, {"actor": self.actor(account)})
-        handle = body.get("handle") or account.handle
-        return AccountSnapshot(
-            platform=self.platform,
-            external_id=body["did"],
-            handle=handle,
-            display_name=body.get("displayName"),
-            followers=as_int(body.get("followersCount")),
-            following=as_int(body.get("followsCount")),
-            posts_count=as_int(body.get("postsCount")),
-            captured_at=self.server_time,
-            url=profile_url(self.platform, handle),
-            thumbnail_url=body.get("avatar"),
-        )
+        return self.profile_snapshot(account, body["did"], body, PROFILE)
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """app.bsky.feed.getAuthorFeed (limit 100, cursor), skipping reposts of others' posts."""
@@ -121,13 +111,12 @@ class BlueskyConnector(HttpConnector):
                 embed = str(view.get("$type") or "").removesuffix("#view")
                 rkey = post["uri"].rsplit("/", 1)[-1]
                 handle = post.get("author", {}).get("handle") or account.handle
-                yield PostRecord(
-                    platform=self.platform,
-                    external_id=post["uri"],
-                    account_external_id=account.external_id,
-                    text=record.get("text"),
-                    published_at=published,
-                    hashtags=tags or hashtags_in(record.get("text")),
+                yield self.post_record(
+                    account,
+                    post["uri"],
+                    record.get("text"),
+                    published,
+                    hashtags=tags,
                     media_type=EMBEDS.get(embed, "text"),
                     url=f"https://bsky.app/profile/{handle}/post/{rkey}",
                     thumbnail_url=picture(view),
@@ -149,10 +138,8 @@ class BlueskyConnector(HttpConnector):
                 shares = (
                     None if reposts is None and quotes is None else ((reposts or 0) + (quotes or 0))
                 )
-                yield EngagementSnapshot(
-                    platform=self.platform,
-                    external_id=post["uri"],
-                    captured_at=self.server_time,
+                yield self.engagement(
+                    post["uri"],
                     likes=as_int(post.get("likeCount")),
                     comments=as_int(post.get("replyCount")),
                     shares=shares,

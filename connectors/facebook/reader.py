@@ -48,15 +48,11 @@ class FacebookConnector(GraphConnector):
             {"fields": "id,name,username,followers_count,fan_count,picture"},
         )
         picture = ((body.get("picture") or {}).get("data") or {}).get("url")
-        return AccountSnapshot(
-            platform=self.platform,
-            external_id=str(body["id"]),
-            handle=body.get("username") or account.handle,
-            display_name=body.get("name"),
-            followers=as_int(body.get("followers_count") or body.get("fan_count")),
-            following=None,
-            posts_count=None,
-            captured_at=self.server_time,
+        return self.account_snapshot(
+            str(body["id"]),
+            body.get("username") or account.handle,
+            body.get("name"),
+            as_int(body.get("followers_count") or body.get("fan_count")),
             # A Page without a username has its page by id.
             url=profile_url(self.platform, body.get("username") or str(body["id"])),
             thumbnail_url=picture,
@@ -73,10 +69,8 @@ class FacebookConnector(GraphConnector):
                 if not isinstance(post, dict):
                     self.note(post_id, "post not returned: deleted", "not_found")
                     continue
-                yield EngagementSnapshot(
-                    platform=self.platform,
-                    external_id=post_id,
-                    captured_at=self.server_time,
+                yield self.engagement(
+                    post_id,
                     impressions=_insight(post, "post_impressions"),
                     reach=_insight(post, "post_impressions_unique"),
                     likes=_total(post, "reactions"),

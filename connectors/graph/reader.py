@@ -19,7 +19,7 @@ from connectors.base import (
     RateLimitedError,
     TransientError,
 )
-from connectors.http import HttpConnector, as_int, error_for_status, hashtags_in, parse_time
+from connectors.http import HttpConnector, as_int, error_for_status, parse_time
 
 RATE_LIMIT_CODES = (4, 17, 32, 613)
 TOKEN_EXPIRED = 190
@@ -126,13 +126,11 @@ class GraphConnector(HttpConnector):
             if since is not None and published < since:
                 return
             text = item.get(text_field)
-            yield PostRecord(
-                platform=self.platform,
-                external_id=str(item["id"]),
-                account_external_id=account.external_id,
-                text=text,
-                published_at=published,
-                hashtags=hashtags_in(text),
+            yield self.post_record(
+                account,
+                str(item["id"]),
+                text,
+                published,
                 media_type=self.MEDIA_TYPES.get(str(item.get("media_type") or "").upper(), "text"),
                 url=item.get(link_field),
                 thumbnail_url=self.picture(item),

@@ -17,16 +17,17 @@ from connectors.base import (
 )
 from connectors.graph.reader import GraphConnector
 from connectors.http import (
-    as_int,
-    hashtags_in,
+    ProfileFields,
     parse_time,
 )
-from connectors.platforms import profile_url
 
 METRICS = ("impressions", "reach", "likes", "comments", "shares", "saved", "total_interactions")
 # Reels report views, not impressions (Graph refuses impressions for them with #100).
 REEL_METRICS = tuple("views" if m == "impressions" else m for m in METRICS)
 MEDIA_TYPES = {"IMAGE": "image", "VIDEO": "video", "CAROUSEL_ALBUM": "carousel"}
+PROFILE = ProfileFields(
+    "username", "name", "followers_count", "follows_count", "media_count", "profile_picture_url"
+)
 ACCOUNT_FIELDS = "username,name,followers_count,follows_count,media_count,profile_picture_url"
 
 
@@ -62,19 +63,7 @@ class InstagramConnector(GraphConnector):
         )
         if account.kind == "own":
             self.user_id = str(body["id"])
-        handle = body.get("username") or account.handle
-        return AccountSnapshot(
-            platform=self.platform,
-            external_id=str(body["id"]),
-            handle=handle,
-            display_name=body.get("name"),
-            followers=as_int(body.get("followers_count")),
-            following=as_int(body.get("follows_count")),
-            posts_count=as_int(body.get("media_count")),
-            captured_at=self.server_time,
-            url=profile_url(self.platform, handle),
-            thumbnail_url=body.get("profile_picture_url"),
-        )
+        return self.profile_snapshot(account, str(body["id"]), body, PROFILE)
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """GET /{ig-user-id}/media, following paging.cursors.after while paging.next exists."""
@@ -90,13 +79,11 @@ class InstagramConnector(GraphConnector):
             caption = media.get("caption")
             if media.get("media_type") == "VIDEO" or media.get("media_product_type") == "REELS":
                 self.reels.add(str(media["id"]))
-            yield PostRecord(
-                platform=self.platform,
-                external_id=str(media["id"]),
-                account_external_id=account.external_id,
-                text=caption,
-                published_at=published,
-                hashtags=hashtags_in(caption),
+            yield self.post_record(
+                account,
+                str(media["id"]),
+                caption,
+                published,
                 media_type=MEDIA_TYPES.get(media.get("media_type", "")),
                 url=media.get("permalink"),
                 thumbnail_url=picture(media),
@@ -138,10 +125,8 @@ class InstagramConnector(GraphConnector):
             except NotFoundError as exc:
                 self.note(media_id, exc, "not_found")
                 continue
-            yield EngagementSnapshot(
-                platform=self.platform,
-                external_id=media_id,
-                captured_at=self.server_time,
+            yield self.engagement(
+                media_id,
                 impressions=values.get("impressions"),
                 reach=values.get("reach"),
                 likes=values.get("likes"),

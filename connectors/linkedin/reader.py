@@ -23,10 +23,8 @@ from connectors.http import (
     as_int,
     chunks,
     error_for_status,
-    hashtags_in,
     parse_time,
 )
-from connectors.platforms import profile_url
 
 VERSION = "202411"
 ORG = "urn:li:organization:"
@@ -86,17 +84,12 @@ class LinkedInConnector(HttpConnector):
             {"edgeType": "COMPANY_FOLLOWED_BY_MEMBER"},
         )
         handle = org.get("vanityName") or account.handle
-        return AccountSnapshot(
-            platform=self.platform,
-            external_id=str(org.get("id", org_id)),
-            handle=handle,
-            display_name=org.get("localizedName"),
-            followers=as_int(size.get("firstDegreeSize")),
-            following=None,
-            posts_count=None,
-            captured_at=self.server_time,
-            # The logo (logoV2) is a digital media asset URN, not a URL: no picture.
-            url=profile_url(self.platform, handle),
+        # The logo (logoV2) is a digital media asset URN, not a URL: no picture.
+        return self.account_snapshot(
+            str(org.get("id", org_id)),
+            handle,
+            org.get("localizedName"),
+            as_int(size.get("firstDegreeSize")),
         )
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
@@ -130,13 +123,11 @@ class LinkedInConnector(HttpConnector):
                 elif "media" in content:
                     media = "video" if "video" in str(content["media"].get("id")) else "image"
                 text = post.get("commentary")
-                yield PostRecord(
-                    platform=self.platform,
-                    external_id=post["id"],
-                    account_external_id=account.external_id,
-                    text=text,
-                    published_at=published,
-                    hashtags=hashtags_in(text),
+                yield self.post_record(
+                    account,
+                    post["id"],
+                    text,
+                    published,
                     media_type=media,
                     url=f"https://www.linkedin.com/feed/update/{post['id']}/",
                     deleted=post.get("lifecycleState") == "DELETED",
@@ -168,10 +159,8 @@ class LinkedInConnector(HttpConnector):
                 urn = element.get("share") or element.get("ugcPost")
                 stats = element.get("totalShareStatistics") or {}
                 seen.add(urn)
-                yield EngagementSnapshot(
-                    platform=self.platform,
-                    external_id=str(urn),
-                    captured_at=self.server_time,
+                yield self.engagement(
+                    str(urn),
                     impressions=as_int(stats.get("impressionCount")),
                     reach=as_int(stats.get("uniqueImpressionsCount")),
                     likes=as_int(stats.get("likeCount")),

@@ -19,13 +19,15 @@ from connectors.base import (
 )
 from connectors.http import (
     HttpConnector,
+    ProfileFields,
     as_int,
     error_for_status,
-    hashtags_in,
     parse_time,
 )
-from connectors.platforms import profile_url
 
+PROFILE = ProfileFields(
+    "username", "business_name", "follower_count", "following_count", "pin_count", "profile_image"
+)
 MEDIA_TYPES = {"image": "image", "video": "video", "multiple_images": "carousel"}
 # A pin's image sizes, the smallest first: the first present is its picture.
 IMAGE_SIZES = ("150x150", "400x300", "600x", "1200x")
@@ -66,19 +68,8 @@ class PinterestConnector(HttpConnector):
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """GET /v5/user_account: the account the token belongs to."""
         body = self.read("/v5/user_account", account, None)
-        handle = body.get("username") or account.handle
-        return AccountSnapshot(
-            platform=self.platform,
-            external_id=str(body.get("id") or account.external_id),
-            handle=handle,
-            display_name=body.get("business_name"),
-            followers=as_int(body.get("follower_count")),
-            following=as_int(body.get("following_count")),
-            posts_count=as_int(body.get("pin_count")),
-            captured_at=self.server_time,
-            url=profile_url(self.platform, handle),
-            thumbnail_url=body.get("profile_image"),
-        )
+        external_id = str(body.get("id") or account.external_id)
+        return self.profile_snapshot(account, external_id, body, PROFILE)
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """GET /v5/pins (page_size 100), newest first, following the bookmark."""
@@ -95,13 +86,11 @@ class PinterestConnector(HttpConnector):
                 text = pin.get("description")
                 media = pin.get("media") or {}
                 kind = str(media.get("media_type") or "")
-                yield PostRecord(
-                    platform=self.platform,
-                    external_id=str(pin["id"]),
-                    account_external_id=account.external_id,
-                    text=text,
-                    published_at=published,
-                    hashtags=hashtags_in(text),
+                yield self.post_record(
+                    account,
+                    str(pin["id"]),
+                    text,
+                    published,
                     media_type=MEDIA_TYPES.get(kind, "image"),
                     url=f"https://www.pinterest.com/pin/{pin['id']}/",
                     thumbnail_url=picture(media),
@@ -122,10 +111,8 @@ class PinterestConnector(HttpConnector):
                 continue
             life = (body.get("pin_metrics") or {}).get("lifetime_metrics") or {}
             clicks = [as_int(life.get(k)) for k in ("pin_click", "outbound_click")]
-            yield EngagementSnapshot(
-                platform=self.platform,
-                external_id=pin_id,
-                captured_at=self.server_time,
+            yield self.engagement(
+                pin_id,
                 impressions=as_int(life.get("impression")),
                 likes=as_int(life.get("reaction")),
                 comments=as_int(life.get("comment")),

@@ -12,11 +12,13 @@ from connectors.base import (
     NotFoundError,
 )
 from connectors.graph.reader import GraphConnector
-from connectors.http import as_int
-from connectors.platforms import profile_url
+from connectors.http import ProfileFields
 
 METRICS = ("views", "likes", "replies", "reposts", "quotes", "shares")
 ACCOUNT_FIELDS = "id,username,name,followers_count,threads_profile_picture_url"
+PROFILE = ProfileFields(
+    "username", "name", "followers_count", thumbnail_url="threads_profile_picture_url"
+)
 
 
 class ThreadsConnector(GraphConnector):
@@ -35,19 +37,7 @@ class ThreadsConnector(GraphConnector):
     def fetch_account(self, account: AccountRef) -> AccountSnapshot:
         """GET /{threads-user-id}?fields=id,username,name,followers_count,…picture_url."""
         body = self.read(f"/{account.external_id}", account, {"fields": ACCOUNT_FIELDS})
-        handle = body.get("username") or account.handle
-        return AccountSnapshot(
-            platform=self.platform,
-            external_id=str(body["id"]),
-            handle=handle,
-            display_name=body.get("name"),
-            followers=as_int(body.get("followers_count")),
-            following=None,
-            posts_count=None,
-            captured_at=self.server_time,
-            url=profile_url(self.platform, handle),
-            thumbnail_url=body.get("threads_profile_picture_url"),
-        )
+        return self.profile_snapshot(account, str(body["id"]), body, PROFILE)
 
     def fetch_metrics(
         self, account: AccountRef, external_ids: Sequence[str]
@@ -60,10 +50,8 @@ class ThreadsConnector(GraphConnector):
                 self.note(media_id, exc, "not_found")
                 continue
             shared = [values[m] for m in ("reposts", "quotes", "shares") if m in values]
-            yield EngagementSnapshot(
-                platform=self.platform,
-                external_id=media_id,
-                captured_at=self.server_time,
+            yield self.engagement(
+                media_id,
                 views=values.get("views"),
                 likes=values.get("likes"),
                 comments=values.get("replies"),

@@ -22,14 +22,13 @@ from connectors.base import (
 )
 from connectors.http import (
     HttpConnector,
+    ProfileFields,
     as_int,
     chunks,
     error_for_status,
-    hashtags_in,
     json_body,
     parse_time,
 )
-from connectors.platforms import profile_url
 
 BATCH = 20  # video/query takes at most 20 ids
 RESEARCH_BATCH = 100
@@ -44,6 +43,9 @@ METRIC_FIELDS = "id,like_count,comment_count,share_count,view_count"
 RESEARCH_VIDEO_FIELDS = (
     "id,create_time,username,video_description,hashtag_names,"
     "view_count,like_count,comment_count,share_count"
+)
+PROFILE = ProfileFields(
+    "username", "display_name", "follower_count", "following_count", "video_count", "avatar_url"
 )
 TRANSIENT_CODES = ("internal_error", "server_error")
 
@@ -102,30 +104,17 @@ class TikTokConnector(HttpConnector):
                 {"username": account.handle},
             )
             external_id = account.external_id
-        handle = user.get("username") or account.handle
-        return AccountSnapshot(
-            platform=self.platform,
-            external_id=external_id,
-            handle=handle,
-            display_name=user.get("display_name"),
-            followers=as_int(user.get("follower_count")),
-            following=as_int(user.get("following_count")),
-            posts_count=as_int(user.get("video_count")),
-            captured_at=self.server_time,
-            url=profile_url(self.platform, handle),
-            thumbnail_url=user.get("avatar_url"),
-        )
+        return self.profile_snapshot(account, external_id, user, PROFILE)
 
     def _record(self, account: AccountRef, video: dict[str, Any]) -> PostRecord:
         text = video.get("video_description") or video.get("title")
         tags = tuple(t.lower() for t in video.get("hashtag_names") or [])
-        return PostRecord(
-            platform=self.platform,
-            external_id=str(video["id"]),
-            account_external_id=account.external_id,
-            text=text,
-            published_at=parse_time(int(video["create_time"])),
-            hashtags=tags or hashtags_in(text),
+        return self.post_record(
+            account,
+            str(video["id"]),
+            text,
+            parse_time(int(video["create_time"])),
+            hashtags=tags,
             media_type="video",
             url=video.get("share_url"),
             thumbnail_url=video.get("cover_image_url"),
@@ -177,10 +166,8 @@ class TikTokConnector(HttpConnector):
                 return
 
     def _snapshot(self, video: dict[str, Any]) -> EngagementSnapshot:
-        return EngagementSnapshot(
-            platform=self.platform,
-            external_id=str(video["id"]),
-            captured_at=self.server_time,
+        return self.engagement(
+            str(video["id"]),
             views=as_int(video.get("view_count")),
             likes=as_int(video.get("like_count")),
             comments=as_int(video.get("comment_count")),

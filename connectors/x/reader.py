@@ -18,17 +18,20 @@ from connectors.base import (
 )
 from connectors.http import (
     HttpConnector,
+    ProfileFields,
     as_int,
     chunks,
     error_for_status,
-    hashtags_in,
     parse_time,
 )
-from connectors.platforms import profile_url
 
 BATCH = 100  # GET /2/tweets takes at most 100 ids
 TWEET_FIELDS = "created_at,public_metrics,entities,attachments"
 USER_FIELDS = "public_metrics,description,profile_image_url"
+# A user's counters are in its public_metrics.
+PROFILE = ProfileFields(
+    "username", "name", "followers_count", "following_count", "tweet_count", "profile_image_url"
+)
 # A tweet's media come as includes.media, expanded from attachments.media_keys.
 MEDIA_FIELDS = "type,url,preview_image_url"
 MEDIA_TYPES = {"photo": "image", "video": "video", "animated_gif": "video"}
@@ -76,19 +79,7 @@ class XConnector(HttpConnector):
             # X answers a missing user with HTTP 200 and only an errors list.
             raise NotFoundError(_message(body) or "user not found", status=200, code=NOT_FOUND)
         metrics = user.get("public_metrics") or {}
-        handle = user.get("username") or account.handle
-        return AccountSnapshot(
-            platform=self.platform,
-            external_id=user["id"],
-            handle=handle,
-            display_name=user.get("name"),
-            followers=as_int(metrics.get("followers_count")),
-            following=as_int(metrics.get("following_count")),
-            posts_count=as_int(metrics.get("tweet_count")),
-            captured_at=self.server_time,
-            url=profile_url(self.platform, handle),
-            thumbnail_url=user.get("profile_image_url"),
-        )
+        return self.profile_snapshot(account, user["id"], user, PROFILE, metrics)
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """GET /2/users/:id/tweets, start_time=since, following meta.next_token."""
@@ -118,15 +109,14 @@ class XConnector(HttpConnector):
                         h["tag"].lower()
                         for h in (tweet.get("entities") or {}).get("hashtags") or []
                     )
-                ) or hashtags_in(tweet.get("text"))
+                )
                 keys = (tweet.get("attachments") or {}).get("media_keys") or []
                 first = media.get(str(keys[0]), {}) if keys else {}
-                yield PostRecord(
-                    platform=self.platform,
-                    external_id=tweet["id"],
-                    account_external_id=account.external_id,
-                    text=tweet.get("text"),
-                    published_at=parse_time(tweet["created_at"]),
+                yield self.post_record(
+                    account,
+                    tweet["id"],
+                    tweet.get("text"),
+                    parse_time(tweet["created_at"]),
                     hashtags=tags,
                     media_type=MEDIA_TYPES.get(str(first.get("type")), "image") if keys else "text",
                     url=f"https://x.com/i/web/status/{tweet['id']}",
@@ -153,10 +143,8 @@ class XConnector(HttpConnector):
                     if retweets is None and quotes is None
                     else ((retweets or 0) + (quotes or 0))
                 )
-                yield EngagementSnapshot(
-                    platform=self.platform,
-                    external_id=tweet["id"],
-                    captured_at=self.server_time,
+                yield self.engagement(
+                    tweet["id"],
                     impressions=as_int(m.get("impression_count")),
                     likes=as_int(m.get("like_count")),
                     comments=as_int(m.get("reply_count")),

@@ -25,10 +25,8 @@ from connectors.http import (
     as_int,
     chunks,
     error_for_status,
-    hashtags_in,
     parse_time,
 )
-from connectors.platforms import profile_url
 
 BATCH = 50  # videos.list takes at most 50 ids
 QUOTA_REASONS = ("quotaExceeded", "dailyLimitExceeded")
@@ -106,21 +104,17 @@ class YouTubeConnector(HttpConnector):
         topics = (item.get("topicDetails") or {}).get("topicCategories") or []
         category = topics[0].rsplit("/", 1)[-1].replace("_", " ").lower() if topics else None
         custom = snippet.get("customUrl")
-        # A channel without a custom URL (@handle) still has its page by id.
-        page = profile_url(self.platform, custom) if custom else None
-        return AccountSnapshot(
-            platform=self.platform,
-            external_id=item["id"],
-            handle=custom or account.handle,
-            display_name=snippet.get("title"),
-            followers=None
-            if stats.get("hiddenSubscriberCount")
-            else as_int(stats.get("subscriberCount")),
-            following=None,  # channels do not follow in the API's sense
-            posts_count=as_int(stats.get("videoCount")),
-            captured_at=self.server_time,
+        hidden = stats.get("hiddenSubscriberCount")
+        return self.account_snapshot(
+            item["id"],
+            custom or account.handle,
+            snippet.get("title"),
+            None if hidden else as_int(stats.get("subscriberCount")),
+            None,  # channels do not follow in the API's sense
+            as_int(stats.get("videoCount")),
             category=category,
-            url=page or f"https://www.youtube.com/channel/{item['id']}",
+            # A channel without a custom URL (@handle) still has its page by id.
+            url=None if custom else f"https://www.youtube.com/channel/{item['id']}",
             thumbnail_url=thumbnail(snippet),
         )
 
@@ -150,13 +144,11 @@ class YouTubeConnector(HttpConnector):
                 if since is not None and published < since:
                     return  # the playlist is newest first: everything after is older
                 text = "\n".join(filter(None, [snippet.get("title"), snippet.get("description")]))
-                yield PostRecord(
-                    platform=self.platform,
-                    external_id=video_id,
-                    account_external_id=account.external_id,
-                    text=text or None,
-                    published_at=published,
-                    hashtags=hashtags_in(text),
+                yield self.post_record(
+                    account,
+                    video_id,
+                    text or None,
+                    published,
                     media_type="video",
                     url=f"https://www.youtube.com/watch?v={video_id}",
                     thumbnail_url=thumbnail(snippet),
@@ -177,10 +169,8 @@ class YouTubeConnector(HttpConnector):
             for item in body.get("items") or []:
                 stats = item.get("statistics") or {}
                 seen.add(item["id"])
-                yield EngagementSnapshot(
-                    platform=self.platform,
-                    external_id=item["id"],
-                    captured_at=self.server_time,
+                yield self.engagement(
+                    item["id"],
                     views=as_int(stats.get("viewCount")),
                     likes=as_int(stats.get("likeCount")),
                     comments=as_int(stats.get("commentCount")),
