@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
-from simulator import errors
+from simulator import errors, inbox
 from simulator.platforms.common import (
     account_by_id,
     bearer_token,
@@ -27,6 +27,7 @@ from simulator.platforms.common import (
     older_than,
     own_events,
     picture_name,
+    reads,
     record_reply,
     request_params,
     write,
@@ -205,6 +206,19 @@ def _cid(uri: str) -> str:
     return "bafyrei" + hashlib.sha256(uri.encode()).hexdigest()[:52]
 
 
+def _record_of(event: inbox.Event) -> dict[str, Any]:
+    """An inbound post's record: its text, and the post it replies to when it is a comment."""
+    record: dict[str, Any] = {
+        "$type": "app.bsky.feed.post",
+        "text": event.text,
+        "createdAt": iso_ms(event.at),
+    }
+    if event.post is not None:
+        ref = {"uri": event.post.external_id, "cid": _cid(event.post.external_id)}
+        record["reply"] = {"root": ref, "parent": ref}
+    return record
+
+
 async def bsky_create_record(request: Request, sim: Sim, now: datetime) -> Response:
     account = _bsky_session(sim, request)
     if account is None:
@@ -270,14 +284,6 @@ async def bsky_notifications(request: Request, sim: Sim, now: datetime) -> Respo
     page = found[start : start + size]
     notes = []
     for e in page:
-        record: dict[str, Any] = {
-            "$type": "app.bsky.feed.post",
-            "text": e.text,
-            "createdAt": iso_ms(e.at),
-        }
-        if e.post is not None:
-            ref = {"uri": e.post.external_id, "cid": _cid(e.post.external_id)}
-            record["reply"] = {"root": ref, "parent": ref}
         notes.append(
             {
                 "uri": e.message_id,
@@ -289,7 +295,7 @@ async def bsky_notifications(request: Request, sim: Sim, now: datetime) -> Respo
                 },
                 "reason": "reply" if e.kind == "comment" else "mention",
                 "reasonSubject": e.post.external_id if e.post else None,
-                "record": record,
+                "record": _record_of(e),
                 "isRead": False,
                 "indexedAt": iso_ms(e.at),
             }
@@ -310,15 +316,7 @@ async def bsky_get_record(request: Request, sim: Sim, now: datetime) -> Response
         if post is None:
             return errors.bluesky(400, "RecordNotFound", f"Could not locate record: {uri}")
         return JSONResponse({"uri": uri, "cid": _cid(uri), "value": {"text": post.text}})
-    value: dict[str, Any] = {
-        "$type": "app.bsky.feed.post",
-        "text": event.text,
-        "createdAt": iso_ms(event.at),
-    }
-    if event.post is not None:
-        ref = {"uri": event.post.external_id, "cid": _cid(event.post.external_id)}
-        value["reply"] = {"root": ref, "parent": ref}
-    return JSONResponse({"uri": uri, "cid": _cid(uri), "value": value})
+    return JSONResponse({"uri": uri, "cid": _cid(uri), "value": _record_of(event)})
 
 
 def routes() -> list[BaseRoute]:
@@ -351,25 +349,15 @@ def routes() -> list[BaseRoute]:
                 endpoint("bluesky", bsky_notifications, auth=_bsky_needs_session),
                 ["GET"],
             ),
-            (
-                "/xrpc/app.bsky.actor.getProfile",
-                endpoint("bluesky", bsky_profile, auth=_bsky_auth),
-                ["GET"],
-            ),
-            (
-                "/xrpc/app.bsky.feed.getAuthorFeed",
-                endpoint("bluesky", bsky_author_feed, auth=_bsky_auth),
-                ["GET"],
-            ),
-            (
-                "/xrpc/app.bsky.feed.getPosts",
-                endpoint("bluesky", bsky_posts, auth=_bsky_auth),
-                ["GET"],
-            ),
-            (
-                "/xrpc/app.bsky.actor.searchActors",
-                endpoint("bluesky", bsky_search_actors, auth=_bsky_auth),
-                ["GET"],
+            *reads(
+                "bluesky",
+                _bsky_auth,
+                {
+                    "/xrpc/app.bsky.actor.getProfile": bsky_profile,
+                    "/xrpc/app.bsky.feed.getAuthorFeed": bsky_author_feed,
+                    "/xrpc/app.bsky.feed.getPosts": bsky_posts,
+                    "/xrpc/app.bsky.actor.searchActors": bsky_search_actors,
+                },
             ),
         ],
     )

@@ -19,6 +19,7 @@ from simulator.state import Sim, decode_cursor, encode_cursor
 from simulator.world import WINDOW_DAYS, Account, Post, day_number
 
 Handler = Callable[[Request, Sim, datetime], Awaitable[Response]]
+Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 def sim_of(request: Request) -> Sim:
@@ -230,9 +231,20 @@ def own_events(sim: Sim, account: Account, now: datetime, since: str | None) -> 
     return inbox.events(sim.world, account, start, now)
 
 
-def mount(
-    platform: str, table: list[tuple[str, Callable[[Request], Awaitable[Response]], list[str]]]
-) -> list[BaseRoute]:
+def reads(
+    platform: str,
+    auth: Callable[[Request], bool],
+    table: dict[str, Handler],
+    methods: tuple[str, ...] = ("GET",),
+) -> list[tuple[str, Endpoint, list[str]]]:
+    """Entries of a :func:`mount` table: handlers behind one token check, in the table's order."""
+    return [
+        (path, endpoint(platform, handler, auth=auth), list(methods))
+        for path, handler in table.items()
+    ]
+
+
+def mount(platform: str, table: list[tuple[str, Endpoint, list[str]]]) -> list[BaseRoute]:
     """The platform's routes under its prefix (/youtube, /x, …), in the table's order."""
     return [
         Route(f"/{platform}{path}", handler, methods=methods) for path, handler, methods in table

@@ -101,12 +101,13 @@ def _ig_media(post: Post, fields: set[str], now: datetime) -> dict[str, Any]:
     return {k: v for k, v in item.items() if k == "id" or k in fields}
 
 
-def _ig_not_found(node: str) -> JSONResponse:
+def _unsupported(node: str, method: str = "get") -> JSONResponse:
+    """Graph's answer for a node it cannot find (or may not show) to a get or post request."""
     return errors.graph(
         400,
         100,
-        f"Unsupported get request. Object with ID '{node}' does not exist, cannot be loaded due "
-        "to missing permissions, or does not support this operation.",
+        f"Unsupported {method} request. Object with ID '{node}' does not exist, cannot be loaded "
+        "due to missing permissions, or does not support this operation.",
         subcode=33,
     )
 
@@ -132,7 +133,7 @@ async def ig_node(request: Request, sim: Sim, now: datetime) -> Response:
         return JSONResponse({"data": [{"id": f"{HASHTAG_PREFIX}{HASHTAGS.index(topic):010d}"}]})
     account = sim.world.account("instagram", node)
     if account is None or account.external_id != node:
-        return _ig_not_found(node)
+        return _unsupported(node)
     fields = set(q.get("fields", "id,username").split(","))
     full = {
         "id": account.external_id,
@@ -154,7 +155,7 @@ async def ig_edge(request: Request, sim: Sim, now: datetime) -> Response:
     if edge == "media":
         account = sim.world.account("instagram", node)
         if account is None or account.external_id != node:
-            return _ig_not_found(node)
+            return _unsupported(node)
         size = clamp(q.get("limit"), 25, 1, 100)
         fields = set(q.get("fields", "id").split(","))
         posts = older_than(feed_of(sim, account, now), q.get("after"))
@@ -179,13 +180,13 @@ async def ig_edge(request: Request, sim: Sim, now: datetime) -> Response:
         return JSONResponse(
             _ig_page(request, [_ig_media(p, fields, now) for p in media[:size]], None)
         )
-    return _ig_not_found(f"{node}/{edge}")
+    return _unsupported(f"{node}/{edge}")
 
 
 def ig_insights(request: Request, sim: Sim, now: datetime, node: str) -> Response:
     post = live_post(sim, "instagram", sim.world.post("instagram", node), now)
     if post is None:
-        return _ig_not_found(node)
+        return _unsupported(node)
     metrics = [m for m in request.query_params.get("metric", "").split(",") if m]
     for metric in metrics:
         if metric not in IG_METRICS:
@@ -351,16 +352,6 @@ def _graph_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+0000")
 
 
-def _graph_missing(node: str) -> JSONResponse:
-    return errors.graph(
-        400,
-        100,
-        f"Unsupported post request. Object with ID '{node}' does not exist, cannot be loaded due "
-        "to missing permissions, or does not support this operation.",
-        subcode=33,
-    )
-
-
 def _container(sim: Sim, platform: str, account: Account, params: dict[str, Any]) -> Response:
     kind = str(params.get("media_type") or "").upper()
     if platform == "threads" and not kind:
@@ -377,7 +368,7 @@ def _container(sim: Sim, platform: str, account: Account, params: dict[str, Any]
     if kind == "CAROUSEL":
         for child in children:
             if f"{platform}:container:{child}" not in sim.pending:
-                return _graph_missing(str(child))
+                return _unsupported(str(child), "post")
     container_id = str(17_900_000_000_000_000 + sim.next_id())
     sim.pending[f"{platform}:container:{container_id}"] = {
         "account": account.external_id,
@@ -430,7 +421,7 @@ def _graph_publish(
     if reply_to:  # a Threads reply: it joins the conversation, not the profile
         event = find_event(sim, platform, str(reply_to), now)
         if event is None:
-            return _graph_missing(str(reply_to))
+            return _unsupported(str(reply_to), "post")
         reply_id = record_reply(sim, platform, event.thread_id, state["text"], now)
         state["published"] = reply_id
         return JSONResponse({"id": reply_id})
@@ -567,15 +558,15 @@ def graph_post(platform: str) -> Handler:
                     return errors.graph(400, 100, "(#100) No matching user found", subcode=2018001)
                 message_id = record_reply(sim, platform, dms[-1].thread_id, text, now)
                 return JSONResponse({"recipient_id": recipient, "message_id": f"m_{message_id}"})
-            return _graph_missing(f"{node}/{edge}")
+            return _unsupported(f"{node}/{edge}", "post")
         # A comment: replies go under it (Instagram /replies, Facebook /comments).
         if (platform, edge) in (("instagram", "replies"), ("facebook", "comments")):
             event = find_event(sim, platform, node, now)
             if event is None or event.kind != "comment":
-                return _graph_missing(node)
+                return _unsupported(node, "post")
             text = str(params.get("message") or "")
             return JSONResponse({"id": record_reply(sim, platform, event.thread_id, text, now)})
-        return _graph_missing(node)
+        return _unsupported(node, "post")
 
     return run
 

@@ -22,6 +22,7 @@ from simulator.platforms.common import (
     find_event,
     live_post,
     mount,
+    reads,
     record_reply,
     request_params,
     sim_of,
@@ -335,30 +336,18 @@ def routes() -> list[BaseRoute]:
                     endpoint("linkedin", comments, auth=any_token),
                     ["GET"],
                 ),
-                (
-                    "/rest/organizations/{id}",
-                    endpoint("linkedin", _li_checked(li_organization), auth=_li_auth),
-                    ["GET"],
-                ),
-                (
-                    "/rest/organizations",
-                    endpoint("linkedin", _li_checked(li_organizations), auth=_li_auth),
-                    ["GET"],
-                ),
-                (
-                    "/rest/networkSizes/{urn}",
-                    endpoint("linkedin", _li_checked(li_network_size), auth=_li_auth),
-                    ["GET"],
-                ),
-                (
-                    "/rest/posts",
-                    endpoint("linkedin", _li_checked(li_posts), auth=_li_auth),
-                    ["GET"],
-                ),
-                (
-                    "/rest/organizationalEntityShareStatistics",
-                    endpoint("linkedin", _li_checked(li_share_statistics), auth=_li_auth),
-                    ["GET"],
+                *reads(
+                    "linkedin",
+                    _li_auth,
+                    {
+                        "/rest/organizations/{id}": _li_checked(li_organization),
+                        "/rest/organizations": _li_checked(li_organizations),
+                        "/rest/networkSizes/{urn}": _li_checked(li_network_size),
+                        "/rest/posts": _li_checked(li_posts),
+                        "/rest/organizationalEntityShareStatistics": _li_checked(
+                            li_share_statistics
+                        ),
+                    },
                 ),
             ],
         ),

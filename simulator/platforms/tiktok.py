@@ -21,6 +21,7 @@ from simulator.platforms.common import (
     live_post,
     mount,
     picture_name,
+    reads,
     token_owner,
     write,
 )
@@ -306,17 +307,16 @@ def routes() -> list[BaseRoute]:
                     endpoint("tiktok", tt_user_info, auth=_tt_auth),
                     ["GET", "POST"],
                 ),
-                ("/v2/video/list/", endpoint("tiktok", tt_video_list, auth=_tt_auth), ["POST"]),
-                ("/v2/video/query/", endpoint("tiktok", tt_video_query, auth=_tt_auth), ["POST"]),
-                (
-                    "/v2/research/user/info/",
-                    endpoint("tiktok", tt_research_user, auth=_tt_auth),
-                    ["POST"],
-                ),
-                (
-                    "/v2/research/video/query/",
-                    endpoint("tiktok", tt_research_videos, auth=_tt_auth),
-                    ["POST"],
+                *reads(
+                    "tiktok",
+                    _tt_auth,
+                    {
+                        "/v2/video/list/": tt_video_list,
+                        "/v2/video/query/": tt_video_query,
+                        "/v2/research/user/info/": tt_research_user,
+                        "/v2/research/video/query/": tt_research_videos,
+                    },
+                    methods=("POST",),
                 ),
             ],
         ),

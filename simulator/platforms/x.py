@@ -27,6 +27,7 @@ from simulator.platforms.common import (
     older_than,
     own_events,
     picture_name,
+    reads,
     record_reply,
     request_params,
     token_owner,
@@ -341,14 +342,16 @@ def routes() -> list[BaseRoute]:
             ("/2/users/{id}/mentions", endpoint("x", x_mentions, auth=any_token), ["GET"]),
             ("/2/dm_events", endpoint("x", x_dm_events, auth=any_token), ["GET"]),
             ("/2/dm_conversations/{id}/messages", write("x", x_dm_send, commit=True), ["POST"]),
-            (
-                "/2/users/by/username/{username}",
-                endpoint("x", x_user_by_username, auth=_x_auth),
-                ["GET"],
+            *reads(
+                "x",
+                _x_auth,
+                {
+                    "/2/users/by/username/{username}": x_user_by_username,
+                    "/2/users/search": x_users_search,
+                    "/2/users/{id}/tweets": x_user_tweets,
+                    "/2/users/{id}": x_user,
+                    "/2/tweets": x_tweets,
+                },
             ),
-            ("/2/users/search", endpoint("x", x_users_search, auth=_x_auth), ["GET"]),
-            ("/2/users/{id}/tweets", endpoint("x", x_user_tweets, auth=_x_auth), ["GET"]),
-            ("/2/users/{id}", endpoint("x", x_user, auth=_x_auth), ["GET"]),
-            ("/2/tweets", endpoint("x", x_tweets, auth=_x_auth), ["GET"]),
         ],
     )

@@ -27,6 +27,7 @@ from simulator.platforms.common import (
     older_than,
     own_events,
     picture_name,
+    reads,
     record_reply,
     request_params,
     token_owner,
@@ -409,13 +410,15 @@ def routes() -> list[BaseRoute]:
                 ["GET"],
             ),
             ("/youtube/v3/comments", write("youtube", yt_comment_insert, commit=True), ["POST"]),
-            ("/youtube/v3/channels", endpoint("youtube", yt_channels, auth=_yt_auth), ["GET"]),
-            (
-                "/youtube/v3/playlistItems",
-                endpoint("youtube", yt_playlist_items, auth=_yt_auth),
-                ["GET"],
+            *reads(
+                "youtube",
+                _yt_auth,
+                {
+                    "/youtube/v3/channels": yt_channels,
+                    "/youtube/v3/playlistItems": yt_playlist_items,
+                    "/youtube/v3/videos": yt_videos,
+                    "/youtube/v3/search": yt_search,
+                },
             ),
-            ("/youtube/v3/videos", endpoint("youtube", yt_videos, auth=_yt_auth), ["GET"]),
-            ("/youtube/v3/search", endpoint("youtube", yt_search, auth=_yt_auth), ["GET"]),
         ],
     )
