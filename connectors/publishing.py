@@ -135,6 +135,20 @@ class Publishing(Generic[R]):
         body = json_body(self.send(*args, **kwargs))
         return body if body is not None else {}
 
+    def call(
+        self, method: str, path: str, account: AccountRef, *, idempotent: bool, **options: Any
+    ) -> httpx.Response:
+        """``send`` with the account's credentials, its failures classified by the reader."""
+        headers = self.reader.headers_for(account)
+        return self.send(
+            method, path, self.reader.classify, idempotent=idempotent, headers=headers, **options
+        )
+
+    def call_json(self, *args: Any, **kwargs: Any) -> Any:
+        """``call`` and the response's JSON body ({} when there is none)."""
+        body = json_body(self.call(*args, **kwargs))
+        return body if body is not None else {}
+
     def close(self) -> None:
         """Close the HTTP client's connections."""
         self.reader.close()

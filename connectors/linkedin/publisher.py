@@ -37,14 +37,13 @@ class LinkedInPublisher(Publishing[LinkedInConnector]):
     def _upload(self, account: AccountRef, media: MediaFile) -> str:
         kind = "videos" if media.kind == "video" else "images"
         owner = org_urn(account.external_id)
-        body = self.send_json(
+        body = self.call_json(
             "POST",
             f"/rest/{kind}",
-            self.reader.classify,
+            account,
             idempotent=True,
             params={"action": "initializeUpload"},
             json={"initializeUploadRequest": {"owner": owner}},
-            headers=self.reader.headers_for(account),
         )
         value = body.get("value") or {}
         self.send(
@@ -78,14 +77,7 @@ class LinkedInPublisher(Publishing[LinkedInConnector]):
             payload["content"] = {"media": {"id": urns[0]}}
         elif urns:
             payload["content"] = {"multiImage": {"images": [{"id": u} for u in urns]}}
-        response = self.send(
-            "POST",
-            "/rest/posts",
-            self.reader.classify,
-            idempotent=False,
-            json=payload,
-            headers=self.reader.headers_for(account),
-        )
+        response = self.call("POST", "/rest/posts", account, idempotent=False, json=payload)
         urn = response.headers.get("x-restli-id")
         if not urn:
             raise TransientError("LinkedIn created the post but sent no x-restli-id", code="no_id")
@@ -122,12 +114,11 @@ class LinkedInPublisher(Publishing[LinkedInConnector]):
         """POST /rest/socialActions/{activity}/comments with parentComment: a nested reply."""
         inner = re.match(r"urn:li:comment:\((.+),[^,]+\)$", conversation)
         target = inner.group(1) if inner else conversation
-        response = self.send(
+        response = self.call(
             "POST",
             f"/rest/socialActions/{_restli(target)}/comments",
-            self.reader.classify,
+            account,
             idempotent=False,
-            headers=self.reader.headers_for(account),
             json={
                 "actor": org_urn(account.external_id),
                 "object": target,

@@ -37,13 +37,7 @@ class PinterestPublisher(Publishing[PinterestConnector]):
             raise PermanentError("Pinterest pins need an image", code="media_required")
         board = str(request.options.get("board_id") or "")
         if not board:
-            boards = self.send_json(
-                "GET",
-                "/v5/boards",
-                self.reader.classify,
-                idempotent=True,
-                headers=self.reader.headers_for(account),
-            )
+            boards = self.call_json("GET", "/v5/boards", account, idempotent=True)
             items = boards.get("items") or []
             if not items:
                 raise PermanentError(
@@ -71,14 +65,7 @@ class PinterestPublisher(Publishing[PinterestConnector]):
             payload["link"] = str(request.options["link"])
         if images[0].alt_text:
             payload["alt_text"] = images[0].alt_text
-        body = self.send_json(
-            "POST",
-            "/v5/pins",
-            self.reader.classify,
-            idempotent=False,
-            json=payload,
-            headers=self.reader.headers_for(account),
-        )
+        body = self.call_json("POST", "/v5/pins", account, idempotent=False, json=payload)
         pin = str(body["id"])
         return self.published(pin, f"https://www.pinterest.com/pin/{pin}/")
 
@@ -90,13 +77,8 @@ class PinterestPublisher(Publishing[PinterestConnector]):
             params: dict[str, Any] = {"page_size": 100}
             if bookmark:
                 params["bookmark"] = bookmark
-            body = self.send_json(
-                "GET",
-                "/v5/pins",
-                self.reader.classify,
-                idempotent=True,
-                params=params,
-                headers=self.reader.headers_for(request.account),
+            body = self.call_json(
+                "GET", "/v5/pins", request.account, idempotent=True, params=params
             )
             older = False
             for pin in body.get("items") or []:

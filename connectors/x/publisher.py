@@ -32,12 +32,11 @@ class XPublisher(Publishing[XConnector]):
             )
             if media.content_type == "image/gif":
                 category = "tweet_gif"
-            body = self.send_json(
+            body = self.call_json(
                 "POST",
                 "/2/media/upload",
-                self.reader.classify,
+                request.account,
                 idempotent=True,  # an unused upload expires; it never shows
-                headers=self.reader.headers_for(request.account),
                 data={"media_category": category},
                 files={
                     "media": (media.path.rsplit("/", 1)[-1], media_bytes(media), media.content_type)
@@ -47,14 +46,7 @@ class XPublisher(Publishing[XConnector]):
         payload: dict[str, Any] = {"text": request.text}
         if media_ids:
             payload["media"] = {"media_ids": media_ids}
-        body = self.send_json(
-            "POST",
-            "/2/tweets",
-            self.reader.classify,
-            idempotent=False,
-            json=payload,
-            headers=self.reader.headers_for(request.account),
-        )
+        body = self.call_json("POST", "/2/tweets", request.account, idempotent=False, json=payload)
         tweet_id = str(body["data"]["id"])
         return self.published(tweet_id, f"https://x.com/i/web/status/{tweet_id}")
 
@@ -137,22 +129,20 @@ class XPublisher(Publishing[XConnector]):
     ) -> Published:
         """A DM conversation ("a-b") gets a DM; a tweet gets a reply tweet."""
         if "-" in conversation:
-            body = self.send_json(
+            body = self.call_json(
                 "POST",
                 f"/2/dm_conversations/{conversation}/messages",
-                self.reader.classify,
+                account,
                 idempotent=False,
                 json={"text": text},
-                headers=self.reader.headers_for(account),
             )
             return self.published(str(body["data"]["dm_event_id"]), None)
-        body = self.send_json(
+        body = self.call_json(
             "POST",
             "/2/tweets",
-            self.reader.classify,
+            account,
             idempotent=False,
             json={"text": text, "reply": {"in_reply_to_tweet_id": conversation}},
-            headers=self.reader.headers_for(account),
         )
         tweet_id = str(body["data"]["id"])
         return self.published(tweet_id, f"https://x.com/i/web/status/{tweet_id}")
