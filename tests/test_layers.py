@@ -86,6 +86,16 @@ def _reach(edges: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
+def _cycles(edges: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """The pairs of nodes that reach each other through ``edges``."""
+    reach = {node: _reach(edges, node) for node in list(edges)}
+    return {
+        (a, b)
+        for a, b in itertools.combinations(sorted(reach), 2)
+        if b in reach[a] and a in reach[b]
+    }
+
+
 def test_the_api_features_import_each_other_without_cycles() -> None:
     edges: dict[str, set[str]] = defaultdict(set)
     for module, names in _imports().items():
@@ -96,13 +106,7 @@ def test_the_api_features_import_each_other_without_cycles() -> None:
                 edges[source].add(target)
     assert "domain.posts" in edges["domain.approvals"]  # the graph is read at all
     assert "domain.posts" in edges["api.posts"]  # the routers' edges to their services too
-    reach = {feature: _reach(edges, feature) for feature in list(edges)}
-    cycles = {
-        (a, b)
-        for a, b in itertools.combinations(sorted(reach), 2)
-        if b in reach[a] and a in reach[b]
-    }
-    assert cycles == set()
+    assert _cycles(edges) == set()
 
 
 def test_the_simulators_modules_import_each_other_without_cycles() -> None:
@@ -112,10 +116,4 @@ def test_the_simulators_modules_import_each_other_without_cycles() -> None:
     for module in modules:
         edges[module] = {n for n in graph[module] if n in modules and n != module}
     assert "simulator.platforms.common" in edges["simulator.platforms.x"]  # the graph is read
-    reach = {module: _reach(edges, module) for module in list(edges)}
-    cycles = {
-        (a, b)
-        for a, b in itertools.combinations(sorted(reach), 2)
-        if b in reach[a] and a in reach[b]
-    }
-    assert cycles == set()
+    assert _cycles(edges) == set()
