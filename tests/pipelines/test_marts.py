@@ -55,6 +55,14 @@ def _snap(
     return (WS, "x", ext, at, imp, None, None, likes, comments, None, None, None, "t", "b", NOW)
 
 
+def _account(
+    ext: str, kind: str, handle: str, followers: int, category: str | None, at: object
+) -> tuple[Any, ...]:
+    # (ws, platform, external_id, account_id, kind, handle, display_name, followers, following,
+    #  posts_count, category, captured_at, source, batch, ingested_at)
+    return (WS, "x", ext, None, kind, handle, None, followers, 1, 1, category, at, "t", "b", NOW)
+
+
 def _post(ext: str, account: str, published: str, kind: str = "own") -> tuple[Any, ...]:
     return (
         WS,
@@ -95,40 +103,8 @@ def _seed_hand(store: Lakehouse) -> None:
         cur.executemany(
             ACCOUNT_SQL,
             [
-                (
-                    WS,
-                    "x",
-                    "acc1",
-                    None,
-                    "own",
-                    "me",
-                    None,
-                    100,
-                    1,
-                    1,
-                    None,
-                    "2025-06-01 12:00",
-                    "t",
-                    "b",
-                    NOW,
-                ),
-                (
-                    WS,
-                    "x",
-                    "acc1",
-                    None,
-                    "own",
-                    "me",
-                    None,
-                    130,
-                    1,
-                    1,
-                    None,
-                    "2025-06-02 12:00",
-                    "t",
-                    "b",
-                    NOW,
-                ),
+                _account("acc1", "own", "me", 100, None, "2025-06-01 12:00"),
+                _account("acc1", "own", "me", 130, None, "2025-06-02 12:00"),
             ],
         )
 
@@ -144,20 +120,24 @@ def _materialize(settings: Settings, day: str) -> Any:
     return result
 
 
-def _rows(store: Lakehouse, table: str, order: str = "ALL") -> list[tuple[Any, ...]]:
+def _query(store: Lakehouse, sql: str) -> list[tuple[Any, ...]]:
     with store.cursor() as cur:
-        return cur.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()  # noqa: S608
+        return cur.execute(sql).fetchall()
+
+
+def _rows(store: Lakehouse, table: str, order: str = "ALL") -> list[tuple[Any, ...]]:
+    return _query(store, f"SELECT * FROM {table} ORDER BY {order}")  # noqa: S608
 
 
 def test_deltas_and_counter_drops_by_hand(store: Lakehouse, settings: Settings) -> None:
     _seed_hand(store)
     first = _materialize(settings, "2025-06-01")
     _materialize(settings, "2025-06-02")
-    with store.cursor() as cur:
-        got = cur.execute(
-            "SELECT external_id, captured_at::VARCHAR, impressions, likes, comments, counter_drops"
-            " FROM stg_engagement_deltas ORDER BY external_id, captured_at"
-        ).fetchall()
+    got = _query(
+        store,
+        "SELECT external_id, captured_at::VARCHAR, impressions, likes, comments, counter_drops"
+        " FROM stg_engagement_deltas ORDER BY external_id, captured_at",
+    )
     assert got == [
         ("p1", "2025-06-01 10:00:00", 100, 5, 1, 0),  # first snapshot counts from 0
         ("p1", "2025-06-01 11:30:00", 50, 0, 0, 1),  # 150-100; likes 3 < 5 clamped, 1 drop
@@ -237,11 +217,11 @@ def test_snapshots_in_one_hour_add_up_in_the_hourly_mart(
     with store.cursor() as cur:
         cur.execute(SNAP_SQL, list(_snap("p1", "2025-06-01 11:50", 190, 8, 2)))
     _materialize(settings, "2025-06-01")
-    with store.cursor() as cur:
-        hourly = cur.execute(
-            "SELECT hour::VARCHAR, impressions, likes, comments, engagements"
-            " FROM mart_post_hourly ORDER BY hour"
-        ).fetchall()
+    hourly = _query(
+        store,
+        "SELECT hour::VARCHAR, impressions, likes, comments, engagements"
+        " FROM mart_post_hourly ORDER BY hour",
+    )
     # 11:30 (+50 impressions, likes 5 → 3 clamped) and 11:50 (+40, likes 3 → 8: +3 above
     # the peak 5, comments 1 → 2: +1)
     assert hourly == [("2025-06-01 10:00:00", 100, 5, 1, 6), ("2025-06-01 11:00:00", 90, 3, 1, 4)]
@@ -295,22 +275,13 @@ def _random_seed(store: Lakehouse, days: int = 6) -> None:
             values = [None if rng.random() < 0.05 else c for c in cum]
             snaps.append((WS, "x", ext, at, *values, "t", "b", NOW))
     accounts = [
-        (
-            WS,
-            "x",
+        _account(
             f"acc{a}",
-            None,
             ("own", "competitor", "own")[a],
             f"handle{a}",
-            None,
             1000 + d * rng.randrange(0, 50),
-            1,
-            1,
             "tech",
             start + timedelta(days=d, hours=12),
-            "t",
-            "b",
-            NOW,
         )
         for a in range(3)
         for d in range(days)
