@@ -15,10 +15,11 @@ from dagster import AssetCheckSeverity, materialize
 from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
 from pipelines.definitions import resources
+from pipelines.partitions import range_tags
 from pipelines.run import run_all
 from tests.servers import StoreSettings
 from warehouse.marts.definitions import METRICS
-from warehouse.store import Lakehouse
+from warehouse.store import Lakehouse, StoreCursor
 
 WS = "ws_test"
 NOW = datetime(2026, 1, 1)
@@ -86,27 +87,20 @@ def _post(ext: str, account: str, published: str, kind: str = "own") -> tuple[An
 
 
 def _seed_hand(store: Lakehouse) -> None:
-    with store.cursor() as cur:
-        cur.executemany(
-            POST_SQL,
-            [_post("p1", "acc1", "2025-06-01 09:00"), _post("p2", "acc1", "2025-06-02 08:00")],
-        )
-        cur.executemany(
-            SNAP_SQL,
-            [
-                _snap("p1", "2025-06-01 10:00", 100, 5, 1),
-                _snap("p1", "2025-06-01 11:30", 150, 3, 1),  # likes 5 → 3: a drop
-                _snap("p1", "2025-06-02 09:00", 200, 9, None),  # comments not reported
-                _snap("p2", "2025-06-02 09:00", 40, 4, 2),
-            ],
-        )
-        cur.executemany(
-            ACCOUNT_SQL,
-            [
-                _account("acc1", "own", "me", 100, None, "2025-06-01 12:00"),
-                _account("acc1", "own", "me", 130, None, "2025-06-02 12:00"),
-            ],
-        )
+    _insert(
+        store,
+        [_post("p1", "acc1", "2025-06-01 09:00"), _post("p2", "acc1", "2025-06-02 08:00")],
+        [
+            _snap("p1", "2025-06-01 10:00", 100, 5, 1),
+            _snap("p1", "2025-06-01 11:30", 150, 3, 1),  # likes 5 → 3: a drop
+            _snap("p1", "2025-06-02 09:00", 200, 9, None),  # comments not reported
+            _snap("p2", "2025-06-02 09:00", 40, 4, 2),
+        ],
+        [
+            _account("acc1", "own", "me", 100, None, "2025-06-01 12:00"),
+            _account("acc1", "own", "me", 130, None, "2025-06-02 12:00"),
+        ],
+    )
 
 
 def _materialize(settings: Settings, day: str) -> Any:
@@ -286,10 +280,23 @@ def _random_seed(store: Lakehouse, days: int = 6) -> None:
         for a in range(3)
         for d in range(days)
     ]
-    with store.cursor() as cur:
+    _insert(store, posts, snaps, accounts)
+
+
+def _insert(
+    store: Lakehouse,
+    posts: list[tuple[Any, ...]],
+    snaps: list[tuple[Any, ...]],
+    accounts: list[tuple[Any, ...]],
+) -> None:
+    """The rows in one lake transaction: without one, each row would be a commit of its own."""
+
+    def work(cur: StoreCursor) -> None:
         cur.executemany(POST_SQL, posts)
         cur.executemany(SNAP_SQL, snaps)
         cur.executemany(ACCOUNT_SQL, accounts)
+
+    store.run(work)
 
 
 def _reference_engagements(store: Lakehouse) -> dict[date, int]:
@@ -367,9 +374,10 @@ def test_run_all_processes_only_new_days_and_fills_insights(
 
 def test_insight_assets_rerun_identically(store: Lakehouse, settings: Settings) -> None:
     _random_seed(store)
-    for offset in range(6):
-        _materialize(settings, (date(2025, 3, 1) + timedelta(days=offset)).isoformat())
+    # The six days in one run, as run_all plans them (the day-by-day path is tested above).
+    days = range_tags([(date(2025, 3, 1), date(2025, 3, 6))])
     tags = {"murmur/now": "2025-03-07T00:00:00+00:00"}
+    assert materialize(DAILY_ASSETS, resources=resources(settings), tags={**tags, **days}).success
     assert materialize(INSIGHT_ASSETS, resources=resources(settings), tags=tags).success
     tables = ("mart_best_times", "mart_viral_trends", "mart_creator_rankings", "mart_insights")
     before = {t: _rows(store, t) for t in tables}
