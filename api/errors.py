@@ -36,7 +36,7 @@ from domain.errors import (
     shape_details,
 )
 from murmur.errors import MurmurError
-from warehouse.errors import StoreUnavailableError
+from warehouse.errors import LakeDamagedError, StoreUnavailableError
 
 log = structlog.get_logger(__name__)
 
@@ -93,6 +93,14 @@ REPLIES: dict[type[MurmurError], Reply] = {
     ServiceUnavailable: Reply(503),
     # A refusal of the domain's not listed above: the contract's default, as its code says.
     DomainError: Reply(400),
+    # Retrying will not mend a damaged file: an operator's `murmur doctor` names it.
+    LakeDamagedError: Reply(
+        503,
+        {"Retry-After": "60"},
+        code="SERVICE_UNAVAILABLE",
+        message="Analytics are unavailable: a file of the analytics store is damaged."
+        " Publishing is not affected.",
+    ),
     # The cause names files or servers: the log says it, the client hears the store is down.
     StoreUnavailableError: Reply(
         503,

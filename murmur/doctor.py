@@ -1,4 +1,5 @@
-"""``murmur doctor``: is the store sound? Both halves answer, SQLite's own check, file modes."""
+"""``murmur doctor``: is the store sound? Both halves answer, SQLite's own checks, the lake's
+files, file modes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from murmur.settings import Settings
 from warehouse.health import disk_full
 from warehouse.lake.copy import lake_tables
+from warehouse.lake.integrity import catalog_problems, damaged_files
 
 
 @dataclass
@@ -34,12 +36,15 @@ def _loose(data_dir: Path) -> list[Path]:
     ]
 
 
-def examine(settings: Settings, *, repair: bool) -> Report:
-    """Open both halves, run SQLite's integrity check, check (and tighten) the files' modes."""
+def examine(settings: Settings, *, repair: bool, deep: bool = False) -> Report:
+    """Open both halves, run SQLite's integrity checks, check that every file of the lake's
+    current snapshot is there and reads (``deep``: every row), check (and tighten) the files'
+    modes."""
     report = Report()
     settings.ensure_dirs()  # makes the data directory owner-only again
+    report.problems += catalog_problems(settings.lake)
     try:
-        _examine_store(settings, report)
+        _examine_store(settings, report, deep=deep)
     except Exception as exc:  # reported: what the doctor is for
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if disk_full(settings.data_dir):
@@ -54,7 +59,7 @@ def examine(settings: Settings, *, repair: bool) -> Report:
     return report
 
 
-def _examine_store(settings: Settings, report: Report) -> None:
+def _examine_store(settings: Settings, report: Report, *, deep: bool) -> None:
     with settings.open_store() as store:
         engine = store.pub.engine
         report.publishing = (
@@ -66,4 +71,6 @@ def _examine_store(settings: Settings, report: Report) -> None:
         ]
         with store.analytics() as cur:
             tables = lake_tables(cur.raw, alias="lake")  # type: ignore[arg-type]
+            damaged = damaged_files(cur.raw, "lake", deep=deep)  # type: ignore[arg-type]
         report.lake = f"{store.lake.catalog}, {len(tables)} tables, files in {store.lake.data}"
+        report.problems += [f"lake file: {damage}" for damage in damaged]

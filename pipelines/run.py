@@ -19,6 +19,8 @@ from pipelines.ingest.assets import INGEST_ASSETS
 from pipelines.logs import QUIET_CONSOLE
 from pipelines.partitions import DayRange, due_days, plan, range_tags
 from pipelines.resources import PlatformsResource, StoreResource
+from warehouse.errors import StoreUnavailableError
+from warehouse.lake.integrity import catalog_problems
 from warehouse.marts.runs import days_with_new_raw, last_run, mark_run_script
 
 # How far back a new store's first run captures the (simulated) platforms.
@@ -79,6 +81,11 @@ def run_all(
     a complete run: only the bundled simulator can answer as of the past. ``progress`` is
     called with each step as soon as it finishes.
     """
+    # A run on a damaged catalog would commit on top of it (and fail on it at every later
+    # run): refused, with what the doctor would say first.
+    damaged = catalog_problems(settings.lake, quick=True)
+    if damaged:
+        raise StoreUnavailableError(f"{damaged[0]}; `murmur doctor` names what is damaged")
     # The watermark is the wall clock (ingested_at is), even when ``now`` is given.
     wall = datetime.now(UTC).replace(tzinfo=None)
     moment = (now or datetime.now(UTC)).astimezone(UTC)

@@ -50,6 +50,19 @@ class StoreUnavailableError(StoreError):
     """The store cannot be reached: a file cannot be opened, or a database server answers not."""
 
 
+class LakeDamagedError(StoreUnavailableError):
+    """A file the lake's catalog names is missing or does not read (``murmur doctor``)."""
+
+
+# DuckDB reading a lake file that is cut short ("No magic bytes found at end of file
+# '….parquet'", 'Could not read enough bytes from file "….parquet"'), gone ('Cannot open file
+# "….parquet": No such file or directory') or otherwise not Parquet.
+_DAMAGED_FILE = re.compile(
+    r"(no magic bytes|could not read enough bytes|cannot open file|no such file|corrupt"
+    r"|invalid parquet)[^\n]*\.parquet|\.parquet[^\n]*(no magic bytes|no such file|corrupt)",
+    re.IGNORECASE,
+)
+
 # SQLite's extended result codes (Python's ``sqlite_errorname``) for the failures above.
 _SQLITE_DUPLICATE = {"SQLITE_CONSTRAINT_PRIMARYKEY", "SQLITE_CONSTRAINT_UNIQUE"}
 _SQLITE_BUSY = {"SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED"}
@@ -123,6 +136,8 @@ def translate(exc: BaseException) -> BaseException:
         # In a statement (ConstraintException), at COMMIT (TransactionException), or under
         # another class whose text still names the key's constraint.
         translated = DuplicateKeyError(text)
+    elif _DAMAGED_FILE.search(text):
+        translated = LakeDamagedError(text)
     else:
         translated = StoreError(text)
     translated.__cause__ = exc

@@ -7,7 +7,7 @@ from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4
 
 from api.deps import SettingsDep, StoreDep
 from api.health import service
-from api.health.schemas import Health
+from api.health.schemas import Health, Readiness
 from api.schemas import Envelope, ok
 
 router = APIRouter(tags=["Operations"], include_in_schema=False)
@@ -22,13 +22,15 @@ async def liveness() -> Envelope[Health]:
     return ok(Health(status="alive"))
 
 
-@router.api_route("/readyz", methods=["GET", "HEAD"], response_model=Envelope[Health])
-async def readiness(request: Request, store: StoreDep, settings: SettingsDep) -> Envelope[Health]:
+@router.api_route("/readyz", methods=["GET", "HEAD"], response_model=Envelope[Readiness])
+async def readiness(
+    request: Request, store: StoreDep, settings: SettingsDep
+) -> Envelope[Readiness]:
     """Readiness: the store answered a trivial query in time, else 503 SERVICE_UNAVAILABLE."""
-    await service.check_ready(
+    problems = await service.check_ready(
         _shared(request), store, settings.probe_timeout_seconds, settings.data_dir
     )
-    return ok(Health(status="ready"))
+    return ok(Readiness(status="ready", problems=problems))
 
 
 @router.get("/metrics")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,6 +15,7 @@ from domain.errors import ServiceUnavailable
 from warehouse import health as health_repo
 from warehouse.group_commit import GroupCommit
 from warehouse.ids import utcnow
+from warehouse.lake import integrity
 from warehouse.store import Store
 
 log = structlog.get_logger(__name__)
@@ -22,6 +24,8 @@ T = TypeVar("T")
 
 # Seconds a client waits before asking again when the store does not answer.
 RETRY_AFTER = 5
+# How often the readiness probe has SQLite check the lake's catalog (in a child process).
+CATALOG_CHECK_SECONDS = 60.0
 
 
 async def _bounded(work: Callable[[], T], timeout: float) -> T:
@@ -44,6 +48,7 @@ class Shared:
 
     def __init__(self) -> None:
         self._running: dict[str, asyncio.Future[Any]] = {}
+        self.catalog_checked: tuple[float, list[str]] | None = None  # (monotonic, problems)
 
     async def run(self, kind: str, start: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """``start()``'s outcome, shared with every caller that arrives while it runs."""
@@ -56,10 +61,24 @@ class Shared:
         return result
 
 
+def _lake_problems(store: Store, shared: Shared) -> list[str]:
+    """What is damaged in the lake: its catalog (checked once a minute), else its files."""
+    now = time.monotonic()
+    checked = shared.catalog_checked
+    if checked is None or now - checked[0] >= CATALOG_CHECK_SECONDS:
+        checked = shared.catalog_checked = (now, integrity.catalog_problems(store.lake, quick=True))
+    if checked[1]:
+        return list(checked[1])
+    with store.analytics() as cur:
+        damaged = integrity.first_damaged_file(cur.raw)  # type: ignore[arg-type]
+    return [damaged] if damaged is not None else []
+
+
 async def check_ready(
     shared: Shared, store: Store | None, timeout: float, data_dir: Path | None = None
-) -> None:
-    """Raise SERVICE_UNAVAILABLE unless the store answers a trivial query within ``timeout``.
+) -> list[str]:
+    """Raise SERVICE_UNAVAILABLE unless the store answers a trivial query within ``timeout``;
+    return what is damaged in the lake (the service stays ready: publishing never reads it).
 
     When the probe fails and the disk under ``data_dir`` is full, the answer says so.
     """
@@ -81,6 +100,13 @@ async def check_ready(
             else "The store is unavailable."
         )
         raise ServiceUnavailable(message, retry_after=RETRY_AFTER) from exc
+    try:
+        return await shared.run(
+            "lake", lambda: _bounded(lambda: _lake_problems(store, shared), timeout)
+        )
+    except Exception as exc:  # the check failing is reported, never a reason to be unready
+        log.warning("readiness.lake_check_failed", error=f"{type(exc).__name__}: {exc}")
+        return [f"the lake could not be checked: {type(exc).__name__}"]
 
 
 async def scrape(

@@ -47,15 +47,18 @@ def attach(data_dir: DataDir = None) -> None:
 def doctor(
     data_dir: DataDir = None,
     repair: Annotated[bool, typer.Option(help="Tighten loose file modes.")] = True,
+    deep: Annotated[
+        bool, typer.Option(help="Read every row of every lake file, not only its footer.")
+    ] = False,
 ) -> None:
     """Check that both halves of the store open and are sound, and the files are owner-only."""
     from murmur.doctor import examine
 
-    report = examine(load_settings(data_dir), repair=repair)
+    report = examine(load_settings(data_dir), repair=repair, deep=deep)
     console.print(f"Publishing database: {report.publishing}", highlight=False, soft_wrap=True)
     console.print(f"Lake: {report.lake}", highlight=False, soft_wrap=True)
     for line in report.problems:
-        err.print(f"  [bold red]problem:[/] {line}", highlight=False)
+        err.print(f"  [bold red]problem:[/] {line}", highlight=False, soft_wrap=True)
     for line in report.repaired:
         console.print(f"  repaired: {line}", highlight=False)
     for path in report.loose_files:

@@ -60,7 +60,7 @@ def test_liveness_answers_in_the_envelope_without_rate_headers(root: httpx.Clien
 def test_readiness_is_200_while_the_store_answers(root: httpx.Client) -> None:
     response = root.get("/readyz")
     assert response.status_code == 200, response.text
-    assert response.json()["data"] == {"status": "ready"}
+    assert response.json()["data"] == {"status": "ready", "problems": []}
 
 
 def test_concurrent_probes_all_answer(root: httpx.Client) -> None:

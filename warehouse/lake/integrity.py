@@ -1,0 +1,175 @@
+"""Is the lake whole? Its catalog's own check, and every file its current snapshot names.
+
+A truncated or lost Parquet file, or a catalog SQLite calls malformed, used to go unseen
+until a read or a run failed on it. ``damaged_files`` names each bad file with its table
+and the days it holds (from the catalog's column statistics); ``first_damaged_file`` is the
+cheap form the readiness probe asks (each local file's presence and size).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from warehouse.lake import Lake
+from warehouse.lake.copy import lake_tables
+
+# How long SQLite's check of the catalog may take before the check itself is the problem.
+CHECK_SECONDS = 120.0
+_CHECK = """
+import sqlite3, sys
+try:
+    con = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+    pragma = "quick_check" if sys.argv[2] == "quick_check" else "integrity_check"
+    print("\\n".join(str(row[0]) for row in con.execute(f"PRAGMA {pragma}")))
+except sqlite3.DatabaseError as exc:
+    print(exc)
+"""
+# The column whose statistics say which days a file holds, in order of preference.
+_DAY_COLUMNS = ("day", "captured_at", "published_at", "started_at", "computed_at")
+
+
+@dataclass(frozen=True)
+class Damage:
+    """One file of the current snapshot that is not as the catalog says."""
+
+    table: str
+    path: str
+    problem: str
+    days: str | None = None  # "2025-03-01..2025-03-06", from the catalog's statistics
+
+    def __str__(self) -> str:
+        held = f", holding {self.days}" if self.days else ""
+        return f"{self.table}: {self.path} {self.problem}{held}"
+
+
+def catalog_problems(lake: Lake, *, quick: bool = False) -> list[str]:
+    """SQLite's own check of an embedded catalog; a PostgreSQL catalog answers for itself."""
+    if lake.kind != "sqlite":
+        return []
+    path = Path(lake.catalog.split(":", 1)[1])
+    if not path.exists():
+        return []  # a lake not created yet: the first writer creates it
+    # In a process of its own: this one may hold the catalog through DuckDB's copy of SQLite,
+    # whose POSIX locks closing Python's copy would drop (ADR 0002).
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-c",
+            _CHECK,
+            str(path),
+            "quick_check" if quick else "integrity_check",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=CHECK_SECONDS,
+    )
+    found = [line for line in done.stdout.splitlines() if line]
+    if done.returncode == 0 and found == ["ok"]:
+        return []
+    return [f"the lake's catalog {path.name} is damaged: {line}" for line in found[:10]] or [
+        f"the lake's catalog {path.name} could not be checked: {done.stderr.strip()[-300:]}"
+    ]
+
+
+def damaged_files(
+    con: duckdb.DuckDBPyConnection, alias: str = "lake", *, deep: bool = False
+) -> list[Damage]:
+    """Every file of the current snapshot that is missing, of another size, or unreadable.
+
+    Each file's footer is read; ``deep`` reads every row of it as well.
+    """
+    days = _days_by_file(con, alias)
+    found: list[Damage] = []
+    for table in lake_tables(con, alias):
+        for path, size in _files(con, alias, table):
+            problem = _local_problem(path, size) or _read_problem(con, path, deep=deep)
+            if problem is not None:
+                found.append(Damage(table, path, problem, days.get(os.path.basename(path))))
+    return found
+
+
+def first_damaged_file(con: duckdb.DuckDBPyConnection, alias: str = "lake") -> str | None:
+    """The readiness probe's look at the lake: the first local file of the current snapshot
+    that is missing or of another size than the catalog says, by its table (the probe is
+    public: no path). Nothing is read: the doctor reads, and names the file."""
+    for table in lake_tables(con, alias):
+        for path, size in _files(con, alias, table):
+            problem = _local_problem(path, size)
+            if problem is not None:
+                return f"a file of {table} {problem} (`murmur doctor` names it)"
+    return None
+
+
+def _files(con: duckdb.DuckDBPyConnection, alias: str, table: str) -> list[tuple[str, int | None]]:
+    """The data and delete files of ``table`` in the current snapshot, with their sizes."""
+    rows = con.execute(
+        "SELECT data_file, data_file_size_bytes, delete_file, delete_file_size_bytes"
+        " FROM ducklake_list_files(?, ?)",
+        [alias, table],
+    ).fetchall()
+    files: list[tuple[str, int | None]] = []
+    for data_file, data_size, delete_file, delete_size in rows:
+        files.append((str(data_file), data_size))
+        if delete_file is not None:
+            files.append((str(delete_file), delete_size))
+    return files
+
+
+def _local_problem(path: str, size: int | None) -> str | None:
+    """A local file's presence and size against the catalog's (object stores are read)."""
+    if "://" in path:
+        return None
+    try:
+        actual = os.stat(path).st_size
+    except FileNotFoundError:
+        return "is missing"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror}"
+    if size is not None and actual != size:
+        return f"has {actual:,} bytes where the catalog says {size:,}"
+    return None
+
+
+def _read_problem(con: duckdb.DuckDBPyConnection, path: str, *, deep: bool) -> str | None:
+    """Whether the file reads: its footer, or with ``deep`` every row of it."""
+    try:
+        if deep:
+            con.execute("SELECT count(*) FROM (SELECT * FROM read_parquet(?))", [path])
+        else:
+            con.execute("SELECT count(*) FROM parquet_metadata(?)", [path])
+        con.fetchall()
+    except duckdb.Error as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return f"does not read: {first}"
+    return None
+
+
+def _days_by_file(con: duckdb.DuckDBPyConnection, alias: str) -> dict[str, str]:
+    """Each current data file's name and the days it holds, by its day column's min and max."""
+    meta = f"__ducklake_metadata_{alias}"
+    rows = con.execute(
+        "SELECT f.path, c.column_name, s.min_value, s.max_value"  # noqa: S608 - the alias is ours
+        f" FROM {meta}.ducklake_data_file f"
+        f" JOIN {meta}.ducklake_file_column_stats s USING (data_file_id, table_id)"
+        f" JOIN {meta}.ducklake_column c ON c.table_id = s.table_id AND c.column_id = s.column_id"
+        " WHERE f.end_snapshot IS NULL AND c.end_snapshot IS NULL AND c.column_name IN"
+        f" ({', '.join('?' for _ in _DAY_COLUMNS)})",
+        list(_DAY_COLUMNS),
+    ).fetchall()
+    best: dict[str, tuple[int, str]] = {}
+    for path, column, low, high in rows:
+        if low is None or high is None:
+            continue
+        rank = _DAY_COLUMNS.index(str(column))
+        name = os.path.basename(str(path))
+        if name not in best or rank < best[name][0]:
+            first, last = str(low)[:10], str(high)[:10]
+            best[name] = (rank, first if first == last else f"{first}..{last}")
+    return {name: held for name, (_, held) in best.items()}
