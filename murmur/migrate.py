@@ -103,7 +103,7 @@ def _analytics(old: Path, store: Store, on_table: Callable[[str], None]) -> dict
         held = {table: _count(con, "lake", table) for table in tables}
         if any(held.values()) and held == counts:
             return counts
-        return copy_analytics_tables(con, old, on_table=on_table)
+        return copy_analytics_tables(con, old, on_table=on_table, files=store.lake.local_data)
     finally:
         con.close()
 

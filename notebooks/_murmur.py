@@ -103,7 +103,8 @@ def output_dir() -> Path:
     default <data dir>/notebook-output."""
     chosen = os.environ.get("MURMUR_NOTEBOOK_OUTPUT")
     path = _from_repo(chosen) if chosen else data_dir() / "notebook-output"
-    path.mkdir(parents=True, exist_ok=True)
+    # Charts of tenants' data: owner-only, as everything in the data directory is.
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
     return path
 
 
@@ -113,5 +114,6 @@ def show(fig: Figure, name: str) -> Path:
 
     path = output_dir() / f"{name}.png"
     fig.savefig(path, dpi=100, bbox_inches="tight")
+    path.chmod(0o600)
     display(Image(filename=str(path)))  # type: ignore[no-untyped-call]
     return path

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,6 +23,7 @@ import polars as pl
 from connectors.base import AccountSnapshot, EngagementSnapshot, Kind, PostRecord
 from warehouse.errors import StoreError
 from warehouse.extensions import ArrowStream
+from warehouse.files import sync_new_files
 from warehouse.rows import Cursor
 from warehouse.store import Lakehouse, StoreCursor
 
@@ -522,6 +524,7 @@ def load_youtube_csv(
     have = set(columns)
     sql = _youtube_sql(have)
     with store.cursor() as cur:
+        began = time.time() - 1.0  # the kernel's file clock is coarser (warehouse/lake)
         try:
             cur.execute("BEGIN TRANSACTION")
             cur.execute(
@@ -572,6 +575,9 @@ def load_youtube_csv(
                     ingested_at,
                 ],
             )
+            folder = store.store.lake.local_data
+            if folder is not None:
+                sync_new_files(folder, began)
             cur.execute("COMMIT")
         except StoreError:
             with contextlib.suppress(StoreError):

@@ -341,7 +341,9 @@ class Lakehouse:
         """``work`` in one lake transaction, again whole when a concurrent commit refused it."""
         try:
             with self._lock:
-                return lakes.run(self._con, lambda con: work(StoreCursor(con)))
+                return lakes.run(
+                    self._con, lambda con: work(StoreCursor(con)), files=self.store.lake.local_data
+                )
         finally:
             # It may have written: the API's caches of the marts re-check their version.
             self.store.changes.bump(keys=False)
@@ -364,7 +366,7 @@ class Lakehouse:
             else contextlib.nullcontext()
         )
         with self._lock, turn:
-            lakes.run(self._con, once)
+            lakes.run(self._con, once, files=self.store.lake.local_data)
         self.store.changes.bump(keys=False)
 
     def maintain(self, keep: timedelta) -> Upkeep:

@@ -29,6 +29,7 @@ from api.posts.verify import verify
 from domain import text
 from domain.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
 from murmur.errors import ErrorDetail
+from warehouse.files import sync_dir
 
 MiB = 1024 * 1024
 # Largest file of each kind, and of a whole upload body (the largest file plus the form).
@@ -212,6 +213,9 @@ class StreamedUpload:
 
     def _part_end(self) -> None:
         if self._part == "file" and self._file is not None:
+            # On disk before the upload is acknowledged: a power cut must not bring it back empty.
+            self._file.flush()
+            os.fsync(self._file.fileno())
             self._file.close()
             self._file = None
             if self.size == 0:
@@ -275,6 +279,7 @@ class StreamedUpload:
         assert self.type is not None
         storage_key = f"{media_id}.{self.type.extension}"
         os.replace(self.temp_path, self.media_dir / storage_key)
+        sync_dir(self.media_dir)  # the new name, too, before the row that points at it
         return storage_key
 
     def discard(self) -> None:

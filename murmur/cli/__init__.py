@@ -8,6 +8,7 @@ command needs (the settings, the store, the API, Dagster) it imports in its body
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -30,11 +31,17 @@ app.command()(dev.bench)
 app.command()(store.attach)
 app.command()(store.doctor)
 app.command()(store.migrate)
+app.command()(store.backup)
+app.command()(store.restore)
 app.command()(mcp.mcp)
 
 
 @app.callback()
 def _main(verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False) -> None:
+    # Owner-only from a command's first file, not from its first store's: Dagster's instance
+    # (`up` opens it before any store) and the simulator's state are written in the data
+    # directory too, and children (dagster dev, its code servers) inherit the umask.
+    os.umask(0o077)
     # Here rather than at the top: structlog is a cost `murmur --help` need not pay.
     from murmur.logs import configure_logging
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from murmur.cli.common import DataDir, console, err, load_settings
+from murmur.cli.common import DataDir, Refused, console, err, load_settings, refused
 
 
 def init(data_dir: DataDir = None) -> None:
@@ -91,6 +92,58 @@ def migrate(data_dir: DataDir = None) -> None:
         f" tables) and {sum(moved.analytics.values()):,} analytics rows"
         f" ({len(moved.analytics)} tables), every row compared; the old file is now"
         f" {moved.kept_as}.",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def backup(
+    dest: Annotated[Path, typer.Argument(help="A new folder for the copy.", metavar="DEST")],
+    data_dir: DataDir = None,
+) -> None:
+    """Copy the live embedded store consistently (SQLite's online backup, then its files)."""
+    from warehouse.backup import backup as copy_store
+    from warehouse.errors import StoreUnavailableError
+
+    settings = load_settings(data_dir)
+    if settings.publishing_url is not None or settings.lake.kind != "sqlite":
+        raise refused(
+            Refused(
+                "the scale profile's store is PostgreSQL's and the bucket's: back them up with"
+                " their own tools (docs/operations.md, Backups)"
+            )
+        )
+    try:
+        copied = copy_store(settings.data_dir, dest)
+    except StoreUnavailableError as exc:
+        raise refused(Refused(str(exc))) from None
+    console.print(
+        f"Backed up {settings.data_dir} into {dest}: both databases, {copied.lake_files:,} lake"
+        f" files, {copied.media_files:,} media files ({copied.bytes / 1e6:,.1f} MB).",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def restore(
+    source: Annotated[
+        Path, typer.Argument(help="A folder `murmur backup` made.", metavar="SOURCE")
+    ],
+    data_dir: DataDir = None,
+) -> None:
+    """Bring a backup back into a data directory that holds no store yet."""
+    from warehouse.backup import restore as bring_back
+    from warehouse.errors import StoreUnavailableError
+
+    settings = load_settings(data_dir)
+    try:
+        copied = bring_back(source, settings.data_dir)
+    except StoreUnavailableError as exc:
+        raise refused(Refused(str(exc))) from None
+    console.print(
+        f"Restored {source} into {settings.data_dir}: {copied.lake_files:,} lake files,"
+        f" {copied.media_files:,} media files ({copied.bytes / 1e6:,.1f} MB). `murmur doctor`"
+        " checks it.",
         highlight=False,
         soft_wrap=True,
     )

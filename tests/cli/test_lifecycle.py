@@ -133,7 +133,14 @@ def launch(tmp_path: Path) -> Iterator[Callable[..., Launched]]:
         }
         log = tmp_path / f"murmur-{len(started)}.log"
         with log.open("wb") as out:
-            proc = subprocess.Popen([*MURMUR, *args], env=env, stdout=out, stderr=subprocess.STDOUT)
+            # Under a user's shell's umask (022), not this process's: Murmur sets its own.
+            proc = subprocess.Popen(
+                [*MURMUR, *args],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                preexec_fn=lambda: os.umask(0o022),
+            )
         launched = Launched(proc, data_dir, log, ports)
         started.append(launched)
         return launched
@@ -211,6 +218,13 @@ def test_up_with_dagster_leaves_no_grandchild(launch: Callable[..., Launched]) -
     assert run.proc.wait(120) == 0, run.tail()
     run.assert_nothing_left(run.ports["api"], run.ports["simulator"], run.ports["dagster"])
     assert "killing:" not in run.output(), run.tail()
+    # Dagster's storage and run logs, the simulator's state: owner-only like the store's.
+    loose = [
+        f"{path.relative_to(run.data_dir)} {oct(path.stat().st_mode & 0o777)}"
+        for path in [run.data_dir, *run.data_dir.rglob("*")]
+        if not path.is_symlink() and path.stat().st_mode & 0o077
+    ]
+    assert loose == []
 
 
 @pytest.mark.timeout(300)

@@ -44,7 +44,12 @@ def _run(path: Path, settings: Settings, out: Path) -> Any:
     )
     client.km = client.create_kernel_manager()
     client.km.kernel_spec.env = env  # type: ignore[union-attr]
-    client.execute(env=env)
+    # The kernel as an analyst's shell starts it (umask 022), not with this process's 077.
+    previous = os.umask(0o022)
+    try:
+        client.execute(env=env)
+    finally:
+        os.umask(previous)
     return book
 
 
@@ -65,7 +70,10 @@ def test_notebook_runs_attached_read_only(
     assert f"opened read-only, {'embedded' if embedded else 'scale'}" in text
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert images, text
-    assert list(tmp_path.glob("*.png"))
+    charts = list(tmp_path.glob("*.png"))
+    assert charts
+    # Charts of tenants' data are owner-only, as the data directory's files are.
+    assert {oct(chart.stat().st_mode & 0o777) for chart in charts} == {oct(0o600)}
 
 
 def test_notebooks_run_from_the_repository_root(

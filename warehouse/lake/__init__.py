@@ -10,6 +10,7 @@ import contextlib
 import fcntl
 import re
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from sqlalchemy.engine import make_url
 
 from warehouse.errors import ConflictError, translate
 from warehouse.extensions import load_extension
+from warehouse.files import sync_new_files
 from warehouse.lake.migrations import migrate
 from warehouse.retry import retrying
 from warehouse.sql import literal
@@ -71,6 +73,11 @@ class Lake:
         return cls(
             catalog=f"sqlite:{root / 'lake.sqlite'}", data=f"{root / 'lake'}/", relocatable=True
         )
+
+    @property
+    def local_data(self) -> Path | None:
+        """The folder of the lake's files when it is on this machine (None: on S3)."""
+        return None if "://" in self.data else Path(self.data)
 
     @property
     def kind(self) -> str:
@@ -269,13 +276,26 @@ def _migrate(con: duckdb.DuckDBPyConnection, alias: str) -> list[int]:
             con.execute(f"USE {previous[0]}")
 
 
-def run(con: duckdb.DuckDBPyConnection, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
-    """``work`` as one lake transaction, run again whole when a concurrent commit refused it."""
+def run(
+    con: duckdb.DuckDBPyConnection,
+    work: Callable[[duckdb.DuckDBPyConnection], T],
+    *,
+    files: Path | None = None,
+) -> T:
+    """``work`` as one lake transaction, run again whole when a concurrent commit refused it.
+
+    ``files``: the lake's local folder, whose files the transaction wrote are flushed to disk
+    before the commit names them (DuckLake flushes only its catalog).
+    """
 
     def once() -> T:
+        # The kernel stamps files with a coarser clock than time.time(): a second's margin.
+        began = time.time() - 1.0
         con.execute("BEGIN TRANSACTION")
         try:
             result = work(con)
+            if files is not None:
+                sync_new_files(files, began)
             con.execute("COMMIT")
         except duckdb.Error as exc:
             _rollback(con)

@@ -36,6 +36,7 @@ def copy_analytics_tables(
     store: Path,
     *,
     on_table: Callable[[str], None] = lambda _name: None,
+    files: Path | None = None,
 ) -> dict[str, int]:
     """Copy every lake table's rows from the DuckDB store file ``store``; rows copied per table."""
     tables = lake_tables(con)
@@ -64,7 +65,7 @@ def copy_analytics_tables(
 
     con.execute(f"ATTACH {literal(str(store.resolve()))} AS {SOURCE} (READ_ONLY)")
     try:
-        return run(con, copy)
+        return run(con, copy, files=files)
     finally:
         con.execute(f"DETACH {SOURCE}")
 

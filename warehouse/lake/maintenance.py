@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -50,13 +51,18 @@ def maintain(
         # as old as ``keep`` says only from then on.
         params = [datetime.now(UTC) - keep] if aged else []
         # Each step commits on its own and runs again if a pipeline's commit refused it.
-        run(con, partial(_call, statement, params))
+        run(con, partial(_call, statement, params), files=_local(data_path))
     after = _counts(con, data_path, alias)
     return Upkeep(
         live_files=(before[0], after[0]),
         snapshots=(before[1], after[1]),
         stored_files=(before[2], after[2]),
     )
+
+
+def _local(data_path: str) -> Path | None:
+    """The lake's folder when it is on this machine: a merge's new files are flushed there."""
+    return None if "://" in data_path else Path(data_path)
 
 
 def _call(statement: str, params: list[Any], con: duckdb.DuckDBPyConnection) -> None:
