@@ -315,6 +315,17 @@ def analyst_rows(settings: Settings, sql: str, params: list[Any] | None = None) 
     return rows
 
 
+def run_murmur(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
+    """``murmur ARGS --data-dir …`` in a process of its own, on these settings' store."""
+    return subprocess.run(
+        [sys.executable, "-m", "murmur", *args, "--data-dir", str(settings.data_dir)],
+        capture_output=True,
+        text=True,
+        timeout=HANG_SECONDS,
+        env={**os.environ, **settings_env(settings), "COLUMNS": "400"},
+    )
+
+
 def settings_env(settings: Settings) -> dict[str, str]:
     """The MURMUR_* variables that give a child process these settings' store."""
     env = {"MURMUR_DATA_DIR": str(settings.data_dir)}

@@ -7,9 +7,6 @@ post acknowledged before the backup began is in the copy, the copy's lake reads 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,20 +15,10 @@ from murmur.settings import Settings
 from pipelines.importers.runner import run_import
 from pipelines.run import RunSummary, run_all
 from tests.posts.helpers import PNG, upload
-from tests.support import HANG_SECONDS, new_tenant, settings_env, start_server
+from tests.support import HANG_SECONDS, new_tenant, run_murmur, start_server
 from warehouse.rows import fetch_value
 
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-
-
-def _murmur(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "murmur", *args, "--data-dir", str(settings.data_dir)],
-        capture_output=True,
-        text=True,
-        timeout=HANG_SECONDS,
-        env={**os.environ, **settings_env(settings), "COLUMNS": "400"},
-    )
 
 
 def test_a_backup_of_a_live_store_restores_everything_acknowledged(tmp_path: Path) -> None:
@@ -77,7 +64,7 @@ def test_a_backup_of_a_live_store_restores_everything_acknowledged(tmp_path: Pat
         before = {post for _, post in acknowledged}
         begun[0] = 1
         copy = tmp_path / "backup"
-        backed = _murmur(settings, "backup", str(copy))
+        backed = run_murmur(settings, "backup", str(copy))
         assert backed.returncode == 0, backed.stdout + backed.stderr
         stop.set()
         writer.join(HANG_SECONDS)
@@ -91,9 +78,9 @@ def test_a_backup_of_a_live_store_restores_everything_acknowledged(tmp_path: Pat
     assert "Backed up" in backed.stdout
 
     restored = Settings(data_dir=tmp_path / "restored")
-    brought = _murmur(restored, "restore", str(copy))
+    brought = run_murmur(restored, "restore", str(copy))
     assert brought.returncode == 0, brought.stdout + brought.stderr
-    doctor = _murmur(restored, "doctor", "--deep")
+    doctor = run_murmur(restored, "doctor", "--deep")
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
 
     with restored.open_store() as store:
@@ -117,6 +104,6 @@ def test_a_backup_of_a_live_store_restores_everything_acknowledged(tmp_path: Pat
     assert stored.read_bytes() == PNG
     assert oct(stored.stat().st_mode & 0o777) == oct(0o600)
 
-    refused = _murmur(restored, "restore", str(copy))
+    refused = run_murmur(restored, "restore", str(copy))
     assert refused.returncode == 1
     assert "holds a store already" in refused.stderr

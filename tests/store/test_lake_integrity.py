@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,7 +23,7 @@ from domain.workspaces.service import bootstrap_test_workspace
 from murmur.settings import Settings
 from pipelines.importers.runner import run_import
 from pipelines.run import run_all
-from tests.support import HANG_SECONDS, assert_error, settings_env, start_server
+from tests.support import assert_error, run_murmur, start_server
 from warehouse import workspaces as ws_repo
 from warehouse.rows import Cursor
 
@@ -44,16 +42,6 @@ def built(tmp_path: Path) -> Settings:
     )
     assert run_all(settings, now=datetime(2018, 2, 1, tzinfo=UTC), ingest=False).success
     return settings
-
-
-def _murmur(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "murmur", *args, "--data-dir", str(settings.data_dir)],
-        capture_output=True,
-        text=True,
-        timeout=HANG_SECONDS,
-        env={**os.environ, **settings_env(settings), "COLUMNS": "400"},
-    )
 
 
 def _a_file(settings: Settings, table: str) -> tuple[Path, str]:
@@ -81,14 +69,14 @@ def test_the_doctor_names_a_cut_and_a_lost_lake_file_with_their_table_and_days(
 ) -> None:
     cut, cut_days = _a_file(built, "mart_post_daily")
     lost, lost_days = _a_file(built, "raw_engagement_snapshots")
-    healthy = _murmur(built, "doctor", "--deep")
+    healthy = run_murmur(built, "doctor", "--deep")
     assert healthy.returncode == 0, healthy.stdout + healthy.stderr
 
     os.truncate(cut, cut.stat().st_size // 2)
     lost.unlink()
 
     for args in (("doctor",), ("doctor", "--deep")):
-        found = _murmur(built, *args)
+        found = run_murmur(built, *args)
         assert found.returncode == 1, found.stdout
         assert "Not healthy." in found.stdout
         problems = [line for line in found.stderr.splitlines() if "lake file:" in line]
@@ -109,13 +97,13 @@ def test_a_malformed_catalog_is_reported_and_no_run_commits_on_top_of_it(
     catalog = _corrupt_catalog(built)
     before = hashlib.sha256(catalog.read_bytes()).hexdigest()
 
-    doctor = _murmur(built, "doctor")
+    doctor = run_murmur(built, "doctor")
     assert doctor.returncode == 1
     assert "the lake's catalog lake.sqlite is damaged: database disk image is malformed" in (
         doctor.stderr
     ), doctor.stderr
 
-    run = _murmur(built, "pipeline", "run", "--no-ingest")
+    run = run_murmur(built, "pipeline", "run", "--no-ingest")
     assert run.returncode == 1
     refusal = [line for line in run.stderr.splitlines() if line.strip()]
     assert refusal == [
