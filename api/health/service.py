@@ -69,6 +69,8 @@ def _lake_problems(store: Store, shared: Shared) -> list[str]:
         checked = shared.catalog_checked = (now, integrity.catalog_problems(store.lake, quick=True))
     if checked[1]:
         return list(checked[1])
+    if store.lake.local_data is None:
+        return []  # files on S3: the object store answers for them, the doctor reads them
     with store.analytics() as cur:
         damaged = integrity.first_damaged_file(cur.raw)  # type: ignore[arg-type]
     return [damaged] if damaged is not None else []
