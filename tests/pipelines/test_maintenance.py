@@ -7,10 +7,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from murmur.settings import Settings
 from pipelines.analytics.maintenance import lake_maintenance
 from pipelines.definitions import resources
 from tests.servers import StoreSettings
+from tests.support import analyst_rows
 from warehouse.cursor import StoreCursor
 from warehouse.store import Lakehouse
 
@@ -86,3 +89,34 @@ def test_upkeep_merges_small_files_and_removes_old_ones_keeping_every_row(
     # Nothing left to do: a second pass changes nothing.
     again = _upkeep(settings)
     assert again == {name: [after, after] for name, (_, after) in counts.items()}
+
+
+def test_an_analysts_read_only_merge_leaves_an_orphan_the_upkeep_removes(
+    tmp_path: Path, store_settings: StoreSettings
+) -> None:
+    """A READ_ONLY attach refuses DuckLake's commit, not the Parquet file written before it
+    (DuckDB 1.5.5): the orphan is the upkeep's to remove, and no reader ever sees it."""
+    settings = store_settings(tmp_path / "data")
+    with settings.open_lakehouse() as lake:
+        for n in range(3):
+            lake.run(partial(_insert, n))
+        rows = _rows(lake)
+    stored = _stored(settings)
+    with pytest.raises(RuntimeError, match=r"Failed to commit|read-only transaction"):
+        analyst_rows(settings, "CALL ducklake_merge_adjacent_files('lake')")
+    orphans = _stored(settings) - stored
+    if settings.lake.local_data is not None:  # on S3 the file is the bucket's to list
+        assert orphans, "the refused merge wrote no file"
+    with settings.open_lakehouse() as lake:
+        assert _rows(lake) == rows
+        assert not {Path(f).name for f in _files(lake)} & {Path(o).name for o in orphans}
+    _upkeep(settings)
+    assert not _stored(settings) & orphans
+    with settings.open_lakehouse() as lake:
+        assert _rows(lake) == rows
+
+
+def _stored(settings: Settings) -> set[str]:
+    """The Parquet files in the lake's folder, whatever names them."""
+    folder = settings.lake.local_data
+    return {str(p) for p in folder.rglob("*.parquet")} if folder is not None else set()
