@@ -7,6 +7,7 @@ import contextlib
 import copy
 import gc
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 import structlog
@@ -32,6 +33,7 @@ from api.schemas import ErrorEnvelope
 from domain.pagination import CursorCodec
 from murmur.settings import Settings
 from warehouse import idempotency as idem_repo
+from warehouse import webhooks as webhooks_repo
 from warehouse.group_commit import GroupCommit
 from warehouse.store import Secrets, Store
 
@@ -92,7 +94,15 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         owned = app.state.store is None
         if owned:
             app.state.store = await asyncio.to_thread(settings.open_store)
-        app.state.cursor_codec = CursorCodec(Secrets.load(settings.data_dir).signing_key)
+        secrets = Secrets.load(settings.data_dir)
+        app.state.cursor_codec = CursorCodec(secrets.signing_key)
+        if app.state.store.sealer is None:
+            app.state.store.sealer = secrets.sealer()
+        # Secrets stored before sealing are sealed now (a no-op once done).
+        await asyncio.to_thread(
+            app.state.store.run,
+            partial(webhooks_repo.seal_plaintext_secrets, sealer=app.state.store.sealer),
+        )
         app.state.post_writes = GroupCommit(app.state.store, record_posts, name="posts")
         purge = asyncio.create_task(_purge_idempotency(app.state.store))
         # The modules, routes and models loaded so far live as long as the process: moved

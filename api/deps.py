@@ -24,6 +24,7 @@ from domain.workspaces.keys import ApiKey, authenticate
 from murmur.settings import Settings
 from warehouse import idempotency as idem_repo
 from warehouse.cursor import Cursor
+from warehouse.sealing import Sealer
 from warehouse.store import Store, Transaction
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -39,6 +40,13 @@ _bearer = HTTPBearer(
 async def get_store(request: Request) -> Store:
     store: Store = request.app.state.store
     return store
+
+
+def sealer_of(store: Store) -> Sealer:
+    """What seals this installation's secrets (set when the store was opened by its settings)."""
+    if store.sealer is None:
+        raise RuntimeError("the store was opened without its data directory's sealing key")
+    return store.sealer
 
 
 async def get_settings(request: Request) -> Settings:

@@ -11,8 +11,18 @@ from starlette.responses import Response
 
 from domain import idempotency as unit
 from domain.idempotency import KEY_PATTERN, Claimed, Replayed, Reply, fingerprint, take, take_in
+from warehouse.sealing import Sealer, is_sealed
 
-__all__ = ["HEADER", "Claimed", "Replayed", "fingerprint", "replay_response", "take", "take_in"]
+__all__ = [
+    "HEADER",
+    "REPLY_CONTEXT",
+    "Claimed",
+    "Replayed",
+    "fingerprint",
+    "replay_response",
+    "take",
+    "take_in",
+]
 
 HEADER = "Idempotency-Key"
 REQUEST_ID_HEADER = "X-Request-Id"
@@ -29,13 +39,21 @@ OPENAPI_PARAMETER = {
 }
 
 
-def replay_response(reply: Reply) -> Response:
+# What a sealed stored reply is bound to (warehouse/sealing.py).
+REPLY_CONTEXT = "idempotency-reply"
+
+
+def replay_response(reply: Reply, sealer: Sealer | None = None) -> Response:
     """A repeated request's answer: the stored status and body, under the first request's id.
 
-    The body is returned exactly as stored (the contract), so its `request_id` is the first
-    request's: `X-Request-Id` says the same, and the edge middleware keeps it (and logs this
-    request's own id beside it).
+    The body is returned exactly as stored (the contract), unsealed if it was kept sealed, so
+    its `request_id` is the first request's: `X-Request-Id` says the same, and the edge
+    middleware keeps it (and logs this request's own id beside it).
     """
+    if is_sealed(reply.body):
+        if sealer is None:
+            raise RuntimeError("a sealed reply, and no key to unseal it")
+        reply = Reply(reply.status, sealer.unseal(reply.body, REPLY_CONTEXT))
     headers = {"Idempotent-Replayed": "true"}
     original = unit.request_id_of(reply.body)
     if original is not None:

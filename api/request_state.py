@@ -35,6 +35,7 @@ class RequestState:
     idempotency: Claimed | None = None  # the key this request holds
     malformed_json: str | None = None  # why the route class could not parse the body
     idempotency_mode: IdempotencyMode = IdempotencyMode.CONTEXT
+    seal_reply: bool = False  # the reply shows a secret: stored sealed under its key
 
     @staticmethod
     def of(scope: MutableMapping[str, Any]) -> RequestState:
@@ -52,3 +53,11 @@ def claims_key(mode: IdempotencyMode) -> Any:
         RequestState.of(request.scope).idempotency_mode = mode
 
     return Depends(declare)
+
+
+async def _seal_reply(request: Request) -> None:
+    RequestState.of(request.scope).seal_reply = True
+
+
+#: A route dependency declaring that the route's reply shows a secret (kept sealed at rest).
+SEALED_REPLY = Depends(_seal_reply)

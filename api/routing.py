@@ -14,12 +14,13 @@ from fastapi.routing import APIRoute
 
 from api.deps import WRITE_METHODS
 from api.errors import STORABLE_ERRORS, murmur_error_response
-from api.idempotency import Claimed, Replayed, replay_response
+from api.idempotency import REPLY_CONTEXT, Claimed, Replayed, replay_response
 from api.request_state import IdempotencyMode, RequestState
 from domain import idempotency as unit
 from domain.errors import DomainError, ServiceUnavailable
 from warehouse import retry
 from warehouse.errors import StoreError
+from warehouse.sealing import Sealer
 from warehouse.store import Store, Transaction
 
 log = structlog.get_logger(__name__)
@@ -27,8 +28,11 @@ log = structlog.get_logger(__name__)
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
 
-def _reply(response: Response) -> unit.Reply:
-    return unit.Reply(response.status_code, bytes(response.body).decode())
+def _reply(response: Response, sealer: Sealer | None = None) -> unit.Reply:
+    body = bytes(response.body).decode()
+    if sealer is not None:  # a reply that shows a secret is kept sealed (warehouse/sealing.py)
+        body = sealer.seal(body, REPLY_CONTEXT, hint=False)
+    return unit.Reply(response.status_code, body)
 
 
 def _settle(
@@ -41,11 +45,17 @@ def _settle(
     unit.settle(store, tx, claim, None if outcome is None else _reply(outcome))
 
 
-def _commit(tx: Transaction | None, claim: Claimed | None, response: Response, wrote: bool) -> None:
+def _commit(
+    tx: Transaction | None,
+    claim: Claimed | None,
+    response: Response,
+    wrote: bool,
+    sealer: Sealer | None = None,
+) -> None:
     """Record the response with the write it describes, and commit both (closing the cursor)."""
     if tx is None or not tx.begun:
         return
-    unit.commit(tx, claim, _reply(response), wrote=wrote)
+    unit.commit(tx, claim, _reply(response, sealer), wrote=wrote)
 
 
 def _abort(tx: Transaction | None) -> None:
@@ -86,7 +96,7 @@ class MurmurRoute(APIRoute):
                     response = await original(request)
                 except Replayed as replay:
                     await run_in_threadpool(_settle_released, store, state.tx, None)
-                    return replay_response(replay.reply)
+                    return replay_response(replay.reply, store.sealer)
                 except DomainError as exc:
                     tx = state.tx
                     claim = state.idempotency
@@ -112,7 +122,8 @@ class MurmurRoute(APIRoute):
                 wrote = request.method in WRITE_METHODS
                 try:
                     if tx is not None and tx.begun:
-                        await run_in_threadpool(_commit, tx, claim, response, wrote)
+                        sealer = store.sealer if state.seal_reply else None
+                        await run_in_threadpool(_commit, tx, claim, response, wrote, sealer)
                 except StoreError as exc:
                     if self._may_retry(state, exc, attempt):
                         await asyncio.sleep(retry.delay(attempt))

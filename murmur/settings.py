@@ -275,12 +275,14 @@ class Settings(BaseSettings):
         ``prepare_lake=False``: the lake is created or migrated on its first read, not now
         (:meth:`warehouse.store.Store.open`).
         """
-        from warehouse.store import Store
+        from warehouse.store import Secrets, Store
 
         self.ensure_dirs()
         if self.old_store_path.exists():
             self._refuse_unmigrated()
-        return Store.open(self.pub_url, self.lake, self.changes_file, prepare_lake=prepare_lake)
+        store = Store.open(self.pub_url, self.lake, self.changes_file, prepare_lake=prepare_lake)
+        store.sealer = Secrets.load(self.data_dir).sealer()
+        return store
 
     def open_lakehouse(self) -> Lakehouse:
         """A pipeline session on this process's own store (closing it closes the store)."""

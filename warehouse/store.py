@@ -17,6 +17,7 @@ the publishing file itself.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import secrets
@@ -35,11 +36,12 @@ from warehouse.changes import ChangeSignal
 from warehouse.cursor import Cursor, StoreCursor
 from warehouse.errors import StoreUnavailableError, translate
 from warehouse.extensions import ArrowStream
-from warehouse.files import private_dir
+from warehouse.files import private_dir, sync_dir
 from warehouse.lake import Lake, maintenance
 from warehouse.lake.maintenance import Upkeep
 from warehouse.pubdb.engine import PubDB, PubTransaction
 from warehouse.retry import retrying
+from warehouse.sealing import Sealer
 
 log = structlog.get_logger(__name__)
 
@@ -63,23 +65,43 @@ class Secrets:
     """Per-installation secrets kept in the data directory (mode 0600)."""
 
     signing_key: str
+    sealing_key: str  # hex, 32 bytes: what warehouse/sealing.py seals secrets at rest with
 
     @classmethod
     def load(cls, data_dir: Path) -> Secrets:
-        """Read the data directory's secrets, creating them on first use."""
+        """Read the data directory's secrets, creating them (or a key added since) on first use."""
         path = private_dir(data_dir) / ".secret"
-        if not path.exists():
-            body = {"signing_key": secrets.token_hex(32)}
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                json.dump(body, fh)
-            # Another process may have raced us; keep whichever landed first.
-            with contextlib.suppress(FileExistsError):
-                os.link(tmp, path)
-            tmp.unlink(missing_ok=True)
-        body = json.loads(path.read_text())
-        return cls(signing_key=body["signing_key"])
+        body = json.loads(path.read_text()) if path.exists() else {}
+        if "signing_key" not in body or "sealing_key" not in body:
+            # Under a lock, read again: two processes adding a key must agree on one.
+            with _locked(path.with_name(".secret.lock")):
+                body = json.loads(path.read_text()) if path.exists() else {}
+                if "signing_key" not in body or "sealing_key" not in body:
+                    body.setdefault("signing_key", secrets.token_hex(32))
+                    body.setdefault("sealing_key", secrets.token_hex(32))
+                    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                    with os.fdopen(fd, "w") as fh:
+                        json.dump(body, fh)
+                        fh.flush()
+                        os.fsync(fh.fileno())
+                    os.replace(tmp, path)
+                    sync_dir(path.parent)
+        return cls(signing_key=body["signing_key"], sealing_key=body["sealing_key"])
+
+    def sealer(self) -> Sealer:
+        """What seals this installation's secrets at rest."""
+        return Sealer(bytes.fromhex(self.sealing_key))
+
+
+@contextlib.contextmanager
+def _locked(lock_file: Path) -> Iterator[None]:
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 class Store:
@@ -97,6 +119,8 @@ class Store:
         self.pub = pub
         self.lake = lake
         self.changes = changes
+        # Set by whoever opens the store with its data directory (Settings.open_store).
+        self.sealer: Sealer | None = None
         self._lake_lock = threading.Lock()
         self._lake_con: duckdb.DuckDBPyConnection | None = None
         self._lake_prepared = lake_prepared

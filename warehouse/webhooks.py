@@ -10,6 +10,7 @@ from typing import Any, Literal, get_args
 from warehouse import resources
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
+from warehouse.sealing import PREFIX, Sealer
 from warehouse.sql import one_of, rows_of
 
 # The lifecycle events an endpoint may subscribe to (docs/api/webhooks.md).
@@ -227,6 +228,21 @@ def insert_endpoint(
         "enabled": enabled,
     }
     return resources.insert(cur, EndpointRow, "whk", workspace_id, values)
+
+
+def seal_plaintext_secrets(cur: Cursor, *, sealer: Sealer) -> int:
+    """Seal the signing secrets stored before they were sealed; how many."""
+    cur.execute(
+        "SELECT id, workspace_id, secret FROM webhook_endpoints WHERE secret NOT LIKE ?",
+        [f"{PREFIX}%"],
+    )
+    found = cur.fetchall()
+    for endpoint_id, workspace_id, secret in found:
+        cur.execute(
+            "UPDATE webhook_endpoints SET secret = ? WHERE id = ? AND secret = ?",
+            [sealer.seal(str(secret), str(workspace_id)), endpoint_id, secret],
+        )
+    return len(found)
 
 
 def get_endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> EndpointRow | None:

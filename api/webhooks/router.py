@@ -6,8 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from api.deps import SettingsDep, WorkspacesRead, WorkspacesWrite
+from api.deps import SettingsDep, StoreDep, WorkspacesRead, WorkspacesWrite, sealer_of
 from api.pagination import PageParams
+from api.request_state import SEALED_REPLY
 from api.routing import MurmurRoute
 from api.schemas import Envelope, ok
 from connectors.outbound import policy_for
@@ -38,13 +39,14 @@ def list_endpoints(ctx: WorkspacesRead, page: PageParams) -> Envelope[Page[Endpo
     response_model=Envelope[EndpointCreated],
     status_code=201,
     operation_id="create_webhook",
+    dependencies=[SEALED_REPLY],
 )
 def create_endpoint(
-    ctx: WorkspacesWrite, settings: SettingsDep, body: EndpointCreate
+    ctx: WorkspacesWrite, settings: SettingsDep, store: StoreDep, body: EndpointCreate
 ) -> Envelope[EndpointCreated]:
     """Register a webhook endpoint; the answer shows its signing secret, once."""
     policy = policy_for(settings.outbound_allow_hosts)
-    return ok(service.create_endpoint(ctx.tx, ctx.workspace_id, body, policy))
+    return ok(service.create_endpoint(ctx.tx, ctx.workspace_id, body, sealer_of(store), policy))
 
 
 @router.get(

@@ -18,10 +18,11 @@ from domain.webhooks.schemas import (
 from warehouse import webhooks as repo
 from warehouse.ids import from_db
 from warehouse.rows import Cursor
+from warehouse.sealing import Sealer, hint_of
 
 
 def endpoint_out(row: repo.EndpointRow) -> Endpoint:
-    return from_row(Endpoint, row, secret_hint=row.secret[:10] + "…")
+    return from_row(Endpoint, row, secret_hint=hint_of(row.secret) + "…")
 
 
 def delivery_out(row: repo.DeliveryRow) -> Delivery:
@@ -47,6 +48,7 @@ def create_endpoint(
     cur: Cursor,
     workspace_id: str,
     body: EndpointCreate,
+    sealer: Sealer,
     policy: outbound.Policy = outbound.STRICT,
 ) -> EndpointCreated:
     secret = "whsec_" + secrets.token_urlsafe(32)
@@ -54,7 +56,8 @@ def create_endpoint(
         cur,
         workspace_id,
         url=_check_url(body.url, policy),
-        secret=secret,
+        # Sealed at rest, bound to the workspace: the database alone cannot sign as a tenant.
+        secret=sealer.seal(secret, workspace_id),
         description=body.description,
         event_types=list(dict.fromkeys(body.event_types)),
         enabled=body.enabled,

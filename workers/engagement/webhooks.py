@@ -75,6 +75,13 @@ def dispatch(store: Store, limit: int = 200) -> int:
         return 0  # another runner fanned the same events out first
 
 
+def _secret(store: Store, stored: str, workspace_id: str) -> str:
+    """The endpoint's signing secret, unsealed (warehouse/sealing.py)."""
+    if store.sealer is None:
+        raise RuntimeError("the store was opened without its data directory's sealing key")
+    return store.sealer.unseal(stored, workspace_id)
+
+
 def deliver_due(
     store: Store,
     worker: str,
@@ -95,7 +102,8 @@ def deliver_due(
         if endpoint is None or endpoint.deleted_at is not None or not endpoint.enabled:
             outcome = ("failed", None, None, "the endpoint was deleted or disabled", None)
         else:
-            outcome = _attempt(client, endpoint.url, endpoint.secret, delivery, policy)
+            secret = _secret(store, endpoint.secret, endpoint.workspace_id)
+            outcome = _attempt(client, endpoint.url, secret, delivery, policy)
             status, code, ms, error, _ = outcome
             if status != "succeeded":
                 if attempts >= policy.max_attempts:
