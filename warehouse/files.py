@@ -45,9 +45,9 @@ def sync_new_files(root: Path, since: float) -> int:
 
     For writers that do not flush their own files before the commit that names them: DuckLake
     writes a Parquet file and fsyncs only its catalog (measured with strace, DuckDB 1.5.5), so
-    a power cut could leave a committed snapshot naming an empty file. Only folders whose
-    entries changed since are looked into (a new file changes its folder's mtime): the cost
-    follows the folders written, not the size of the lake.
+    a power cut could leave a committed snapshot naming an empty file. Every folder is
+    listed, but files are stat'ed only in folders whose entries changed since (a new file
+    changes its folder's mtime): a listing per folder, then the cost of what was written.
     """
     synced = 0
     pending = [str(root)]
