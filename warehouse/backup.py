@@ -11,7 +11,6 @@ At scale the halves are PostgreSQL's and the bucket's: their own tools back them
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 from contextlib import closing
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from warehouse.errors import StoreUnavailableError
-from warehouse.files import private_dir, sync_dir
+from warehouse.files import private_dir, sync_dir, sync_file
 
 PUBLISHING = "publishing.sqlite"
 CATALOG = "lake.sqlite"
@@ -126,21 +125,13 @@ def _online_copy(source: Path, dest: Path) -> int:
     ):
         live.backup(copy)
         copy.execute("PRAGMA journal_mode=WAL")  # as Murmur makes both databases
-    _flush(dest)
+    sync_file(dest)
     return dest.stat().st_size
 
 
 def _copy(source: Path, dest: Path) -> int:
     dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     shutil.copyfile(source, dest)
-    _flush(dest)
+    sync_file(dest)
     return dest.stat().st_size
 
-
-def _flush(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    sync_dir(path.parent)

@@ -32,11 +32,13 @@ def private_dir(path: Path) -> Path:
 
 def sync_dir(path: Path) -> None:
     """Make ``path``'s entries (a file created, renamed or removed in it) survive a power cut."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    _fsync(path, directory=True)
+
+
+def sync_file(path: Path) -> None:
+    """Make the file ``path``, its bytes and its name in its folder, survive a power cut."""
+    _fsync(path)
+    sync_dir(path.parent)
 
 
 def sync_new_files(root: Path, since: float) -> int:
@@ -72,11 +74,15 @@ def _sync_if_newer(path: str, since: float, *, directory: bool = False) -> int:
     try:
         if os.stat(path).st_mtime < since:
             return 0
-        fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
+        _fsync(path, directory=directory)
     except FileNotFoundError:
         return 0  # removed meanwhile
+    return 1
+
+
+def _fsync(path: str | Path, *, directory: bool = False) -> None:
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
-    return 1

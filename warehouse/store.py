@@ -396,7 +396,7 @@ class Lakehouse:
     def maintain(self, keep: timedelta) -> Upkeep:
         """One pass of the lake's upkeep; snapshots older than ``keep`` are expired."""
         with self._lock:
-            return maintenance.maintain(self._con, self.store.lake.data, keep=keep)
+            return maintenance.maintain(self._con, self.store.lake, keep=keep)
 
     def close(self) -> None:
         with self._lock:

@@ -10,12 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from warehouse.lake import run
+from warehouse.lake import Lake, run
 from warehouse.sql import literal
 
 
@@ -29,7 +28,7 @@ class Upkeep:
 
 
 def maintain(
-    con: duckdb.DuckDBPyConnection, data_path: str, *, keep: timedelta, alias: str = "lake"
+    con: duckdb.DuckDBPyConnection, lake: Lake, *, keep: timedelta, alias: str = "lake"
 ) -> Upkeep:
     """Merge adjacent small files and rewrite mostly deleted ones, then expire the snapshots
     older than ``keep`` and delete the files no kept snapshot references.
@@ -38,31 +37,26 @@ def maintain(
     reader's snapshot older than it may lose its files, and a writer's files not yet
     committed count as orphans once they are older than it.
     """
-    before = _counts(con, data_path, alias)
-    lake = literal(alias)
+    before = _counts(con, lake.data, alias)
+    name = literal(alias)
     for statement, aged in (
-        (f"CALL ducklake_merge_adjacent_files({lake})", False),
-        (f"CALL ducklake_rewrite_data_files({lake})", False),
-        (f"CALL ducklake_expire_snapshots({lake}, older_than => ?)", True),
-        (f"CALL ducklake_cleanup_old_files({lake}, older_than => ?)", True),
-        (f"CALL ducklake_delete_orphaned_files({lake}, older_than => ?)", True),
+        (f"CALL ducklake_merge_adjacent_files({name})", False),
+        (f"CALL ducklake_rewrite_data_files({name})", False),
+        (f"CALL ducklake_expire_snapshots({name}, older_than => ?)", True),
+        (f"CALL ducklake_cleanup_old_files({name}, older_than => ?)", True),
+        (f"CALL ducklake_delete_orphaned_files({name}, older_than => ?)", True),
     ):
         # The clock read at each step: files the steps before scheduled for deletion are
         # as old as ``keep`` says only from then on.
         params = [datetime.now(UTC) - keep] if aged else []
         # Each step commits on its own and runs again if a pipeline's commit refused it.
-        run(con, partial(_call, statement, params), files=_local(data_path))
-    after = _counts(con, data_path, alias)
+        run(con, partial(_call, statement, params), files=lake.local_data)
+    after = _counts(con, lake.data, alias)
     return Upkeep(
         live_files=(before[0], after[0]),
         snapshots=(before[1], after[1]),
         stored_files=(before[2], after[2]),
     )
-
-
-def _local(data_path: str) -> Path | None:
-    """The lake's folder when it is on this machine: a merge's new files are flushed there."""
-    return None if "://" in data_path else Path(data_path)
 
 
 def _call(statement: str, params: list[Any], con: duckdb.DuckDBPyConnection) -> None:
