@@ -148,9 +148,13 @@ def test_a_malformed_catalog_is_reported_and_no_run_commits_on_top_of_it(
 
     doctor = run_murmur(built, "doctor")
     assert doctor.returncode == 1
-    assert "the lake's catalog lake.sqlite is damaged: database disk image is malformed" in (
-        doctor.stderr
-    ), doctor.stderr
+    problems = [line.strip() for line in doctor.stderr.splitlines() if line.strip()]
+    assert problems == [
+        "problem: the lake's catalog lake.sqlite is damaged: database disk image is malformed;"
+        " restore a backup: `murmur restore`"
+    ], doctor.stderr
+    assert "repaired:" not in doctor.stdout  # the catalog is not mended, nor the files
+    assert not (built.data_dir / "quarantine").exists()
 
     run = run_murmur(built, "pipeline", "run", "--no-ingest")
     assert run.returncode == 1
