@@ -1,5 +1,6 @@
 """``murmur doctor``: is the store sound? Both halves answer, SQLite's own checks, the lake's
-files, file modes."""
+files, file modes; with ``repair``, loose modes tightened and damaged lake files mended
+(murmur/repair.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from murmur.repair import pending, repair_lake
 from murmur.settings import Settings
 from warehouse.health import disk_full
 from warehouse.lake.copy import lake_tables
-from warehouse.lake.integrity import catalog_problems, damaged_files
+from warehouse.lake.integrity import Damage, catalog_problems, damaged_files
 
 
 @dataclass
@@ -38,18 +40,36 @@ def _loose(data_dir: Path) -> list[Path]:
 
 def examine(settings: Settings, *, repair: bool, deep: bool = False) -> Report:
     """Open both halves, run SQLite's integrity checks, check that every file of the lake's
-    current snapshot is there and reads (``deep``: every row), check (and tighten) the files'
-    modes."""
+    current snapshot is there and reads (``deep``: every row), check the files' modes; with
+    ``repair``, tighten the modes and mend the lake (damaged files out, raw ones moved aside,
+    derived days rebuilt), then check the lake again."""
     report = Report()
     settings.ensure_dirs()  # makes the data directory owner-only again
-    report.problems += catalog_problems(settings.lake)
+    catalog = catalog_problems(settings.lake)
+    if catalog:
+        # Not mended here: the catalog is the lake's only record of which file holds what.
+        more = f" (and {len(catalog) - 1} more)" if len(catalog) > 1 else ""
+        report.problems.append(f"{catalog[0]}{more}; restore a backup: `murmur restore`")
+    damaged: list[Damage] = []
     try:
-        _examine_store(settings, report, deep=deep)
+        damaged = _examine_store(settings, report, deep=deep)
     except Exception as exc:  # reported: what the doctor is for
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        if disk_full(settings.data_dir):
-            first = f"disk full ({first})"
-        report.problems.append(f"the store does not open or read: {first}")
+        report.problems.append(f"the store does not open or read: {_first_line(exc, settings)}")
+    else:
+        if repair and not catalog and (damaged or pending(settings)):
+            try:
+                outcome = repair_lake(settings, damaged)
+                report.repaired += outcome.repaired
+                report.problems += outcome.problems
+                damaged = _damaged(settings, deep=deep)
+            except Exception as exc:  # reported; the next doctor resumes from its plan
+                report.problems.append(
+                    f"the lake's repair stopped: {_first_line(exc, settings)};"
+                    " `murmur doctor` again resumes it"
+                )
+        elif pending(settings):
+            report.problems.append("a repair of the lake was left unfinished: `murmur doctor`")
+    report.problems += [f"lake file: {damage}" for damage in damaged]
     for path in _loose(settings.data_dir):
         if repair:
             path.chmod(0o700 if path.is_dir() else 0o600)
@@ -59,7 +79,17 @@ def examine(settings: Settings, *, repair: bool, deep: bool = False) -> Report:
     return report
 
 
-def _examine_store(settings: Settings, report: Report, *, deep: bool) -> None:
+def _first_line(exc: Exception, settings: Settings) -> str:
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"disk full ({first})" if disk_full(settings.data_dir) else first
+
+
+def _damaged(settings: Settings, *, deep: bool) -> list[Damage]:
+    with settings.open_store() as store, store.analytics() as cur:
+        return damaged_files(cur.raw, "lake", deep=deep)  # type: ignore[arg-type]
+
+
+def _examine_store(settings: Settings, report: Report, *, deep: bool) -> list[Damage]:
     with settings.open_store() as store:
         engine = store.pub.engine
         report.publishing = (
@@ -73,4 +103,4 @@ def _examine_store(settings: Settings, report: Report, *, deep: bool) -> None:
             tables = lake_tables(cur.raw, alias="lake")  # type: ignore[arg-type]
             damaged = damaged_files(cur.raw, "lake", deep=deep)  # type: ignore[arg-type]
         report.lake = f"{store.lake.catalog}, {len(tables)} tables, files in {store.lake.data}"
-        report.problems += [f"lake file: {damage}" for damage in damaged]
+        return damaged

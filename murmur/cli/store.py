@@ -47,12 +47,20 @@ def attach(data_dir: DataDir = None) -> None:
 
 def doctor(
     data_dir: DataDir = None,
-    repair: Annotated[bool, typer.Option(help="Tighten loose file modes.")] = True,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            help="Tighten loose file modes and mend the lake: damaged files taken out (raw"
+            " ones moved to <data dir>/quarantine/, their loss reported), the derived days"
+            " they held or fed rebuilt. --no-repair only reports."
+        ),
+    ] = True,
     deep: Annotated[
         bool, typer.Option(help="Read every row of every lake file, not only its footer.")
     ] = False,
 ) -> None:
-    """Check that both halves of the store open and are sound, and the files are owner-only."""
+    """Check that both halves of the store open and are sound, and the files are owner-only;
+    mend what can be mended."""
     from murmur.doctor import examine
 
     report = examine(load_settings(data_dir), repair=repair, deep=deep)

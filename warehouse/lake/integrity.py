@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 import duckdb
@@ -41,7 +42,15 @@ class Damage:
     table: str
     path: str
     problem: str
-    days: str | None = None  # "2025-03-01..2025-03-06", from the catalog's statistics
+    first: date | None = None  # the first and last days it holds, from the catalog's statistics
+    last: date | None = None
+
+    @property
+    def days(self) -> str | None:
+        """The days it holds: "2025-03-01..2025-03-06", or one day."""
+        if self.first is None or self.last is None:
+            return None
+        return str(self.first) if self.first == self.last else f"{self.first}..{self.last}"
 
     def __str__(self) -> str:
         held = f", holding {self.days}" if self.days else ""
@@ -91,7 +100,8 @@ def damaged_files(
         for path, size in _files(con, alias, table):
             problem = _local_problem(path, size) or _read_problem(con, path, deep=deep)
             if problem is not None:
-                found.append(Damage(table, path, problem, days.get(os.path.basename(path))))
+                held = days.get(os.path.basename(path), (None, None))
+                found.append(Damage(table, path, problem, *held))
     return found
 
 
@@ -151,8 +161,9 @@ def _read_problem(con: duckdb.DuckDBPyConnection, path: str, *, deep: bool) -> s
     return None
 
 
-def _days_by_file(con: duckdb.DuckDBPyConnection, alias: str) -> dict[str, str]:
-    """Each current data file's name and the days it holds, by its day column's min and max."""
+def _days_by_file(con: duckdb.DuckDBPyConnection, alias: str) -> dict[str, tuple[date, date]]:
+    """Each current data file's name and the first and last days it holds, by its day
+    column's min and max."""
     meta = f"__ducklake_metadata_{alias}"
     rows = con.execute(
         "SELECT f.path, c.column_name, s.min_value, s.max_value"  # noqa: S608 - the alias is ours
@@ -163,13 +174,16 @@ def _days_by_file(con: duckdb.DuckDBPyConnection, alias: str) -> dict[str, str]:
         f" ({', '.join('?' for _ in _DAY_COLUMNS)})",
         list(_DAY_COLUMNS),
     ).fetchall()
-    best: dict[str, tuple[int, str]] = {}
+    best: dict[str, tuple[int, date, date]] = {}
     for path, column, low, high in rows:
         if low is None or high is None:
             continue
         rank = _DAY_COLUMNS.index(str(column))
         name = os.path.basename(str(path))
         if name not in best or rank < best[name][0]:
-            first, last = str(low)[:10], str(high)[:10]
-            best[name] = (rank, first if first == last else f"{first}..{last}")
-    return {name: held for name, (_, held) in best.items()}
+            best[name] = (
+                rank,
+                date.fromisoformat(str(low)[:10]),
+                date.fromisoformat(str(high)[:10]),
+            )
+    return {name: (first, last) for name, (_, first, last) in best.items()}
