@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from domain import idempotency as unit
 from domain.idempotency import KEY_PATTERN, Claimed, Replayed, Reply, fingerprint, take, take_in
-from warehouse.sealing import Sealer, is_sealed
+from warehouse.sealing import REPLY_CONTEXT, Sealer, is_sealed
 
 __all__ = [
     "HEADER",
@@ -37,10 +37,6 @@ OPENAPI_PARAMETER = {
     ),
     "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": KEY_PATTERN},
 }
-
-
-# What a sealed stored reply is bound to (warehouse/sealing.py).
-REPLY_CONTEXT = "idempotency-reply"
 
 
 def replay_response(reply: Reply, sealer: Sealer | None = None) -> Response:

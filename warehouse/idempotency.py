@@ -9,6 +9,7 @@ from typing import Literal
 from warehouse.errors import DuplicateKeyError
 from warehouse.ids import utcnow
 from warehouse.rows import Cursor, ResultRow, columns, fetch_one, fetch_row
+from warehouse.sealing import PREFIX, REPLY_CONTEXT, Sealer
 from warehouse.sql import rows_of
 
 Outcome = Literal["claimed", "replay", "conflict", "in_progress"]
@@ -197,3 +198,32 @@ def release(cur: Cursor, rk: RecordKey) -> None:
 def purge_expired(cur: Cursor) -> int:
     cur.execute("DELETE FROM idempotency_keys WHERE expires_at <= ? RETURNING 1", [utcnow()])
     return len(cur.fetchall())
+
+
+def reseal_replies(cur: Cursor, *, sealer: Sealer, limit: int) -> int:
+    """Re-seal under the current key up to ``limit`` sealed replies sealed under another; how
+    many were found."""
+    cur.execute(
+        "SELECT api_key_id, method, path, key, response_body FROM idempotency_keys"
+        " WHERE response_body LIKE ? AND response_body NOT LIKE ? LIMIT ?",
+        [f"{PREFIX}%", f"{sealer.prefix}%", limit],
+    )
+    found = cur.fetchall()
+    for api_key_id, method, path, key, body in found:
+        plain = sealer.unseal(str(body), REPLY_CONTEXT)
+        cur.execute(
+            "UPDATE idempotency_keys SET response_body = ?"
+            " WHERE api_key_id = ? AND method = ? AND path = ? AND key = ? AND response_body = ?",
+            [sealer.seal(plain, REPLY_CONTEXT, hint=False), api_key_id, method, path, key, body],
+        )
+    return len(found)
+
+
+def count_sealed_elsewhere(cur: Cursor, *, sealer: Sealer) -> int:
+    """How many stored replies are sealed under another key than the current one."""
+    cur.execute(
+        "SELECT count(*) FROM idempotency_keys"
+        " WHERE response_body LIKE ? AND response_body NOT LIKE ?",
+        [f"{PREFIX}%", f"{sealer.prefix}%"],
+    )
+    return int(cur.fetchall()[0][0])

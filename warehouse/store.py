@@ -23,10 +23,10 @@ import os
 import secrets
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import duckdb
 import structlog
@@ -41,7 +41,7 @@ from warehouse.lake import Lake, maintenance
 from warehouse.lake.maintenance import Upkeep
 from warehouse.pubdb.engine import PubDB, PubTransaction
 from warehouse.retry import retrying
-from warehouse.sealing import Sealer
+from warehouse.sealing import Keyring, Sealer, SealingKeyError
 
 log = structlog.get_logger(__name__)
 
@@ -66,32 +66,115 @@ class Secrets:
 
     signing_key: str
     sealing_key: str  # hex, 32 bytes: what warehouse/sealing.py seals secrets at rest with
+    # Keys sealing_key replaced (warehouse/rotation.py): still read, never sealed with.
+    previous_sealing_keys: tuple[str, ...] = ()
+    path: Path | None = field(default=None, compare=False)
+    # Which version of the file these keys were read from (see _KeyFile).
+    stamp: tuple[int, int, int] | None = field(default=None, compare=False)
 
     @classmethod
     def load(cls, data_dir: Path) -> Secrets:
         """Read the data directory's secrets, creating them (or a key added since) on first use."""
         path = private_dir(data_dir) / ".secret"
-        body = json.loads(path.read_text()) if path.exists() else {}
-        if "signing_key" not in body or "sealing_key" not in body:
+        read = _read_secrets(path) if path.exists() else None
+        if read is None or "signing_key" not in read[0] or "sealing_key" not in read[0]:
             # Under a lock, read again: two processes adding a key must agree on one.
             with _locked(path.with_name(".secret.lock")):
-                body = json.loads(path.read_text()) if path.exists() else {}
+                body = _read_secrets(path)[0] if path.exists() else {}
                 if "signing_key" not in body or "sealing_key" not in body:
                     body.setdefault("signing_key", secrets.token_hex(32))
                     body.setdefault("sealing_key", secrets.token_hex(32))
-                    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                    with os.fdopen(fd, "w") as fh:
-                        json.dump(body, fh)
-                        fh.flush()
-                        os.fsync(fh.fileno())
-                    os.replace(tmp, path)
-                    sync_dir(path.parent)
-        return cls(signing_key=body["signing_key"], sealing_key=body["sealing_key"])
+                    _write_secrets(path, body)
+                read = _read_secrets(path)
+        return cls._of(*read, path)
+
+    @classmethod
+    def _of(cls, body: dict[str, Any], stamp: tuple[int, int, int], path: Path) -> Secrets:
+        previous = tuple(str(key) for key in body.get("previous_sealing_keys", ()))
+        return cls(body["signing_key"], body["sealing_key"], previous, path, stamp)
+
+    def keyring(self) -> Keyring:
+        return Keyring(
+            bytes.fromhex(self.sealing_key), tuple(map(bytes.fromhex, self.previous_sealing_keys))
+        )
 
     def sealer(self) -> Sealer:
-        """What seals this installation's secrets at rest."""
-        return Sealer(bytes.fromhex(self.sealing_key))
+        """What seals this installation's secrets at rest; it reads ``.secret`` again when
+        that was replaced (a rotation), so a running process needs no restart."""
+        keys = self.keyring()
+        refresh = None
+        if self.path is not None and self.stamp is not None:
+            refresh = _KeyFile(self.path, self.stamp)
+        return Sealer(keys.current, keys.previous, refresh=refresh)
+
+    @classmethod
+    def rotate_sealing_key(cls, data_dir: Path) -> Secrets:
+        """A new sealing key in ``.secret``, the current one kept among the previous ones."""
+        cls.load(data_dir)  # made if missing
+        path = data_dir / ".secret"
+        with _locked(path.with_name(".secret.lock")):
+            body = _read_secrets(path)[0]
+            kept = [body["sealing_key"], *body.get("previous_sealing_keys", ())]
+            body["previous_sealing_keys"] = list(dict.fromkeys(kept))
+            body["sealing_key"] = secrets.token_hex(32)
+            _write_secrets(path, body)
+            return cls._of(*_read_secrets(path), path)
+
+    @classmethod
+    def forget_previous_sealing_keys(cls, data_dir: Path, *, current: str) -> int:
+        """Drop the previous sealing keys, if ``current`` is still the current one; how many.
+
+        The caller has found no value sealed under them: a rotation since would have made
+        ``current`` one of them, so the check is made again under the file's lock.
+        """
+        path = data_dir / ".secret"
+        with _locked(path.with_name(".secret.lock")):
+            body = _read_secrets(path)[0]
+            if body["sealing_key"] != current:
+                raise SealingKeyError("the sealing key was rotated meanwhile: check again")
+            dropped = len(body.pop("previous_sealing_keys", ()))
+            if dropped:
+                _write_secrets(path, body)
+        return dropped
+
+
+def _read_secrets(path: Path) -> tuple[dict[str, Any], tuple[int, int, int]]:
+    """The file's keys, and what tells this version of it from a later one (it is replaced
+    whole, so a new inode)."""
+    with path.open() as fh:
+        st = os.fstat(fh.fileno())
+        body: dict[str, Any] = json.load(fh)
+    return body, (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _write_secrets(path: Path, body: dict[str, Any]) -> None:
+    """Replace ``path`` whole, durably: a reader (or a crash) sees the old file or the new."""
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(body, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    sync_dir(path.parent)
+
+
+class _KeyFile:
+    """The sealing keys of ``.secret`` again, when the file was replaced since last read."""
+
+    def __init__(self, path: Path, stamp: tuple[int, int, int]) -> None:
+        self._path = path
+        self._stamp = stamp
+
+    def __call__(self) -> Keyring | None:
+        try:
+            st = os.stat(self._path)
+        except FileNotFoundError:
+            return None
+        if (st.st_ino, st.st_mtime_ns, st.st_size) == self._stamp:
+            return None
+        body, self._stamp = _read_secrets(self._path)
+        return Secrets._of(body, self._stamp, self._path).keyring()
 
 
 @contextlib.contextmanager

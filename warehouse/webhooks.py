@@ -10,7 +10,7 @@ from typing import Any, Literal, get_args
 from warehouse import resources
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
-from warehouse.sealing import PREFIX, Sealer
+from warehouse.sealing import PREFIX, Sealer, UnsealError
 from warehouse.sql import one_of, rows_of
 
 # The lifecycle events an endpoint may subscribe to (docs/api/webhooks.md).
@@ -243,6 +243,36 @@ def seal_plaintext_secrets(cur: Cursor, *, sealer: Sealer) -> int:
             [sealer.seal(str(secret), str(workspace_id)), endpoint_id, secret],
         )
     return len(found)
+
+
+def reseal_secrets(cur: Cursor, *, sealer: Sealer, limit: int) -> int:
+    """Re-seal under the current key up to ``limit`` secrets not sealed under it (sealed under
+    a previous key, or before sealing); how many were found."""
+    cur.execute(
+        "SELECT id, workspace_id, secret FROM webhook_endpoints WHERE secret NOT LIKE ? LIMIT ?",
+        [f"{sealer.prefix}%", limit],
+    )
+    found = cur.fetchall()
+    for endpoint_id, workspace_id, secret in found:
+        try:
+            plain = sealer.unseal(str(secret), str(workspace_id))
+        except UnsealError as exc:
+            raise UnsealError(f"webhook endpoint {endpoint_id}: {exc}") from exc
+        # Only if unchanged since read: a row rewritten meanwhile is found again if need be.
+        cur.execute(
+            "UPDATE webhook_endpoints SET secret = ? WHERE id = ? AND secret = ?",
+            [sealer.seal(plain, str(workspace_id)), endpoint_id, secret],
+        )
+    return len(found)
+
+
+def count_sealed_elsewhere(cur: Cursor, *, sealer: Sealer) -> int:
+    """How many secrets are sealed under another key than the current one."""
+    cur.execute(
+        "SELECT count(*) FROM webhook_endpoints WHERE secret LIKE ? AND secret NOT LIKE ?",
+        [f"{PREFIX}%", f"{sealer.prefix}%"],
+    )
+    return int(cur.fetchall()[0][0])
 
 
 def get_endpoint(cur: Cursor, workspace_id: str, endpoint_id: str) -> EndpointRow | None:

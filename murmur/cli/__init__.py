@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from murmur.cli import dev, imports, keys, mcp, pipeline, serve, store, up, worker
+from murmur.cli import dev, imports, keys, mcp, pipeline, seal, serve, store, up, worker
 
 app = typer.Typer(
     help="Murmur: social publishing with an analytics pipeline.", no_args_is_help=True
@@ -33,6 +33,7 @@ app.command()(store.doctor)
 app.command()(store.migrate)
 app.command()(store.backup)
 app.command()(store.restore)
+app.add_typer(seal.app, name="seal")
 app.command()(mcp.mcp)
 
 

@@ -55,6 +55,7 @@ def test_help_loads_no_store_engine_or_service(tmp_path: Path) -> None:
     [
         ["keys", "--help"],
         ["keys", "create", "--help"],
+        ["seal", "rotate", "--help"],
         ["pipeline", "run", "--help"],
         ["up", "--help"],
         ["import", "--help"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -55,22 +56,30 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.fixture
-def receiver(server: LiveServer) -> Iterator[Receiver]:
-    """A loopback receiver that the API's outbound allow-list (copied by start_runner) admits."""
+@contextlib.contextmanager
+def receiving() -> Iterator[Receiver]:
+    """A webhook receiver on a loopback port of its own, for as long as the block runs."""
     made = Receiver(url="", server=None)
     http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(made))
     made.server = http
-    port = http.server_address[1]
-    made.url = f"http://127.0.0.1:{port}/hook"
+    made.url = f"http://127.0.0.1:{http.server_address[1]}/hook"
     thread = threading.Thread(target=http.serve_forever, daemon=True)
     thread.start()
-    before = server.settings.outbound_allow_hosts
-    server.settings.outbound_allow_hosts = [*before, f"127.0.0.1:{port}"]
-    yield made
-    server.settings.outbound_allow_hosts = before
-    http.shutdown()
-    http.server_close()
+    try:
+        yield made
+    finally:
+        http.shutdown()
+        http.server_close()
+
+
+@pytest.fixture
+def receiver(server: LiveServer) -> Iterator[Receiver]:
+    """A loopback receiver that the API's outbound allow-list (copied by start_runner) admits."""
+    with receiving() as made:
+        before = server.settings.outbound_allow_hosts
+        server.settings.outbound_allow_hosts = [*before, made.url.split("/")[2]]
+        yield made
+        server.settings.outbound_allow_hosts = before
 
 
 StartRunner = Callable[..., None]
