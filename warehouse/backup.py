@@ -134,4 +134,3 @@ def _copy(source: Path, dest: Path) -> int:
     shutil.copyfile(source, dest)
     sync_file(dest)
     return dest.stat().st_size
-
