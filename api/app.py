@@ -98,11 +98,13 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         app.state.cursor_codec = CursorCodec(secrets.signing_key)
         if app.state.store.sealer is None:
             app.state.store.sealer = secrets.sealer()
-        # Secrets stored before sealing are sealed now (a no-op once done).
-        await asyncio.to_thread(
-            app.state.store.run,
-            partial(webhooks_repo.seal_plaintext_secrets, sealer=app.state.store.sealer),
-        )
+        # Secrets stored before sealing are sealed now; looked for first with a read, so
+        # that every later start (and every replica's) takes no write lock.
+        if await asyncio.to_thread(app.state.store.read, webhooks_repo.has_plaintext_secrets):
+            await asyncio.to_thread(
+                app.state.store.run,
+                partial(webhooks_repo.seal_plaintext_secrets, sealer=app.state.store.sealer),
+            )
         app.state.post_writes = GroupCommit(app.state.store, record_posts, name="posts")
         purge = asyncio.create_task(_purge_idempotency(app.state.store))
         # The modules, routes and models loaded so far live as long as the process: moved

@@ -230,6 +230,12 @@ def insert_endpoint(
     return resources.insert(cur, EndpointRow, "whk", workspace_id, values)
 
 
+def has_plaintext_secrets(cur: Cursor) -> bool:
+    """Whether any signing secret was stored before secrets were sealed."""
+    cur.execute("SELECT 1 FROM webhook_endpoints WHERE secret NOT LIKE ? LIMIT 1", [f"{PREFIX}%"])
+    return cur.fetchone() is not None
+
+
 def seal_plaintext_secrets(cur: Cursor, *, sealer: Sealer) -> int:
     """Seal the signing secrets stored before they were sealed; how many."""
     cur.execute(
