@@ -126,6 +126,10 @@ class Lake:
             identity = self.migrated_as()
             if identity is None or identity not in _MIGRATED:
                 _migrate(con, alias)
+                # Imported here: the module commits through this one's run().
+                from warehouse.lake.statistics import give_statistics
+
+                give_statistics(con, alias)
                 if identity is not None:
                     _MIGRATED.add(identity)
 
