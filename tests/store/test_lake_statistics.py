@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
+
 from tests.servers import StoreSettings
 from warehouse.lake.statistics import without_statistics
 
@@ -24,6 +26,7 @@ def test_a_new_lake_plans_without_asking_its_catalog(
 ) -> None:
     with store_settings(tmp_path / "data").open_lakehouse() as lake, lake.cursor() as cur:
         con = cur.raw
+        assert isinstance(con, duckdb.DuckDBPyConnection)
         assert without_statistics(con) == []
         tables = [
             str(row[0])
@@ -36,7 +39,8 @@ def test_a_new_lake_plans_without_asking_its_catalog(
         assert len(tables) >= 15
         # The placeholders are gone, and left no file behind (inlined into the catalog).
         for table in tables:
-            assert con.execute(f'SELECT count(*) FROM lake."{table}"').fetchone() == (0,), table  # noqa: S608
+            counted = con.execute(f'SELECT count(*) FROM lake."{table}"')  # noqa: S608
+            assert counted.fetchone() == (0,), table
         files = con.execute(
             "SELECT count(*) FROM __ducklake_metadata_lake.ducklake_data_file"
         ).fetchone()
