@@ -37,9 +37,9 @@ def attach(data_dir: DataDir = None) -> None:
     if missing:
         raise refused(
             Refused(
-                "this store is PostgreSQL's and the object store's, and the analysts have no"
-                f" credentials of their own: set {', '.join(missing)} (and run `murmur"
-                " analysts grant`, docs/operations.md); the service's are never printed"
+                "at scale an analyst attaches with credentials of their own, never the"
+                f" service's: set {', '.join(missing)} (and run `murmur analysts grant`;"
+                " docs/operations.md, Analysts at scale)"
             )
         )
     login = settings.analyst_login
