@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
-from pydantic import Field, IPvAnyNetwork, field_validator, model_validator
+from pydantic import Field, IPvAnyNetwork, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from warehouse.files import private_dir
@@ -17,7 +17,8 @@ from warehouse.files import private_dir
 # every command reads the settings, and most commands never need SQLAlchemy, DuckDB or polars
 # (tests/cli/test_startup.py).
 if TYPE_CHECKING:
-    from warehouse.lake import Lake
+    from warehouse.analysts import Login
+    from warehouse.lake import S3, Lake
     from warehouse.store import Lakehouse, Store
 
 # Where the store lives besides the data directory: what another process (a pipeline step,
@@ -66,6 +67,19 @@ class Settings(BaseSettings):
     s3_secret: str | None = Field(default=None, description="That store's secret key.")
     s3_region: str = Field(default="us-east-1", description="That store's region.")
     s3_use_ssl: bool = Field(default=True, description="Whether to reach that store by HTTPS.")
+    # The analysts' own credentials at scale, which `murmur attach` prints instead of the
+    # service's (docs/security.md, "Analysts at scale"); the service never connects with them.
+    analyst_role: str | None = Field(
+        default=None,
+        description="The analysts' read-only PostgreSQL role (`murmur analysts grant` makes it).",
+    )
+    analyst_password: SecretStr | None = Field(default=None, description="That role's password.")
+    analyst_s3_key_id: str | None = Field(
+        default=None,
+        description="The analysts' read-only access key (s3:GetObject, s3:ListBucket) to the"
+        " lake's bucket.",
+    )
+    analyst_s3_secret: SecretStr | None = Field(default=None, description="That key's secret.")
     simulator_port: int = Field(default=8600, description="Where `murmur up` runs the simulator.")
     platforms_url: str = Field(
         default="",
@@ -263,6 +277,50 @@ class Settings(BaseSettings):
             data=self.lake_data or embedded.data,
             s3=s3,
         )
+
+    @property
+    def analyst_login(self) -> Login | None:
+        """The analysts' PostgreSQL role and password, when both are set."""
+        from warehouse.analysts import Login
+
+        if not self.analyst_role or self.analyst_password is None:
+            return None
+        return Login(self.analyst_role, self.analyst_password.get_secret_value())
+
+    @property
+    def analyst_s3(self) -> S3 | None:
+        """The lake's object store with the analysts' key, when the key is set."""
+        from warehouse.lake import S3
+
+        s3 = self.lake.s3
+        if s3 is None or not self.analyst_s3_key_id or self.analyst_s3_secret is None:
+            return None
+        return S3(
+            endpoint=s3.endpoint,
+            key_id=self.analyst_s3_key_id,
+            secret=self.analyst_s3_secret.get_secret_value(),
+            region=s3.region,
+            use_ssl=s3.use_ssl,
+        )
+
+    def analyst_settings_missing(self) -> list[str]:
+        """The MURMUR_ANALYST_* variables this store needs for an analyst's attach and lacks.
+
+        None on the embedded profile, whose files the analyst reads under the file
+        permissions; the PostgreSQL role where a database is PostgreSQL; the key where the
+        lake's files are on S3.
+        """
+        from sqlalchemy.engine import make_url
+
+        needed: list[str] = []
+        if (
+            make_url(self.pub_url).get_backend_name() == "postgresql"
+            or self.lake.kind == "postgres"
+        ):
+            needed += ["analyst_role", "analyst_password"]
+        if self.lake.s3 is not None:
+            needed += ["analyst_s3_key_id", "analyst_s3_secret"]
+        return [f"MURMUR_{name.upper()}" for name in needed if not getattr(self, name)]
 
     def ensure_dirs(self) -> None:
         """Create the data and media directories, owner-only (warehouse/files.py)."""

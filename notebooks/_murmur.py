@@ -42,10 +42,12 @@ def attach_sql(directory: Path) -> str:
     """The SQL `murmur attach` prints for this data directory."""
     done = subprocess.run(
         [sys.executable, "-m", "murmur", "attach", "--data-dir", str(directory)],
-        check=True,
         capture_output=True,
         text=True,
     )
+    if done.returncode:
+        # At scale without the analysts' credentials it says which MURMUR_ANALYST_* to set.
+        raise RuntimeError(done.stderr.strip() or f"murmur attach exited {done.returncode}")
     return done.stdout
 
 

@@ -14,13 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 from murmur.logs import configure_logging
 from murmur.settings import Settings
-from tests.servers import ANALYST, ScaleServers, StoreSettings, postgres_server, s3_server
-from tests.support import LiveServer, Tenant, new_tenant, start_server
+from tests.servers import ScaleServers, StoreSettings, postgres_server, s3_server
+from tests.support import LiveServer, Tenant, grant_analysts, new_tenant, start_server
 from warehouse.store import Store
 
 
@@ -31,8 +30,6 @@ def scale_servers() -> Iterator[ScaleServers]:
     pg_work, s3_work = Path(tempfile.mkdtemp(prefix="murmur-pg-")), Path(tempfile.mkdtemp())
     try:
         with postgres_server(pg_work) as postgres, s3_server(s3_work) as endpoint:
-            with psycopg.connect(postgres.dsn("postgres"), autocommit=True) as admin:
-                admin.execute(f"CREATE ROLE {ANALYST} LOGIN")
             yield ScaleServers(postgres, endpoint)
     finally:
         shutil.rmtree(pg_work, ignore_errors=True)
@@ -57,6 +54,8 @@ def server(
 ) -> Iterator[LiveServer]:
     configure_logging()
     live = start_server(store_settings(tmp_path_factory.mktemp("murmur-data")))
+    # The notebooks attach as `murmur attach` prints: at scale, as the analysts' role.
+    grant_analysts(live.settings)
     yield live
     live.stop()
 

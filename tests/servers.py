@@ -23,13 +23,20 @@ from typing import Any, Protocol
 
 import httpx
 import psycopg
+from psycopg.conninfo import make_conninfo
+from sqlalchemy.engine import URL
 
 from murmur.settings import Settings
 from tests.support import HANG_SECONDS, free_port
 
 SUPERUSER = "murmur"
-# A role with no grants of its own, which the analyst tests grant SELECT to.
+# The analysts' role of every store of the session (`murmur analysts grant` sets its grants
+# in each store's databases), and its password, which the server checks (pg_hba below).
 ANALYST = "analyst"
+ANALYST_PASSWORD = "analyst's p@ss"
+# moto's shared server checks no key (tests/store/test_analysts.py starts one that does):
+# the analysts' own key all the same, so no analyst's session is handed the service's.
+ANALYST_S3_KEY = ("analyst", "analyst")
 
 
 def postgres_bin() -> Path:
@@ -53,11 +60,15 @@ class Postgres:
 
     port: int
 
-    def dsn(self, database: str, user: str = SUPERUSER) -> str:
-        return f"host=127.0.0.1 port={self.port} user={user} dbname={database}"
+    def dsn(self, database: str, user: str = SUPERUSER, password: str | None = None) -> str:
+        return make_conninfo(
+            host="127.0.0.1", port=self.port, user=user, password=password, dbname=database
+        )
 
-    def url(self, database: str, user: str = SUPERUSER) -> str:
-        return f"postgresql+psycopg://{user}@127.0.0.1:{self.port}/{database}"
+    def url(self, database: str, user: str = SUPERUSER, password: str | None = None) -> str:
+        return URL.create(
+            "postgresql+psycopg", user, password, "127.0.0.1", self.port, database
+        ).render_as_string(hide_password=False)
 
     def create_database(self, name: str) -> None:
         """A new database collating text as a deployment's usually does (ICU, en-US), not
@@ -71,7 +82,8 @@ class Postgres:
 
 @contextlib.contextmanager
 def postgres_server(work: Path) -> Iterator[Postgres]:
-    """A PostgreSQL cluster in ``work``, trusting loopback connections, stopped at the end."""
+    """A PostgreSQL cluster in ``work``, stopped at the end: the superuser is trusted on
+    loopback, any other role logs in with its password (SCRAM), as a deployment's would."""
     data, sock = work / "pgdata", work / "pgsock"
     sock.mkdir()
     as_user: list[str] = []
@@ -85,6 +97,10 @@ def postgres_server(work: Path) -> Iterator[Postgres]:
         check=True,
         capture_output=True,
         timeout=HANG_SECONDS,
+    )
+    (data / "pg_hba.conf").write_text(
+        f"local all all trust\nhost all {SUPERUSER} 127.0.0.1/32 trust\n"
+        "host all all 127.0.0.1/32 scram-sha-256\n"
     )
     port = free_port()
     options = f"-c listen_addresses=127.0.0.1 -p {port} -k {sock} -c max_connections=100"
@@ -173,5 +189,9 @@ class ScaleServers:
             s3_key_id="murmur",
             s3_secret="murmur",
             s3_use_ssl=False,
+            analyst_role=ANALYST,
+            analyst_password=ANALYST_PASSWORD,
+            analyst_s3_key_id=ANALYST_S3_KEY[0],
+            analyst_s3_secret=ANALYST_S3_KEY[1],
             **options,
         )

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 import uvicorn
+from pydantic import SecretStr
 
 from api.app import BASE_PATH, create_app
 from connectors.platforms import PLATFORMS
@@ -27,6 +28,9 @@ from domain.workspaces.service import bootstrap_test_workspace
 from murmur.settings import STORE_FIELDS, Settings
 from warehouse import workspaces as ws_repo
 from warehouse.store import Lakehouse, Store
+
+# What an analyst's `murmur attach` reads besides the store's whereabouts.
+ANALYST_FIELDS = ("analyst_role", "analyst_password", "analyst_s3_key_id", "analyst_s3_secret")
 
 # How long a test waits for something before it fails: only to turn a hang into a failure
 # (every wait polls and returns as soon as its condition holds), so generous for a busy machine.
@@ -285,8 +289,29 @@ json.dump([list(row) for row in cur.fetchall()], sys.stdout, default=str)
 """
 
 
+def grant_analysts(settings: Settings) -> None:
+    """What ``murmur analysts grant`` does for ``settings``' store (nothing on the embedded
+    profile): the analysts' role reads its tables as they are now."""
+    from warehouse.analysts import (
+        catalog_conninfo,
+        grant_lake_catalog,
+        grant_publishing,
+        publishing_conninfo,
+    )
+
+    login = settings.analyst_login
+    if login is None:
+        return
+    publishing = publishing_conninfo(settings.pub_url)
+    if publishing is not None:
+        grant_publishing(publishing, login)
+    if settings.lake.kind == "postgres":
+        grant_lake_catalog(catalog_conninfo(settings.lake), login)
+
+
 def attach_sql(settings: Settings) -> str:
     """What ``murmur attach`` prints for ``settings``, without its INSTALL/LOAD lines."""
+    grant_analysts(settings)  # the tables a test made since are readable too
     printed = subprocess.run(
         [sys.executable, "-m", "murmur", "attach", "--data-dir", str(settings.data_dir)],
         capture_output=True,
@@ -329,10 +354,12 @@ def run_murmur(settings: Settings, *args: str) -> subprocess.CompletedProcess[st
 def settings_env(settings: Settings) -> dict[str, str]:
     """The MURMUR_* variables that give a child process these settings' store."""
     env = {"MURMUR_DATA_DIR": str(settings.data_dir)}
-    for name in STORE_FIELDS:
+    for name in (*STORE_FIELDS, *ANALYST_FIELDS):
         value = getattr(settings, name)
         if isinstance(value, bool):
             env[f"MURMUR_{name.upper()}"] = "true" if value else "false"
+        elif isinstance(value, SecretStr):
+            env[f"MURMUR_{name.upper()}"] = value.get_secret_value()
         elif value is not None:
             env[f"MURMUR_{name.upper()}"] = str(value)
     return env

@@ -24,17 +24,36 @@ def init(data_dir: DataDir = None) -> None:
 
 
 def attach(data_dir: DataDir = None) -> None:
-    """Print the DuckDB SQL that attaches the store read-only: publishing as pub, lake as lake."""
+    """Print the DuckDB SQL that attaches the store read-only: publishing as pub, lake as lake.
+
+    At scale it carries the analysts' own role and key (MURMUR_ANALYST_*), never the
+    service's; without them it refuses.
+    """
+    from warehouse.analysts import analyst_lake, analyst_publishing_url
     from warehouse.lake import attach_publishing_sql
 
     settings = load_settings(data_dir)
-    lake = settings.lake
+    missing = settings.analyst_settings_missing()
+    if missing:
+        raise refused(
+            Refused(
+                "at scale an analyst attaches with credentials of their own, never the"
+                f" service's: set {', '.join(missing)} (and run `murmur analysts grant`;"
+                " docs/operations.md, Analysts at scale)"
+            )
+        )
+    login = settings.analyst_login
+    lake, pub_url = settings.lake, settings.pub_url
+    if login is not None:
+        pub_url = analyst_publishing_url(pub_url, login)
+    if login is not None or settings.analyst_s3 is not None:
+        lake = analyst_lake(lake, login, settings.analyst_s3)
     lines = [f"INSTALL {lake.kind}; LOAD {lake.kind}; INSTALL ducklake; LOAD ducklake;"]
     secret = lake.secret_sql()
     if secret is not None:
         lines += ["INSTALL httpfs; LOAD httpfs;", f"{secret};"]
     lines += [
-        f"{attach_publishing_sql(settings.pub_url)};",
+        f"{attach_publishing_sql(pub_url)};",
         f"{lake.attach_sql(read_only=True)};",
         # Unqualified names find the lake's tables, then the publishing ones.
         "SET search_path = 'lake,pub';",
@@ -43,6 +62,69 @@ def attach(data_dir: DataDir = None) -> None:
     ]
     # Printed for the analyst to paste, never executed here.
     typer.echo("\n".join(lines))
+
+
+analysts = typer.Typer(
+    help="The analysts' read-only access at scale (what `murmur attach` prints).",
+    no_args_is_help=True,
+)
+
+
+@analysts.command("grant")
+def grant_analysts(data_dir: DataDir = None) -> None:
+    """Create or set right the analysts' read-only PostgreSQL role and its grants (at scale).
+
+    Safe to run again, and to be run again after every upgrade: the role then holds exactly
+    these grants, whatever it held before.
+    """
+    from warehouse.analysts import (
+        catalog_conninfo,
+        grant_lake_catalog,
+        grant_publishing,
+        publishing_conninfo,
+    )
+    from warehouse.errors import StoreError
+
+    settings = load_settings(data_dir)
+    lake = settings.lake
+    publishing = publishing_conninfo(settings.pub_url)
+    if publishing is None and lake.kind != "postgres":
+        raise refused(
+            Refused(
+                "nothing to grant: this store is embedded (files), which an analyst reads under"
+                " the file permissions (docs/security.md); a role is for PostgreSQL"
+                " (MURMUR_PUBLISHING_URL, MURMUR_LAKE_CATALOG)"
+            )
+        )
+    login = settings.analyst_login
+    if login is None:
+        raise refused(Refused("set MURMUR_ANALYST_ROLE and MURMUR_ANALYST_PASSWORD first"))
+    try:
+        # Both schemas as this release has them, so every table there is to grant exists.
+        settings.open_store().close()
+        done = []
+        if publishing is not None:
+            done.append(grant_publishing(publishing, login))
+        if lake.kind == "postgres":
+            done.append(grant_lake_catalog(catalog_conninfo(lake), login))
+    except StoreError as exc:
+        raise refused(Refused(str(exc))) from None
+    for granted in done:
+        withheld = f", but {', '.join(granted.withheld)}" if granted.withheld else ""
+        console.print(
+            f"{login.role} reads {granted.tables} tables of {granted.database}{withheld};"
+            " nothing else.",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if lake.s3 is not None:
+        console.print(
+            "The lake's files: MURMUR_ANALYST_S3_KEY_ID must be a key of the bucket's that may"
+            " only read (s3:GetObject, s3:ListBucket): the object store's policy is yours to"
+            " set (docs/security.md).",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def doctor(

@@ -12,10 +12,10 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-import psycopg
 import pytest
 
-from tests.servers import ANALYST, ScaleServers, create_bucket
+from tests.servers import ANALYST, ANALYST_PASSWORD, ANALYST_S3_KEY, ScaleServers, create_bucket
+from warehouse.analysts import Login, grant_lake_catalog, grant_publishing
 from warehouse.lake import S3, Lake
 from warehouse.pubdb.engine import sqlite_url
 
@@ -49,21 +49,32 @@ def profile(request: pytest.FixtureRequest, tmp_path: Path) -> Profile:
     # moto checks no credentials: any key is let in (ADR 0002, "Not measured").
     s3 = S3(endpoint=servers.s3_endpoint, key_id="murmur", secret="murmur", use_ssl=False)
     lake = Lake(f"postgres:{servers.postgres.dsn(f'{name}_lake')}", f"s3://{name}/lake/", s3)
+    # The analysts' role and key, as `murmur attach` prints them (tests/store/test_analysts.py
+    # checks what the key may do on a server that checks keys).
+    key_id, secret = ANALYST_S3_KEY
+    analyst_s3 = S3(endpoint=servers.s3_endpoint, key_id=key_id, secret=secret, use_ssl=False)
     analyst_lake = Lake(
-        f"postgres:{servers.postgres.dsn(f'{name}_lake', user=ANALYST)}", lake.data, s3
+        f"postgres:{servers.postgres.dsn(f'{name}_lake', ANALYST, ANALYST_PASSWORD)}",
+        lake.data,
+        analyst_s3,
     )
     return Profile(
         "scale",
         servers.postgres.url(f"{name}_pub"),
         lake,
-        analyst_url=servers.postgres.url(f"{name}_pub", user=ANALYST),
+        analyst_url=servers.postgres.url(f"{name}_pub", ANALYST, ANALYST_PASSWORD),
         analyst_lake=analyst_lake,
         owner_dsns=(servers.postgres.dsn(f"{name}_pub"), servers.postgres.dsn(f"{name}_lake")),
     )
 
 
-def grant_analyst(profile: Profile) -> None:
-    """Let the analyst's role read (only) the publishing tables and the lake's catalog."""
-    for dsn in profile.owner_dsns:
-        with psycopg.connect(dsn, autocommit=True) as owner:
-            owner.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {ANALYST}")
+def grant_analyst(profile: Profile, *, lake: bool = True) -> None:
+    """What `murmur analysts grant` does: the analysts' role reads (only) the publishing
+    tables but their secrets, and (``lake``: the test made one) the lake's catalog."""
+    if not profile.owner_dsns:
+        return
+    login = Login(ANALYST, ANALYST_PASSWORD)
+    publishing, catalog = profile.owner_dsns
+    grant_publishing(publishing, login)
+    if lake:
+        grant_lake_catalog(catalog, login)

@@ -12,13 +12,13 @@ import uuid
 import duckdb
 import psycopg
 import pytest
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from sqlalchemy.engine import URL
 
 from tests.servers import ScaleServers
 from warehouse.errors import StoreError
-from warehouse.lake import _publishing_target as publishing_target
-from warehouse.lake import attach_publishing, attach_publishing_sql
+from warehouse.lake import attach_publishing, attach_publishing_sql, publishing_target
 
 ODD_USER = "ana lyst@corp/eu:1 'x' \\"
 ODD_PASSWORD = "p@ss/w:rd with spaces 'and' \\ backslash"
@@ -59,13 +59,17 @@ def test_a_role_with_an_odd_name_attaches(scale_servers: ScaleServers) -> None:
     role = f"{ODD_USER} {uuid.uuid4().hex[:6]}"
     quoted = '"' + role.replace('"', '""') + '"'
     with psycopg.connect(postgres.dsn(database), autocommit=True) as admin:
-        admin.execute(f"CREATE ROLE {quoted} LOGIN")
+        admin.execute(
+            sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+                sql.Identifier(role), sql.Literal(ODD_PASSWORD)
+            )
+        )
         admin.execute("CREATE TABLE greetings (word text)")
         admin.execute("INSERT INTO greetings VALUES ('hello')")
         admin.execute(f"GRANT SELECT ON greetings TO {quoted}")
     con = duckdb.connect()
     try:
-        # Loopback is trusted: the password is carried (and must be quoted) but not checked.
+        # The server checks the password (SCRAM): it arrives whole, quoted as libpq reads it.
         attach_publishing(con, _url(role, ODD_PASSWORD, database, postgres.port))
         assert con.execute("SELECT word FROM pub.greetings").fetchall() == [("hello",)]
         assert con.execute(

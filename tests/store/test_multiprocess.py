@@ -223,6 +223,9 @@ def test_api_pipeline_and_analyst_share_the_store(served: Served) -> None:
         timeout=HANG_SECONDS,
     )
     assert writer.returncode == 0, writer.stderr
+    if "MURMUR_PUBLISHING_URL" in served.env:
+        # At scale the analyst attaches as the analysts' role, which this gives its grants.
+        run_murmur(served.env, "analysts", "grant")
     attach_sql = run_murmur(served.env, "attach")
     assert "READ_ONLY" in attach_sql
     analyst = subprocess.run(

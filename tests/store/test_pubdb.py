@@ -348,7 +348,7 @@ def test_an_analyst_attaches_it_read_only_and_joins_it_in_duckdb(
     with db.transaction() as conn:
         _new_post(conn, "post_1", tags=["launch"])
         _new_post(conn, "post_2")
-    grant_analyst(profile)
+    grant_analyst(profile, lake=False)
     con = duckdb.connect()
     attach_publishing(con, profile.analyst_url)
     con.execute("CREATE TABLE impressions AS SELECT 'post_1' AS post_id, 40 AS n")

@@ -188,7 +188,7 @@ def prepare(lake: Lake) -> None:
         con.close()
 
 
-def _publishing_target(url: str) -> tuple[str, str]:
+def publishing_target(url: str) -> tuple[str, str]:
     """The DuckDB extension and ATTACH target of the publishing database's SQLAlchemy URL."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -209,7 +209,7 @@ def _publishing_target(url: str) -> tuple[str, str]:
 
 def attach_publishing_sql(url: str, alias: str = "pub", *, read_only: bool = True) -> str:
     """The ATTACH statement of the publishing database (its SQLAlchemy URL)."""
-    kind, target = _publishing_target(url)
+    kind, target = publishing_target(url)
     options = f"TYPE {kind}, READ_ONLY" if read_only else f"TYPE {kind}"
     return f"ATTACH {literal(target)} AS {alias} ({options})"
 
@@ -222,7 +222,7 @@ def attach_publishing(
     For a process that does not also reach that database through PubDB (ADR 0002: one copy
     of SQLite per file in a process): an analyst's session, a test's.
     """
-    load_extension(con, _publishing_target(url)[0])
+    load_extension(con, publishing_target(url)[0])
     _attach(con, attach_publishing_sql(url, alias, read_only=read_only))
 
 
