@@ -47,6 +47,8 @@ SCALE_TESTS := tests/store/test_session_profile.py tests/posts tests/publishing/
 	tests/pipelines/test_maintenance.py tests/pipelines/test_sensor.py \
 	tests/e2e/test_analytics_e2e.py::test_a_post_created_through_the_api_appears_in_analytics \
 	tests/store/test_multiprocess.py \
+	tests/store/test_lake_integrity.py::test_a_cut_raw_file_is_taken_out_and_its_loss_reported \
+	tests/store/test_lake_integrity.py::test_a_take_out_racing_another_commit_takes_the_next_snapshot \
 	tests/notebooks/test_notebooks.py::test_notebook_runs_attached_read_only
 
 ## The whole test suite, the scale profile's run, then the linters.

@@ -3,9 +3,9 @@
 A damaged file of a derived table is taken out of the current snapshot without being read
 (warehouse/lake/repair.py) and the days it held are rebuilt from the raw tables by the
 pipeline's own steps (``pipelines.run.rebuild_days``). A damaged raw file cannot be rebuilt:
-it is moved to ``<data dir>/quarantine/<table>/``, taken out the same way (the table reads
-again), its loss reported with its days, ingest times and rows, and the derived days it fed
-are rebuilt without it.
+it is moved to ``<data dir>/quarantine/<table>/`` (an object on S3 stays in its bucket),
+taken out the same way (the table reads again), its loss reported with its days, ingest
+times and rows, and the derived days it fed are rebuilt without it.
 
 Killed at any moment (kill -9), a later ``murmur doctor`` finishes the job; the steps are
 ordered so that every state in between is one it resumes from:
@@ -166,16 +166,20 @@ def _take_out(
             name = os.path.basename(file.path)
             if table in RAW_TABLES:
                 if local is None:
-                    outcome.problems.append(
-                        f"{damage}: a raw file on object storage is not moved by the doctor:"
-                        " restore it from the bucket's versions or a backup"
+                    # An object is not moved: the bucket keeps it (and its versions, where
+                    # versioning is on) until the upkeep deletes what no kept snapshot reads.
+                    where = "left in the bucket until the upkeep deletes it"
+                    done = f"took out {name} ({damage.problem}), {where}"
+                else:
+                    aside = folder / table / name
+                    moves += [
+                        (path, folder / table / os.path.basename(path))
+                        for path in (file.path, *file.delete_paths)
+                    ]
+                    done = (
+                        f"moved {name} ({damage.problem}) aside to"
+                        f" {aside.relative_to(settings.data_dir)}"
                     )
-                    continue
-                aside = folder / table / name
-                moves += [
-                    (path, folder / table / os.path.basename(path))
-                    for path in (file.path, *file.delete_paths)
-                ]
                 ingested = ""
                 if file.ingested is not None:
                     low, high = (moment[:16] for moment in file.ingested)
@@ -186,11 +190,7 @@ def _take_out(
                     if table in _FEEDS_MARTS
                     else ""
                 )
-                new.lines.append(
-                    f"{table}: moved {name} ({damage.problem}) aside to"
-                    f" {aside.relative_to(settings.data_dir)}: lost {file.rows:,} rows{held}"
-                    f"{ingested}{fed}"
-                )
+                new.lines.append(f"{table}: {done}: lost {file.rows:,} rows{held}{ingested}{fed}")
                 if table in _FEEDS_MARTS:
                     if damage.first is None or damage.last is None:
                         new.every_day = True

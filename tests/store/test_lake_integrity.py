@@ -4,8 +4,13 @@ And it is mended: `murmur doctor` takes a damaged file out, moves a raw one asid
 rebuilds the derived days from the raw tables, also when killed half-way and run again.
 
 The damage is done as it happens to files: a Parquet file cut short, one gone, pages of the
-catalog overwritten. The days each file holds are read from the file itself before it is
-damaged, not from the catalog the doctor reads them from.
+catalog overwritten (on S3: the object rewritten shorter, or deleted). The days each file
+holds are read from the file itself before it is damaged, not from the catalog the doctor
+reads them from.
+
+The tests run on the session's profile (``--store-profile=scale``: a PostgreSQL catalog, the
+files on S3); a SQLite catalog's, the API's and a kill's are the embedded profile's, a race
+on PostgreSQL's unique key the scale profile's.
 """
 
 from __future__ import annotations
@@ -17,12 +22,18 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
+from typing import Any
 
+import boto3  # type: ignore[import-untyped]
 import duckdb
 import httpx
+import psycopg
 import pytest
 
 from api.app import BASE_PATH
@@ -31,33 +42,68 @@ from domain.workspaces.service import bootstrap_test_workspace
 from murmur.settings import Settings
 from pipelines.importers.runner import run_import
 from pipelines.run import run_all
+from tests.servers import StoreSettings
 from tests.support import HANG_SECONDS, assert_error, run_murmur, settings_env, start_server
 from warehouse import workspaces as ws_repo
-from warehouse.lake import Lake
+from warehouse.cursor import StoreCursor
+from warehouse.lake.repair import current_files, take_out
 from warehouse.rows import Cursor
 
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 # The US trending export: 15k rows over 2017-11-14..2018-01-29.
 EXPORT = DATASETS / "youtube_trending_us.csv"
+# At scale each test imports the export's first days (200 rows a day) rather than copying a
+# store built once: a copy of databases and a bucket costs more than the build.
+SCALE_DAYS = 4
+
+
+def _build(settings: Settings, export: Path = EXPORT) -> None:
+    settings.ensure_dirs()
+    run_import(
+        export, "youtube-trending", settings=settings, workspace_id=None, kind="own", progress=False
+    )
+    assert run_all(settings, now=datetime(2018, 2, 1, tzinfo=UTC), ingest=False).success
 
 
 @pytest.fixture(scope="module")
 def built_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store with an import (the workspace's own channel: analytics read it) and a run's marts."""
+    """An embedded store with an import (the workspace's own channel: analytics read it) and
+    a run's marts."""
     settings = Settings(data_dir=tmp_path_factory.mktemp("built") / "data")
-    settings.ensure_dirs()
-    run_import(
-        EXPORT, "youtube-trending", settings=settings, workspace_id=None, kind="own", progress=False
-    )
-    assert run_all(settings, now=datetime(2018, 2, 1, tzinfo=UTC), ingest=False).success
+    _build(settings)
     return settings.data_dir
 
 
 @pytest.fixture
-def built(built_once: Path, tmp_path: Path) -> Settings:
-    """A copy of that store of the test's own (the lake's files are found where it is)."""
-    shutil.copytree(built_once, tmp_path / "data", symlinks=True)
+def built(
+    request: pytest.FixtureRequest, tmp_path: Path, store_settings: StoreSettings
+) -> Settings:
+    """Such a store of the test's own, of the session's profile: embedded, a copy of
+    ``built_once`` (the lake's files are found where it is); at scale, built on the servers
+    (two databases and a bucket of its own)."""
+    if _scale(request):
+        # Its first SCALE_DAYS days: each test builds its own store there.
+        lines = EXPORT.read_bytes().splitlines(keepends=True)
+        export = tmp_path / EXPORT.name
+        export.write_bytes(b"".join(lines[: 1 + SCALE_DAYS * 200]))
+        settings = store_settings(tmp_path / "data")
+        _build(settings, export)
+        return settings
+    shutil.copytree(request.getfixturevalue("built_once"), tmp_path / "data", symlinks=True)
     return Settings(data_dir=tmp_path / "data")
+
+
+@pytest.fixture
+def built_embedded(request: pytest.FixtureRequest) -> Settings:
+    """The embedded store, for what only it has (a SQLite catalog, a kill's timing)."""
+    if _scale(request):
+        pytest.skip("the embedded profile's")
+    built: Settings = request.getfixturevalue("built")
+    return built
+
+
+def _scale(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--store-profile") == "scale")
 
 
 # What the doctor's rebuild must give again: each derived table's rows, its run's stamps aside.
@@ -76,7 +122,7 @@ DERIVED = (
 def _rows(settings: Settings, table: str) -> list[tuple[object, ...]]:
     con = duckdb.connect()
     try:
-        Lake.under(settings.data_dir).attach(con, read_only=True)
+        settings.lake.attach(con, read_only=True)
         columns = [
             str(name)
             for (name,) in con.execute(
@@ -92,15 +138,87 @@ def _rows(settings: Settings, table: str) -> list[tuple[object, ...]]:
         con.close()
 
 
-def _a_file(settings: Settings, table: str) -> tuple[Path, str]:
+@dataclass(frozen=True)
+class LakeFile:
+    """A file of the lake where it is: a local path, or an object of the S3 bucket."""
+
+    settings: Settings
+    location: str  # as the catalog names it: a path, or s3://bucket/key
+
+    @property
+    def name(self) -> str:
+        return self.location.rsplit("/", 1)[-1]
+
+    @property
+    def _object(self) -> tuple[Any, str, str]:
+        """An S3 client of the lake's endpoint, the bucket and the key."""
+        s3 = self.settings.lake.s3
+        assert s3 is not None
+        client = boto3.client(
+            "s3",
+            endpoint_url=f"{'https' if s3.use_ssl else 'http'}://{s3.endpoint}",
+            aws_access_key_id=s3.key_id,
+            aws_secret_access_key=s3.secret,
+            region_name=s3.region,
+        )
+        bucket, key = self.location.removeprefix("s3://").split("/", 1)
+        return client, bucket, key
+
+    def read(self) -> bytes:
+        if self.settings.lake.local_data is not None:
+            return Path(self.location).read_bytes()
+        client, bucket, key = self._object
+        body: bytes = client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        return body
+
+    def exists(self) -> bool:
+        if self.settings.lake.local_data is not None:
+            return Path(self.location).exists()
+        client, bucket, key = self._object
+        listed = client.list_objects_v2(Bucket=bucket, Prefix=key)
+        return any(item["Key"] == key for item in listed.get("Contents", []))
+
+    def cut(self, divisor: int) -> None:
+        """Cut the file short, to 1/``divisor`` of its bytes (an object: rewritten so)."""
+        if self.settings.lake.local_data is not None:
+            os.truncate(self.location, Path(self.location).stat().st_size // divisor)
+            return
+        whole = self.read()
+        client, bucket, key = self._object
+        client.put_object(Bucket=bucket, Key=key, Body=whole[: len(whole) // divisor])
+
+    def remove(self) -> None:
+        if self.settings.lake.local_data is not None:
+            Path(self.location).unlink()
+            return
+        client, bucket, key = self._object
+        client.delete_object(Bucket=bucket, Key=key)
+
+    def rows_and_days(self, tmp: Path) -> tuple[int, str]:
+        """Its rows and the days they hold, read from the file itself (a copy, on S3)."""
+        local = tmp / self.name
+        local.write_bytes(self.read())
+        column = "day" if "/mart_" in self.location else "captured_at"
+        rows, low, high = duckdb.sql(
+            f"SELECT count(*), min({column})::DATE::VARCHAR, max({column})::DATE::VARCHAR"  # noqa: S608
+            f" FROM read_parquet('{local}')"
+        ).fetchone()  # type: ignore[misc]
+        local.unlink()
+        return int(rows), (low if low == high else f"{low}..{high}")
+
+
+def _a_file(settings: Settings, table: str) -> tuple[LakeFile, str]:
     """One Parquet file of ``table`` and the days its rows hold, read from the file itself."""
-    path = sorted((settings.data_dir / "lake" / "main" / table).glob("*.parquet"))[0]
-    column = "day" if table.startswith("mart_") else "captured_at"
-    low, high = duckdb.sql(
-        f"SELECT min({column})::DATE::VARCHAR, max({column})::DATE::VARCHAR"  # noqa: S608
-        f" FROM read_parquet('{path}')"
-    ).fetchone()  # type: ignore[misc]
-    return path, (low if low == high else f"{low}..{high}")
+    con = duckdb.connect()
+    try:
+        settings.lake.attach(con, read_only=True)
+        (first,) = con.execute(
+            "SELECT min(data_file) FROM ducklake_list_files('lake', ?)", [table]
+        ).fetchone()  # type: ignore[misc]
+    finally:
+        con.close()
+    file = LakeFile(settings, str(first))
+    return file, file.rows_and_days(settings.data_dir.parent)[1]
 
 
 def _corrupt_catalog(settings: Settings) -> Path:
@@ -120,8 +238,8 @@ def test_the_doctor_names_a_cut_and_a_lost_lake_file_with_their_table_and_days(
     healthy = run_murmur(built, "doctor", "--deep")
     assert healthy.returncode == 0, healthy.stdout + healthy.stderr
 
-    os.truncate(cut, cut.stat().st_size // 2)
-    lost.unlink()
+    cut.cut(2)
+    lost.remove()
 
     for args in (("doctor", "--no-repair"), ("doctor", "--no-repair", "--deep")):
         found = run_murmur(built, *args)
@@ -130,19 +248,20 @@ def test_the_doctor_names_a_cut_and_a_lost_lake_file_with_their_table_and_days(
         problems = [line for line in found.stderr.splitlines() if "lake file:" in line]
         assert len(problems) == 2, found.stderr
         assert any(
-            f"mart_post_daily: {cut} has" in line and f"holding {cut_days}" in line
+            f"mart_post_daily: {cut.location} has" in line and f"holding {cut_days}" in line
             for line in problems
         ), problems
         assert any(
-            f"raw_engagement_snapshots: {lost} is missing, holding {lost_days}" in line
+            f"raw_engagement_snapshots: {lost.location} is missing, holding {lost_days}" in line
             for line in problems
         ), problems
     assert not (built.data_dir / "quarantine").exists()  # --no-repair changes nothing
 
 
 def test_a_malformed_catalog_is_reported_and_no_run_commits_on_top_of_it(
-    built: Settings,
+    built_embedded: Settings,
 ) -> None:
+    built = built_embedded
     catalog = _corrupt_catalog(built)
     before = hashlib.sha256(catalog.read_bytes()).hexdigest()
 
@@ -167,7 +286,10 @@ def test_a_malformed_catalog_is_reported_and_no_run_commits_on_top_of_it(
     assert hashlib.sha256(catalog.read_bytes()).hexdigest() == before
 
 
-def test_reads_of_a_damaged_file_answer_503_and_readiness_reports_it(built: Settings) -> None:
+def test_reads_of_a_damaged_file_answer_503_and_readiness_reports_it(
+    built_embedded: Settings,
+) -> None:
+    built = built_embedded
     live = start_server(built)
     try:
 
@@ -193,18 +315,18 @@ def test_reads_of_a_damaged_file_answer_503_and_readiness_reports_it(built: Sett
         assert ready.json()["data"] == {"status": "ready", "problems": []}
 
         cut, _ = _a_file(built, "mart_post_hourly")  # what /analytics/unified reads by day
-        os.truncate(cut, cut.stat().st_size // 2)
+        cut.cut(2)
 
         answer = api.get("/analytics/unified", params={**window, "tz": "Europe/Paris"})
         error = assert_error(answer, 503, "SERVICE_UNAVAILABLE")
         assert "a file of the analytics store is damaged" in error["message"]
         assert answer.headers["Retry-After"] == "60"
-        assert str(cut) not in answer.text  # paths are the log's, not the client's
+        assert cut.location not in answer.text  # paths are the log's, not the client's
         ready = httpx.get(f"{live.base_url}/readyz", timeout=60)
         assert ready.status_code == 200  # publishing never reads the lake: still ready
         (problem,) = ready.json()["data"]["problems"]
         assert problem.startswith("a file of mart_post_hourly has ")
-        assert str(cut.parent) not in problem  # the probe is public
+        assert cut.location.rsplit("/", 1)[0] not in problem  # the probe is public
         api.close()
     finally:
         live.stop()
@@ -215,7 +337,7 @@ def test_the_doctor_rebuilds_a_cut_mart_file_from_the_raw_tables(built: Settings
     assert before["mart_post_daily"]
     assert before["unified_daily"]
     cut, cut_days = _a_file(built, "mart_post_daily")
-    os.truncate(cut, cut.stat().st_size // 2)
+    cut.cut(2)
 
     mended = run_murmur(built, "doctor")
     assert mended.returncode == 0, mended.stdout + mended.stderr
@@ -230,33 +352,50 @@ def test_the_doctor_rebuilds_a_cut_mart_file_from_the_raw_tables(built: Settings
         for line in repaired
     ), repaired
     assert "Healthy." in mended.stdout
+    assert {table: _rows(built, table) for table in DERIVED} == before
 
+    # The upkeep after a take-out, keeping no history: the ended file expired and deleted
+    # without being read, every read as before; then the doctor finds nothing to do.
+    with built.open_lakehouse() as lake:
+        upkeep = lake.maintain(timedelta(0))
+    assert upkeep.snapshots[1] == 1
+    assert not cut.exists()
+    assert {table: _rows(built, table) for table in DERIVED} == before
     again = run_murmur(built, "doctor", "--deep")
     assert again.returncode == 0, again.stdout + again.stderr
     assert "repaired:" not in again.stdout
-    assert {table: _rows(built, table) for table in DERIVED} == before
 
 
-def test_a_cut_raw_file_is_moved_aside_and_its_loss_reported(built: Settings) -> None:
+def test_a_cut_raw_file_is_taken_out_and_its_loss_reported(
+    request: pytest.FixtureRequest, built: Settings
+) -> None:
     cut, cut_days = _a_file(built, "raw_engagement_snapshots")
-    (held,) = duckdb.sql(f"SELECT count(*) FROM read_parquet('{cut}')").fetchone()  # type: ignore[misc]  # noqa: S608
-    os.truncate(cut, cut.stat().st_size // 3)
+    held, _ = cut.rows_and_days(built.data_dir.parent)
+    cut.cut(3)
 
     mended = run_murmur(built, "doctor")
     assert mended.returncode == 0, mended.stdout + mended.stderr
-    aside = built.data_dir / "quarantine" / "raw_engagement_snapshots" / cut.name
     (line,) = [line.strip() for line in mended.stdout.splitlines() if "raw_engagement" in line]
-    assert line.startswith(f"repaired: raw_engagement_snapshots: moved {cut.name} (has "), line
-    assert (
-        f"aside to quarantine/raw_engagement_snapshots/{cut.name}: lost {held:,} rows captured"
-        f" {cut_days}, ingested " in line
-    ), line
+    quarantine = built.data_dir / "quarantine"
+    lost = f"lost {held:,} rows captured {cut_days}, ingested "
+    if _scale(request):
+        # An object of the bucket is not moved: it stays until the upkeep deletes it.
+        assert line.startswith(f"repaired: raw_engagement_snapshots: took out {cut.name} (has "), (
+            line
+        )
+        assert f"), left in the bucket until the upkeep deletes it: {lost}" in line, line
+        assert cut.exists()
+        assert not (quarantine / "raw_engagement_snapshots").exists()
+    else:
+        aside = quarantine / "raw_engagement_snapshots" / cut.name
+        assert line.startswith(f"repaired: raw_engagement_snapshots: moved {cut.name} (has "), line
+        assert f"aside to quarantine/raw_engagement_snapshots/{cut.name}: {lost}" in line, line
+        assert not cut.exists()
+        assert aside.exists()
+        assert stat.S_IMODE(aside.stat().st_mode) == 0o600
+        assert stat.S_IMODE(aside.parent.stat().st_mode) == 0o700
     assert line.endswith("the derived tables of those days are rebuilt without them"), line
     assert "repaired: rebuilt the derived tables of" in mended.stdout
-    assert not cut.exists()
-    assert aside.exists()
-    assert stat.S_IMODE(aside.stat().st_mode) == 0o600
-    assert stat.S_IMODE(aside.parent.stat().st_mode) == 0o700
 
     again = run_murmur(built, "doctor", "--deep")
     assert again.returncode == 0, again.stdout + again.stderr
@@ -267,10 +406,13 @@ def test_a_cut_raw_file_is_moved_aside_and_its_loss_reported(built: Settings) ->
     assert _rows(built, "raw_posts")  # the other raw tables are whole
 
 
-def test_a_repair_killed_half_way_is_finished_by_the_next_doctor(built: Settings) -> None:
+def test_a_repair_killed_half_way_is_finished_by_the_next_doctor(
+    built_embedded: Settings,
+) -> None:
+    built = built_embedded
     before = {table: _rows(built, table) for table in DERIVED}
     cut, cut_days = _a_file(built, "mart_post_hourly")
-    os.truncate(cut, cut.stat().st_size // 2)
+    cut.cut(2)
     plan = built.data_dir / "quarantine" / "repair.json"
 
     doctor = subprocess.Popen(
@@ -300,3 +442,77 @@ def test_a_repair_killed_half_way_is_finished_by_the_next_doctor(built: Settings
     again = run_murmur(built, "doctor")
     assert again.returncode == 0, again.stdout + again.stderr
     assert {table: _rows(built, table) for table in DERIVED} == before
+
+
+def test_a_take_out_racing_another_commit_takes_the_next_snapshot(
+    request: pytest.FixtureRequest, tmp_path: Path, store_settings: StoreSettings
+) -> None:
+    """Another commit takes the snapshot id the take-out meant to write: PostgreSQL holds the
+    take-out's insert until that commit is done, then refuses it (unique violation), and the
+    take-out runs again on the snapshot after it."""
+    if not _scale(request):
+        pytest.skip("a PostgreSQL catalog's")
+    settings = store_settings(tmp_path / "data")
+    table = "raw_engagement_snapshots"
+    insert = (
+        f"INSERT INTO {table} SELECT 'ws', 'x', 'p' || range, ?, range, NULL, NULL, 1, 0, 0,"  # noqa: S608
+        " NULL, NULL, 'test', ?, ? FROM range(200)"
+    )
+    dsn = settings.lake.catalog.split(":", 1)[1]
+    with settings.open_lakehouse() as lake:
+        for n in range(2):  # two files, one to take out
+            at = datetime(2026, 1, 1, n)
+            lake.run(partial(_execute, insert, [at, f"b{n}", at]))
+        with lake.cursor() as cur:
+            con: duckdb.DuckDBPyConnection = cur.raw  # type: ignore[assignment]
+            file, kept = sorted(set(current_files(con, table).values()), key=lambda f: f.path)
+            with psycopg.connect(dsn) as rival, psycopg.connect(dsn, autocommit=True) as watch:
+                last = _one(rival, "SELECT max(snapshot_id) FROM ducklake_snapshot")
+                # A commit in flight: its snapshot row written, not yet committed.
+                rival.execute(
+                    "INSERT INTO ducklake_snapshot SELECT snapshot_id + 1, now(), schema_version,"
+                    " next_catalog_id, next_file_id FROM ducklake_snapshot WHERE snapshot_id = %s",
+                    [last],
+                )
+                began = datetime.now(UTC) - timedelta(seconds=1)
+                taken: list[int | None] = []
+                worker = threading.Thread(
+                    target=lambda: taken.append(take_out(con, [file], message="test")),
+                    daemon=True,
+                )
+                worker.start()
+                deadline = time.monotonic() + HANG_SECONDS
+                waiting = (
+                    "SELECT count(*) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                )
+                while not _one(watch, waiting) and time.monotonic() < deadline:
+                    time.sleep(0.01)  # polling for the take-out to wait on the rival's row
+                assert worker.is_alive(), "the take-out did not wait for the rival commit"
+                rival.commit()
+                worker.join(HANG_SECONDS)
+            assert taken == [last + 2]
+            assert set(current_files(con, table).values()) == {kept}
+            assert con.execute(f"SELECT count(*) FROM {table}").fetchall() == [(200,)]  # noqa: S608
+            (read,) = con.execute(
+                "SELECT snapshot_time FROM ducklake_snapshots('lake') WHERE snapshot_id = ?",
+                taken,
+            ).fetchone() or (None,)
+    # Its time, written as DuckLake spells it, is the moment of the take-out in PostgreSQL's
+    # timestamptz, and DuckLake reads it back so.
+    with psycopg.connect(dsn) as catalog:
+        stored = _one(
+            catalog, "SELECT snapshot_time FROM ducklake_snapshot WHERE snapshot_id = %s", taken
+        )
+    assert began <= stored <= datetime.now(UTC)
+    assert read == stored
+
+
+def _execute(sql: str, params: list[Any], cur: StoreCursor) -> None:
+    cur.execute(sql, params)
+
+
+def _one(con: psycopg.Connection[Any], sql: str, params: list[Any] | None = None) -> Any:
+    row = con.execute(sql, params).fetchone()
+    assert row is not None
+    return row[0]

@@ -96,12 +96,17 @@ def damaged_files(
     """
     days = _days_by_file(con, alias)
     found: list[Damage] = []
-    for table in lake_tables(con, alias):
-        for path, size in _files(con, alias, table):
-            problem = _local_problem(path, size) or _read_problem(con, path, deep=deep)
-            if problem is not None:
-                held = days.get(os.path.basename(path), (None, None))
-                found.append(Damage(table, path, problem, *held))
+    # The files are read on a connection of their own: a failed read aborts the transaction
+    # it is in, and ``con`` may be in one (the catalog's reads after it would fail).
+    with con.cursor() as reader:
+        for table in lake_tables(con, alias):
+            for path, size in _files(con, alias, table):
+                problem = _size_problem(reader, path, size) or _read_problem(
+                    reader, path, deep=deep
+                )
+                if problem is not None:
+                    held = days.get(os.path.basename(path), (None, None))
+                    found.append(Damage(table, path, problem, *held))
     return found
 
 
@@ -142,6 +147,27 @@ def _local_problem(path: str, size: int | None) -> str | None:
         return "is missing"
     except OSError as exc:
         return f"cannot be read: {exc.strerror}"
+    if size is not None and actual != size:
+        return f"has {actual:,} bytes where the catalog says {size:,}"
+    return None
+
+
+def _size_problem(reader: duckdb.DuckDBPyConnection, path: str, size: int | None) -> str | None:
+    """A file's presence and size against the catalog's: a local file's by its metadata, an
+    object's by the store's listing of it (its bytes are not fetched)."""
+    if "://" not in path:
+        return _local_problem(path, size)
+    try:
+        # Only the size is asked for: DuckDB fetches no content of the object.
+        row = reader.execute("SELECT size FROM read_blob(?)", [path]).fetchone()
+    except duckdb.Error as exc:
+        text = str(exc)
+        if "404" in text or "no files found" in text.lower():
+            return "is missing"
+        return f"cannot be read: {text.splitlines()[0] if text else type(exc).__name__}"
+    if row is None:
+        return "is missing"
+    actual = int(row[0])
     if size is not None and actual != size:
         return f"has {actual:,} bytes where the catalog says {size:,}"
     return None

@@ -7,8 +7,8 @@ to its catalog instead, in one catalog transaction: a new snapshot (the previous
 schema version and next ids), its change ``deleted_from_table:<id>`` with a commit message,
 and ``end_snapshot`` set on the data file and on its delete files. Readers of older
 snapshots are unchanged; the upkeep's expiry and cleanup remove the file later, as after any
-delete. A concurrent commit takes the same snapshot id: one of the two is refused and runs
-again (``run``).
+delete. A concurrent commit takes the same snapshot id: one of the two is refused (SQLite's
+catalog locked, PostgreSQL's unique key) and runs again.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def take_out(
         assert last is not None
         snapshot = int(last[0]) + 1
         # DuckLake's own spelling of a commit's time in a SQLite catalog; PostgreSQL's
-        # timestamptz column reads it as it is.
+        # timestamptz column takes it as the same moment (its offset is explicit).
         stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f+00")
         c.execute(
             f"INSERT INTO {meta}.ducklake_snapshot VALUES (?, ?, ?, ?, ?)",  # noqa: S608
