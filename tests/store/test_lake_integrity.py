@@ -30,7 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import boto3  # type: ignore[import-untyped]
+import boto3
 import duckdb
 import httpx
 import psycopg
