@@ -49,6 +49,9 @@ class Shared:
     def __init__(self) -> None:
         self._running: dict[str, asyncio.Future[Any]] = {}
         self.catalog_checked: tuple[float, list[str]] | None = None  # (monotonic, problems)
+        # The lake's files as of a snapshot: listed again only when a commit made another
+        # (a listing is a catalog query per table; the files are stat'ed at every probe).
+        self.lake_files: tuple[int, list[tuple[str, str, int | None]]] | None = None
 
     async def run(self, kind: str, start: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """``start()``'s outcome, shared with every caller that arrives while it runs."""
@@ -72,7 +75,11 @@ def _lake_problems(store: Store, shared: Shared) -> list[str]:
     if store.lake.local_data is None:
         return []  # files on S3: the object store answers for them, the doctor reads them
     with store.analytics() as cur:
-        damaged = integrity.first_damaged_file(cur.raw)  # type: ignore[arg-type]
+        con = cur.raw
+        snapshot = integrity.current_snapshot(con)  # type: ignore[arg-type]
+        if shared.lake_files is None or shared.lake_files[0] != snapshot:
+            shared.lake_files = (snapshot, integrity.snapshot_files(con))  # type: ignore[arg-type]
+    damaged = integrity.first_damaged_file(shared.lake_files[1])
     return [damaged] if damaged is not None else []
 
 

@@ -110,15 +110,33 @@ def damaged_files(
     return found
 
 
-def first_damaged_file(con: duckdb.DuckDBPyConnection, alias: str = "lake") -> str | None:
-    """The readiness probe's look at the lake: the first local file of the current snapshot
+def current_snapshot(con: duckdb.DuckDBPyConnection, alias: str = "lake") -> int:
+    """The lake's latest snapshot id: its files change only with it."""
+    row = con.execute(
+        f"SELECT max(snapshot_id) FROM __ducklake_metadata_{alias}.ducklake_snapshot"  # noqa: S608
+    ).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def snapshot_files(
+    con: duckdb.DuckDBPyConnection, alias: str = "lake"
+) -> list[tuple[str, str, int | None]]:
+    """Every data and delete file of the current snapshot: (table, path, size)."""
+    return [
+        (table, path, size)
+        for table in lake_tables(con, alias)
+        for path, size in _files(con, alias, table)
+    ]
+
+
+def first_damaged_file(files: list[tuple[str, str, int | None]]) -> str | None:
+    """The readiness probe's look at the lake: the first local file of ``snapshot_files``
     that is missing or of another size than the catalog says, by its table (the probe is
     public: no path). Nothing is read: the doctor reads, and names the file."""
-    for table in lake_tables(con, alias):
-        for path, size in _files(con, alias, table):
-            problem = _local_problem(path, size)
-            if problem is not None:
-                return f"a file of {table} {problem} (`murmur doctor` names it)"
+    for table, path, size in files:
+        problem = _local_problem(path, size)
+        if problem is not None:
+            return f"a file of {table} {problem} (`murmur doctor` names it)"
     return None
 
 
