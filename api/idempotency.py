@@ -15,7 +15,6 @@ from warehouse.sealing import REPLY_CONTEXT, Sealer, is_sealed
 
 __all__ = [
     "HEADER",
-    "REPLY_CONTEXT",
     "Claimed",
     "Replayed",
     "fingerprint",

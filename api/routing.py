@@ -14,13 +14,13 @@ from fastapi.routing import APIRoute
 
 from api.deps import WRITE_METHODS
 from api.errors import STORABLE_ERRORS, murmur_error_response
-from api.idempotency import REPLY_CONTEXT, Claimed, Replayed, replay_response
+from api.idempotency import Claimed, Replayed, replay_response
 from api.request_state import IdempotencyMode, RequestState
 from domain import idempotency as unit
 from domain.errors import DomainError, ServiceUnavailable
 from warehouse import retry
 from warehouse.errors import StoreError
-from warehouse.sealing import Sealer
+from warehouse.sealing import REPLY_CONTEXT, Sealer
 from warehouse.store import Store, Transaction
 
 log = structlog.get_logger(__name__)

@@ -9,7 +9,10 @@ import typer
 from murmur.cli.common import DataDir, Refused, console, load_settings, refused
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from murmur.settings import Settings
+    from warehouse.rotation import Resealed
     from warehouse.store import Store
 
 app = typer.Typer(
@@ -30,11 +33,7 @@ def _open(settings: Settings) -> Store:
 @app.command("rotate")
 def rotate(data_dir: DataDir = None, batch_size: Batch = 500) -> None:
     """Write a new sealing key (the old one kept as previous) and re-seal every value under it."""
-    from warehouse import rotation
-
-    settings = load_settings(data_dir)
-    with _open(settings) as store:
-        done = rotation.rotate(store, settings.data_dir, batch=batch_size)
+    done = _reseal(data_dir, batch_size, new_key=True)
     console.print(
         f"Sealing key rotated to {done.key_id}: {done.secrets} webhook secret(s) and"
         f" {done.replies} stored reply(ies) re-sealed. The previous key is kept until"
@@ -46,16 +45,21 @@ def rotate(data_dir: DataDir = None, batch_size: Batch = 500) -> None:
 @app.command("reseal")
 def reseal(data_dir: DataDir = None, batch_size: Batch = 500) -> None:
     """Re-seal under the current key what a previous key still seals (an interrupted rotate)."""
-    from warehouse import rotation
-
-    settings = load_settings(data_dir)
-    with _open(settings) as store:
-        done = rotation.reseal(store, settings.data_dir, batch=batch_size)
+    done = _reseal(data_dir, batch_size, new_key=False)
     console.print(
         f"{done.secrets} webhook secret(s) and {done.replies} stored reply(ies) re-sealed"
         f" under key {done.key_id}.",
         highlight=False,
     )
+
+
+def _reseal(data_dir: Path | None, batch: int, *, new_key: bool) -> Resealed:
+    from warehouse import rotation
+
+    settings = load_settings(data_dir)
+    with _open(settings) as store:
+        work = rotation.rotate if new_key else rotation.reseal
+        return work(store, settings.data_dir, batch=batch)
 
 
 @app.command("forget-previous")
