@@ -15,7 +15,6 @@ from datetime import UTC, date, datetime
 from enum import Enum
 from typing import Any, Protocol
 
-import duckdb
 from sqlalchemy import Connection
 
 from warehouse.errors import translate
@@ -24,6 +23,14 @@ from warehouse.sql import Dialect, placeholders
 #: How the publishing database stores a timestamp on SQLite: SQLAlchemy's own text form
 #: (microseconds always written), so that text comparisons order and match as times do.
 SQLITE_TIMESTAMP = "%Y-%m-%d %H:%M:%S.%f"
+
+
+def _duckdb() -> Any:
+    """DuckDB's module, already loaded by whoever opened the connection a cursor wraps."""
+    # Imported here, not at the top: the publishing half's commands never load DuckDB.
+    import duckdb
+
+    return duckdb
 
 
 class RawCursor(Protocol):
@@ -65,20 +72,20 @@ class StoreCursor:
                 self.raw.execute(sql)
             else:
                 self.raw.execute(sql, params)
-        except duckdb.Error as exc:
+        except _duckdb().Error as exc:
             raise translate(exc) from exc
         return self
 
     def fetchone(self) -> tuple[Any, ...] | None:
         try:
             return self.raw.fetchone()
-        except duckdb.Error as exc:
+        except _duckdb().Error as exc:
             raise translate(exc) from exc
 
     def fetchall(self) -> list[tuple[Any, ...]]:
         try:
             return self.raw.fetchall()
-        except duckdb.Error as exc:
+        except _duckdb().Error as exc:
             raise translate(exc) from exc
 
     @property
@@ -89,13 +96,13 @@ class StoreCursor:
         """Expose ``data`` (an Arrow stream, a frame) as a view of this cursor's session."""
         try:
             self.raw.register(name, data)  # type: ignore[attr-defined]
-        except duckdb.Error as exc:
+        except _duckdb().Error as exc:
             raise translate(exc) from exc
 
     def unregister(self, name: str) -> None:
         try:
             self.raw.unregister(name)  # type: ignore[attr-defined]
-        except duckdb.Error as exc:
+        except _duckdb().Error as exc:
             raise translate(exc) from exc
 
     def close(self) -> None:

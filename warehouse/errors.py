@@ -17,7 +17,6 @@ import re
 import sqlite3
 import sys
 
-import duckdb
 from sqlalchemy.exc import DBAPIError
 
 from murmur.errors import MurmurError
@@ -115,7 +114,10 @@ def translate(exc: BaseException) -> BaseException:
         )
         translated_error.__cause__ = exc
         return translated_error
-    if isinstance(exc, StoreError) or not isinstance(exc, duckdb.Error):
+    # Looked up, not imported: a process that never loaded DuckDB has none of its errors
+    # (`murmur keys` opens the publishing half alone, and starts faster without DuckDB).
+    duckdb = sys.modules.get("duckdb")
+    if duckdb is None or isinstance(exc, StoreError) or not isinstance(exc, duckdb.Error):
         return exc
     text = str(exc)
     lowered = text.lower()

@@ -6,9 +6,8 @@ import importlib.util
 import sys
 from typing import TYPE_CHECKING
 
-import duckdb
-
 if TYPE_CHECKING:
+    import duckdb
     import polars as pl
 
 # DuckDB's Python client tries ``import pandas`` three times per statement; without pandas
@@ -22,6 +21,8 @@ if importlib.util.find_spec("pandas") is None:
 
 def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
     """Load a DuckDB extension from its installed wheel, or from DuckDB's repository when online."""
+    import duckdb
+
     try:
         from duckdb_extensions import import_extension
 

@@ -26,9 +26,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import duckdb
 import structlog
 
 from warehouse import lake as lakes
@@ -42,6 +41,9 @@ from warehouse.lake.maintenance import Upkeep
 from warehouse.pubdb.engine import PubDB, PubTransaction
 from warehouse.retry import retrying
 from warehouse.sealing import Keyring, Sealer, SealingKeyError
+
+if TYPE_CHECKING:
+    import duckdb
 
 log = structlog.get_logger(__name__)
 
@@ -275,6 +277,8 @@ class Store:
 
     def analytics_cursor(self) -> StoreCursor:
         """A read-only DuckDB cursor on the lake (its tables unqualified); the caller closes it."""
+        import duckdb
+
         with self._lake_lock:
             if self._closed:
                 raise StoreUnavailableError("the store is closed")
@@ -397,6 +401,8 @@ class Lakehouse:
     """
 
     def __init__(self, store: Store, *, owned: bool = False) -> None:
+        import duckdb
+
         self.store = store
         self._owned = owned
         self._lock = threading.RLock()

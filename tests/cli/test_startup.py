@@ -25,10 +25,20 @@ try:
 finally:
     Path(sys.argv[1]).write_text("\\n".join(sorted(sys.modules)))
 """
-# What only serving, the pipeline, PostgreSQL, migrations or outbound calls need.
-NEVER_FOR_KEYS = {"alembic", "dagster", "fastapi", "httpx", "polars", "psycopg", "uvicorn"}
-# The store's engines and the settings: the help of any command needs none of them.
-NEVER_FOR_HELP = NEVER_FOR_KEYS | {"duckdb", "pydantic_settings", "sqlalchemy", "structlog"}
+# What only serving, the pipeline, the lake (DuckDB), PostgreSQL, migrations or outbound
+# calls need.
+NEVER_FOR_KEYS = {
+    "alembic",
+    "dagster",
+    "duckdb",
+    "fastapi",
+    "httpx",
+    "polars",
+    "psycopg",
+    "uvicorn",
+}
+# The publishing half's engine and the settings: the help of any command needs neither.
+NEVER_FOR_HELP = NEVER_FOR_KEYS | {"pydantic_settings", "sqlalchemy", "structlog"}
 
 
 def _loaded(tmp_path: Path, *argv: str) -> set[str]:

@@ -14,9 +14,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import duckdb
 from sqlalchemy.engine import make_url
 
 from warehouse.errors import ConflictError, translate
@@ -25,6 +24,9 @@ from warehouse.files import sync_new_files
 from warehouse.lake.migrations import migrate
 from warehouse.retry import retrying
 from warehouse.sql import literal
+
+if TYPE_CHECKING:
+    import duckdb
 
 #: A lake commit holds the catalog while it writes its files' entries: a day of 25,000 rows
 #: was refused up to 6 times beside two other runs (ADR 0002): 14 attempts wait 8-25 s in all.
@@ -178,6 +180,8 @@ class Lake:
 
 def prepare(lake: Lake) -> None:
     """Create and migrate ``lake`` if need be, so that read-only sessions find its tables."""
+    import duckdb
+
     identity = lake.migrated_as()
     if identity is not None and identity in _MIGRATED:
         return
@@ -231,6 +235,8 @@ _PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s'\"]+)", re.IGN
 
 
 def _attach(con: duckdb.DuckDBPyConnection, statement: str) -> None:
+    import duckdb
+
     try:
         con.execute(statement)
     except duckdb.Error as exc:
@@ -268,6 +274,8 @@ def _new_wal_catalog(catalog: Path) -> None:
 
 
 def _migrate(con: duckdb.DuckDBPyConnection, alias: str) -> list[int]:
+    import duckdb
+
     # Unqualified names in the migrations are the lake's while they run.
     previous = con.execute("SELECT current_database()").fetchone()
     con.execute(f"USE {alias}")
@@ -293,6 +301,8 @@ def run(
     """
 
     def once() -> T:
+        import duckdb
+
         # The kernel stamps files with a coarser clock than time.time(): a second's margin.
         began = time.time() - 1.0
         con.execute("BEGIN TRANSACTION")
@@ -313,6 +323,8 @@ def run(
 
 
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    import duckdb
+
     # A refused COMMIT has already ended the transaction; anything else left it open.
     with contextlib.suppress(duckdb.TransactionException):
         con.execute("ROLLBACK")

@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from warehouse.lake import Lake, run
 from warehouse.sql import literal
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from importlib import resources
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from warehouse.cursor import RawCursor
 from warehouse.ids import utcnow
+
+if TYPE_CHECKING:
+    import duckdb
 
 PACKAGE = "warehouse.lake.migrations"
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
