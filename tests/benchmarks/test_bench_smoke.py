@@ -75,3 +75,18 @@ def test_the_dashboard_row_measures_a_real_page_load() -> None:
     assert all(any(c.endswith("/analytics/unified") for c in load["calls"]) for load in loads), (
         loads
     )
+
+
+def test_startup_rows_time_each_command_beside_its_reference() -> None:
+    from benchmarks.bench import child_rows
+
+    help_row, keys_row = child_rows("startup", quick=True, timeout=240)
+    assert help_row.what.startswith("`murmur --help`"), help_row
+    assert keys_row.what.startswith("`murmur keys list` on a store"), keys_row
+    for row in (help_row, keys_row):
+        assert row.status in {"PASS", "MISS"}, row
+        assert row.ratio is not None
+        assert row.ratio > 0
+    figures = keys_row.detail["figures"]
+    assert set(figures) == {"bare", "help", "keys"}
+    assert all(m["wall"] > 0 and m["cpu"] > 0 for m in figures.values())
