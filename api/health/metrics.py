@@ -38,57 +38,76 @@ _DURATION = "murmur_http_request_duration_seconds"
 _HEAD = (
     f"# HELP {_REQUESTS} HTTP requests answered, by method, route template and status.\n"
     f"# TYPE {_REQUESTS} counter\n"
-)
+).encode()
 _DURATION_HEAD = (
     f"# HELP {_DURATION} Time from a request's arrival to its last byte, by method and route"
     f" template.\n# TYPE {_DURATION} histogram\n"
-)
+).encode()
 
 
 class _Count:
-    """One (method, route, status) series: its count, and its sample line's text."""
+    """One (method, route, status) series: its count, and its sample as last written."""
 
-    __slots__ = ("line", "n")
+    __slots__ = ("line", "n", "text", "written")
 
     def __init__(self, labels: str) -> None:
         self.line = f"{_REQUESTS}{{{labels}}} "
         self.n = 0
+        self.written = -1
+        self.text = b""
+
+    def render(self) -> bytes:
+        # Written anew only when it counted a request since: a scrape writes a few series.
+        if self.written != self.n:
+            self.written = self.n
+            self.text = f"{self.line}{_number(self.n)}\n".encode()
+        return self.text
 
 
 class _Durations:
     """One (method, route) histogram: a count per bucket (not cumulative) and the sum."""
 
-    __slots__ = ("counts", "lines", "sum")
+    __slots__ = ("counts", "lines", "n", "sum", "text", "written")
 
     def __init__(self, labels: str) -> None:
         self.counts = [0] * len(_LE)
+        self.n = 0
         self.sum = 0.0
         self.lines = (
             *(f'{_DURATION}_bucket{{le="{le}",{labels}}} ' for le in _LE),
             f"{_DURATION}_count{{{labels}}} ",
             f"{_DURATION}_sum{{{labels}}} ",
         )
+        self.written = -1
+        self.text = b""
 
     def observe(self, seconds: float) -> None:
         # bisect_left: a value equal to a bound is counted in that bound's bucket (le).
         self.counts[bisect_left(_BUCKETS, seconds)] += 1
+        self.n += 1
         self.sum += seconds
 
-    def render(self, out: list[str]) -> None:
+    def render(self) -> bytes:
+        if self.written == self.n:  # nothing observed since it was last written
+            return self.text
+        out = []
         total = 0
         for line, n in zip(self.lines[: len(_LE)], self.counts, strict=True):
             total += n
             out.append(f"{line}{_number(total)}\n")
         out.append(f"{self.lines[-2]}{_number(total)}\n")
         out.append(f"{self.lines[-1]}{_number(self.sum)}\n")
+        self.written, self.text = self.n, "".join(out).encode()
+        return self.text
 
 
 class Metrics:
     """This process's figures; the edge middleware records every request into it.
 
-    The request series are plain numbers, written and rendered on the event loop only (the
-    edge middleware and the scrape both run there), in the text prometheus-client writes:
-    its registry took a lock per update and rebuilt every sample's line at each scrape.
+    The request series are plain numbers, updated and written out on the event loop only
+    (the edge middleware and the scrape both run there), in the text prometheus-client
+    writes, each series' text kept until it counts another request: prometheus-client took
+    a lock per update and wrote every sample anew at each scrape.
     """
 
     def __init__(self) -> None:
@@ -154,16 +173,13 @@ class Metrics:
 
     def render(self, *, queued: int, figures: Figures | None, now: datetime) -> bytes:
         """The text exposition: the process (read once a second), the scrape's figures, requests."""
-        out = [_HEAD]
-        out += [f"{count.line}{_number(count.n)}\n" for count in self._counts.values()]
-        out.append(_DURATION_HEAD)
-        for durations in self._durations.values():
-            durations.render(out)
+        out = [_HEAD, *(count.render() for count in self._counts.values()), _DURATION_HEAD]
+        out += [durations.render() for durations in self._durations.values()]
         process = self._process
         if process is None or time.monotonic() - process[0] >= PROCESS_MAX_AGE:
             process = self._process = (time.monotonic(), generate_latest(self.registry))
         families = _Families(_scrape_families(self._store_reads, queued, figures, now))
-        return process[1] + generate_latest(families) + "".join(out).encode()
+        return process[1] + generate_latest(families) + b"".join(out)
 
 
 class _Families:
