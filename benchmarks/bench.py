@@ -8,9 +8,9 @@ when installed, else asyncio + httpx), and prints one table: each figure, its re
 the ratio, the target and PASS/MISS. Several runs are interleaved (reference, then each
 target) and the table quotes their medians, because absolute times drift on a shared
 machine. The pipeline/import rows come from ``benchmarks.pipeline_scale`` and the
-publishing row from ``benchmarks.publishing_lateness``, the dashboard's from
-``benchmarks.dashboard``, the commands' start-up from ``benchmarks.startup``; each runs in a
-child process and
+publishing row from ``benchmarks.publishing_lateness``, the reads beside ``/metrics``
+scrapers from ``benchmarks.scrapers``, the dashboard's from ``benchmarks.dashboard``, the
+commands' start-up from ``benchmarks.startup``; each runs in a child process and
 shows "not measured" with the reason if it is absent or fails.
 
 Their row dicts may carry: ``what`` (or ``name``), ``figure`` (or ``value``), ``reference``,
@@ -38,6 +38,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from benchmarks import scrapers
 from benchmarks.loadgen import LoadResult, LoadSpec, run_load, wrk_path
 from benchmarks.seed import Tenant, create_tenant, grow, open_store
 
@@ -624,11 +625,20 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
             with serve_reference(base, tenant, data_dir) as refs:
                 reads = measure_reads(cfg, base, tenant, refs)
             _say("reads done")
+            page = base + READS["GET /posts (page of 50)"]
+            scraped = scrapers.measure(
+                cfg.repeats,
+                f"{base}/metrics",
+                lambda: _load(cfg, page, _auth(tenant), cfg.clients, cfg.seconds),
+            )
+            _say("scrapes done")
             writes = measure_writes(cfg, base, tenant, data_dir)
             _say("writes done")
             for size in (s for s in sizes if s > cfg.posts):
                 scale(size)
-        rows = read_rows(reads, cfg.clients) + write_rows(writes, cfg.clients)
+        rows = read_rows(reads, cfg.clients)
+        rows.append(_row_from("scrapes", scrapers.row(scraped, cfg.clients)))
+        rows += write_rows(writes, cfg.clients)
         if cfg.child_rows:
             # A child and a budget per group: an overrun loses its own rows only. Expected
             # on a 2-core machine: ~3, ~1.5 and ~1 minutes; machines of the same kind differ

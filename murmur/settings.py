@@ -229,6 +229,12 @@ class Settings(BaseSettings):
         gt=0,
         description="How long /readyz and /metrics wait for the store (docs/operations.md).",
     )
+    metrics_store_max_age_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        description="How long /metrics may answer the store's figures it read before, while"
+        " no write on this machine moved the change token (docs/operations.md).",
+    )
 
     @cached_property
     def old_store_path(self) -> Path:

@@ -63,6 +63,12 @@ class ChangeSignal:
             return random.randbytes(TOKEN_BYTES)
         return (self._map or self._open())[:TOKEN_BYTES]
 
+    def local_token(self) -> bytes:
+        """The file's token even where it is not trusted: it moves on every commit of a
+        process on this machine (at scale, not of every writer; a bound in time must cover
+        the others)."""
+        return (self._map or self._open())[:TOKEN_BYTES]
+
     def keys_token(self) -> bytes:
         """A token that every write except an API request's changes (what key caches need)."""
         if not self.sees_every_writer:

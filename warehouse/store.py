@@ -233,6 +233,11 @@ class Store:
         changes = ChangeSignal(changes_path, sees_every_writer=local)
         return cls(pub, lake, changes, lake_prepared=prepare_lake)
 
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called: every query now refuses."""
+        return self._closed
+
     # -- the publishing tables ------------------------------------------------------------
 
     def begin(self, *, write: bool) -> Transaction:

@@ -43,6 +43,7 @@ async def metrics(request: Request, store: StoreDep, settings: SettingsDep) -> R
         store,
         getattr(state, "post_writes", None),
         settings.probe_timeout_seconds,
+        settings.metrics_store_max_age_seconds,
     )
     return Response(body, media_type=CONTENT_TYPE_PLAIN_0_0_4)
 

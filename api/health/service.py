@@ -52,6 +52,9 @@ class Shared:
         # The lake's files as of a snapshot: listed again only when a commit made another
         # (a listing is a catalog query per table; the files are stat'ed at every probe).
         self.lake_files: tuple[int, list[tuple[str, str, int | None]]] | None = None
+        # The store's figures as last read: (change token before the read, monotonic time
+        # the read began, figures). Only a success is kept.
+        self.figures: tuple[bytes, float, health_repo.Figures] | None = None
 
     async def run(self, kind: str, start: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """``start()``'s outcome, shared with every caller that arrives while it runs."""
@@ -124,16 +127,47 @@ async def scrape(
     store: Store | None,
     writes: GroupCommit[Any, Any] | None,
     timeout: float,
+    max_age: float,
 ) -> bytes:
-    """The exposition text; the store's figures are left out when it does not answer in time."""
+    """The exposition text; the store's figures are left out when it does not answer in time.
+
+    The figures read for an earlier scrape are answered again while they are younger than
+    ``max_age`` and no write moved the store's change token: a scrape loop then costs the
+    store one read per ``max_age`` instead of one per scrape (a read is a lake transaction).
+    """
     figures: health_repo.Figures | None = None
-    if store is not None:
-        try:
-            figures = await shared.run("figures", lambda: _figures(store, timeout))
-        except Exception as exc:
-            log.warning("metrics.store_failed", error=f"{type(exc).__name__}: {exc}")
+    if store is not None and not store.closed:
+        figures = _kept(shared, store, max_age)
+        if figures is None:
+            try:
+                figures = await shared.run(
+                    "figures", lambda: _fresh_figures(shared, metrics, store, timeout)
+                )
+            except Exception as exc:
+                log.warning("metrics.store_failed", error=f"{type(exc).__name__}: {exc}")
     queued = writes.queued() if writes is not None else 0
     return metrics.render(queued=queued, figures=figures, now=utcnow())
+
+
+def _kept(shared: Shared, store: Store, max_age: float) -> health_repo.Figures | None:
+    """The figures of an earlier read, if still current: young enough, and no write since."""
+    # The clock bounds them even with no write (a scheduled post falls due by itself) and
+    # covers the writers the change file does not see (at scale, other machines').
+    kept = shared.figures
+    if kept is None or time.monotonic() - kept[1] >= max_age:
+        return None
+    return kept[2] if kept[0] == store.changes.local_token() else None
+
+
+async def _fresh_figures(
+    shared: Shared, metrics: Metrics, store: Store, timeout: float
+) -> health_repo.Figures:
+    # The token and the time before the read: what it returns is at least that new.
+    token, began = store.changes.local_token(), time.monotonic()
+    metrics.count_store_read()
+    figures = await _bounded(lambda: _read_figures(store), timeout)
+    shared.figures = (token, began, figures)
+    return figures
 
 
 def _read_figures(store: Store) -> health_repo.Figures:
@@ -142,7 +176,3 @@ def _read_figures(store: Store) -> health_repo.Figures:
     with store.analytics() as cur:
         last_ingest, last_mart = health_repo.freshness(cur)
     return health_repo.Figures(oldest_due, last_ingest, last_mart)
-
-
-async def _figures(store: Store, timeout: float) -> health_repo.Figures:
-    return await _bounded(lambda: _read_figures(store), timeout)

@@ -17,6 +17,10 @@ def test_quick_bench_prints_every_row(tmp_path: Path) -> None:
     for name in READS:
         assert any(w.startswith(name) for w in whats), name
     assert any(w.startswith("POST /posts,") for w in whats)
+    beside = next(r for r in rows if r.what.endswith("beside six /metrics scrapers"))
+    assert beside.reference.startswith("alone: ")
+    # Measured beside scrapes that answered, from a process of their own.
+    assert all(s["scrapes"] > 0 and not s["errors"] for s in beside.detail["scrapes"])
     assert any(w.startswith("POST /posts while a pipeline writes") for w in whats)
     for row in rows:
         assert row.status in {"PASS", "MISS"}

@@ -50,6 +50,17 @@ def impatient_server(
 
 
 @pytest.fixture
+def lasting_server(
+    tmp_path_factory: pytest.TempPathFactory, store_settings: StoreSettings
+) -> Iterator[LiveServer]:
+    """A server whose scrapes may answer the store's figures read an hour before: only a
+    write makes them read again (the clock never does within a test)."""
+    yield from _serve(
+        tmp_path_factory, store_settings, "health-lasting", metrics_store_max_age_seconds=3600
+    )
+
+
+@pytest.fixture
 def strict_server(
     tmp_path_factory: pytest.TempPathFactory, store_settings: StoreSettings
 ) -> Iterator[LiveServer]:

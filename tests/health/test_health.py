@@ -22,6 +22,8 @@ from warehouse.marts import scripts
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 POST_ROUTE = f"{BASE_PATH}/posts/{{post_id}}"
+READS = "murmur_metrics_store_reads_total"
+SCRAPES = {"method": "GET", "route": "/metrics", "status": "200"}
 
 
 def scrape(client: httpx.Client) -> Samples:
@@ -89,6 +91,7 @@ def test_probes_are_outside_the_public_openapi_document(root: httpx.Client) -> N
 def test_readiness_is_503_once_the_store_is_closed(doomed_server: LiveServer) -> None:
     with httpx.Client(base_url=doomed_server.base_url, timeout=30) as client:
         assert client.get("/readyz").status_code == 200
+        assert value(scrape(client), "murmur_store_up") == 1  # figures kept for the next one
         doomed_server.store.close()
 
         response = client.get("/readyz")
@@ -109,7 +112,11 @@ def test_readiness_is_503_when_the_store_does_not_answer_in_time(
         response = client.get("/readyz")
         error = assert_error(response, 503, "SERVICE_UNAVAILABLE")
         assert "did not answer within" in error["message"]
-        assert value(scrape(client), "murmur_store_up") == 0
+        failed = [scrape(client) for _ in range(2)]
+        assert [value(s, "murmur_store_up") for s in failed] == [0, 0]
+        # A failed read is not kept: each scrape asks the store again.
+        reads = [value(s, READS) or 0 for s in failed]
+        assert reads[1] == reads[0] + 1
         # The interrupted probe left the store usable: the API still serves from it.
         impatient_server.store.run(health_repo.ping)
 
@@ -146,6 +153,35 @@ def test_request_metrics_count_by_route_template(
     routes = {labels["route"] for labels in labelled(after, "murmur_http_requests_total")}
     assert not any(post["id"] in route or "no/such" in route for route in routes), routes
     assert "/metrics" in routes  # the scrape before this one was counted too
+
+
+def test_a_scrape_loop_reads_the_store_once_until_a_write(lasting_server: LiveServer) -> None:
+    """Scrapes while nothing is written answer the figures of one read; a write makes the
+    next scrape read again, and it sees what was written."""
+    tenant = new_tenant(lasting_server)
+    try:
+        with httpx.Client(base_url=lasting_server.base_url, timeout=30) as client:
+            first = scrape(client)
+            with ThreadPoolExecutor(6) as pool:  # six scrapers in a loop
+                looped = list(pool.map(lambda _: scrape(client), range(36)))
+            # No scheduled_at: due now, and no publishing worker runs beside this server.
+            tenant.api.ok(tenant.api.post("/posts", json={"text": "Due", "platforms": ["x"]}), 201)
+            after = [scrape(client) for _ in range(3)]
+    finally:
+        tenant.api.close()
+    read = value(first, READS)
+    assert read is not None
+    assert read >= 1
+    assert {value(s, READS) for s in looped} == {read}
+    assert {value(s, "murmur_store_up") for s in looped} == {1}
+    assert value(looped[-1], "murmur_publishing_lateness_seconds") == 0
+    assert [value(s, READS) for s in after] == [read + 1] * 3
+    lateness = value(after[0], "murmur_publishing_lateness_seconds")
+    assert lateness is not None
+    assert lateness > 0
+    # The request series are never kept: each scrape counts the scrapes before it.
+    counted = [value(s, "murmur_http_requests_total", **SCRAPES) for s in after]
+    assert counted == [37, 38, 39]
 
 
 def test_writes_queued_and_store_up_are_exposed(root: httpx.Client) -> None:
