@@ -9,8 +9,8 @@ the ratio, the target and PASS/MISS. Several runs are interleaved (reference, th
 target) and the table quotes their medians, because absolute times drift on a shared
 machine. The pipeline/import rows come from ``benchmarks.pipeline_scale`` and the
 publishing row from ``benchmarks.publishing_lateness``, the dashboard's from
-``benchmarks.dashboard``; each runs in a child process and
-shows "not measured" with the reason if it is absent or fails.
+``benchmarks.dashboard``, the lists' from ``benchmarks.lists``; each runs in a child
+process and shows "not measured" with the reason if it is absent or fails.
 
 Their row dicts may carry: ``what`` (or ``name``), ``figure`` (or ``value``), ``reference``,
 ``ratio``, ``target``, ``status`` ("PASS"/"MISS"/…) or ``passed`` (bool), ``note``.
@@ -460,6 +460,7 @@ _PLACEHOLDERS = {
     ],
     "publishing": ["publishing lateness, 5,000 posts due in one minute"],
     "dashboard": ["dashboard overview, navigation to last chart drawn"],
+    "lists": ["every paginated list's first and deep page, 300,000 rows"],
 }
 
 
@@ -511,6 +512,10 @@ def _print_rows_of(group: str, quick: bool) -> int:
         from benchmarks.dashboard import run as run_dashboard
 
         rows = [run_dashboard(quick)]
+    elif group == "lists":
+        from benchmarks.lists import run as run_lists
+
+        rows = run_lists(quick)
     else:
         from benchmarks.publishing_lateness import run
 
@@ -632,6 +637,7 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
             rows += child_rows("import", cfg.quick, 180.0 if cfg.quick else 420.0)
             rows += child_rows("publishing", cfg.quick, 120.0 if cfg.quick else 210.0)
             rows += child_rows("dashboard", cfg.quick, 180.0 if cfg.quick else 300.0)
+            rows += child_rows("lists", cfg.quick, 120.0 if cfg.quick else 900.0)
     finally:
         if own_tmp:
             shutil.rmtree(root, ignore_errors=True)
