@@ -10,8 +10,8 @@ target) and the table quotes their medians, because absolute times drift on a sh
 machine. The pipeline/import rows come from ``benchmarks.pipeline_scale`` and the
 publishing row from ``benchmarks.publishing_lateness``, the reads beside ``/metrics``
 scrapers from ``benchmarks.scrapers``, the dashboard's from ``benchmarks.dashboard``, the
-commands' start-up from ``benchmarks.startup``; each runs in a child process and
-shows "not measured" with the reason if it is absent or fails.
+lists' from ``benchmarks.lists``, the commands' start-up from ``benchmarks.startup``; each
+runs in a child process and shows "not measured" with the reason if it is absent or fails.
 
 Their row dicts may carry: ``what`` (or ``name``), ``figure`` (or ``value``), ``reference``,
 ``ratio``, ``target``, ``status`` ("PASS"/"MISS"/…) or ``passed`` (bool), ``note``.
@@ -462,6 +462,7 @@ _PLACEHOLDERS = {
     ],
     "publishing": ["publishing lateness, 5,000 posts due in one minute"],
     "dashboard": ["dashboard overview, navigation to last chart drawn"],
+    "lists": ["every paginated list's first and deep page, 300,000 rows"],
     "startup": ["`murmur --help`, new process", "`murmur keys list` on a store, new process"],
 }
 
@@ -514,6 +515,10 @@ def _print_rows_of(group: str, quick: bool) -> int:
         from benchmarks.dashboard import run as run_dashboard
 
         rows = [run_dashboard(quick)]
+    elif group == "lists":
+        from benchmarks.lists import run as run_lists
+
+        rows = run_lists(quick)
     elif group == "startup":
         from benchmarks.startup import run as run_startup
 
@@ -648,6 +653,7 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
             rows += child_rows("import", cfg.quick, 180.0 if cfg.quick else 420.0)
             rows += child_rows("publishing", cfg.quick, 120.0 if cfg.quick else 210.0)
             rows += child_rows("dashboard", cfg.quick, 180.0 if cfg.quick else 300.0)
+            rows += child_rows("lists", cfg.quick, 120.0 if cfg.quick else 900.0)
             rows += child_rows("startup", cfg.quick, 120.0 if cfg.quick else 300.0)
     finally:
         if own_tmp:

@@ -27,6 +27,7 @@ from warehouse.rows import (
     fetch_row,
     fetch_rows,
 )
+from warehouse.sql import given
 from warehouse.store import Transaction
 from warehouse.workspaces import AccountRow
 
@@ -779,12 +780,12 @@ def list_competitors(
     cur: Cursor, workspace_id: str, after: str | None, limit: int
 ) -> list[CompetitorRow]:
     """Live tracked competitors, newest first, after the keyset cursor ``after``."""
+    where, params = given([("workspace_id = ?", workspace_id), ("id < ?", after)])
     return fetch_rows(
         cur,
-        f"SELECT {_COMPETITOR} FROM tracked_competitors"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND deleted_at IS NULL"
-        " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
-        [workspace_id, after, after, limit],
+        f"SELECT {_COMPETITOR} FROM tracked_competitors WHERE {' AND '.join(where)}"  # noqa: S608 - constants
+        " AND deleted_at IS NULL ORDER BY id DESC LIMIT ?",
+        [*params, limit],
         CompetitorRow.make,
     )
 

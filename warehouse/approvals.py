@@ -8,7 +8,7 @@ from datetime import date, datetime
 from warehouse.ids import new_id, utcnow
 from warehouse.posts import PostStatus
 from warehouse.rows import Cursor, ResultRow, TableRow, columns, fetch_row, fetch_rows, fetch_value
-from warehouse.sql import literal, one_of
+from warehouse.sql import given, literal, one_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,14 +194,23 @@ def list_batches(
 
     An item is actionable while it is pending and its post still waits for approval.
     """
+    actionable = (
+        "EXISTS (SELECT 1 FROM approval_items i"  # noqa: S608 - constants
+        "   WHERE i.batch_id = b.id AND i.status = 'pending' AND EXISTS (SELECT 1 FROM posts p"
+        f"   WHERE p.id = i.post_id AND p.status = {_PENDING}))"
+    )
+    where, params = given(
+        [
+            ("b.workspace_id = ?", workspace_id),
+            (f"(? = 'pending') = {actionable}", status),
+            ("b.id < ?", after),
+        ]
+    )
     return fetch_rows(
         cur,
-        f"SELECT {columns(BatchRow, 'b')} FROM approval_batches b WHERE b.workspace_id = ?"  # noqa: S608 - constants
-        " AND (? IS NULL OR (? = 'pending') = EXISTS (SELECT 1 FROM approval_items i"
-        "   WHERE i.batch_id = b.id AND i.status = 'pending' AND EXISTS (SELECT 1 FROM posts p"
-        f"   WHERE p.id = i.post_id AND p.status = {_PENDING})))"
-        " AND (? IS NULL OR b.id < ?) ORDER BY b.id DESC LIMIT ?",
-        [workspace_id, status, status, after, after, limit],
+        f"SELECT {columns(BatchRow, 'b')} FROM approval_batches b WHERE {' AND '.join(where)}"  # noqa: S608 - constants
+        " ORDER BY b.id DESC LIMIT ?",
+        [*params, limit],
         BatchRow.make,
     )
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from warehouse import posts, resources
 from warehouse.errors import DuplicateKeyError
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, ResultRow, TableRow, columns, fetch_row, fetch_rows, fetch_value
-from warehouse.sql import json_text, one_of
+from warehouse.sql import given, json_text, one_of
 
 ACTIVE_ITEM_STATUSES = ["queued", "scheduled"]
 
@@ -322,14 +322,18 @@ def list_items(
     limit: int,
 ) -> list[QueuedPost]:
     """Items of a queue with one of ``statuses``, ascending by (position, id)."""
-    after_pos, after_id = after if after is not None else (None, None)
+    where, params = given(
+        [
+            ("qi.queue_id = ?", queue_id),
+            ("qi.workspace_id = ?", workspace_id),
+            (one_of(cur, "qi.status"), statuses),
+            ("(qi.position, qi.id) > (?, ?)", after),
+        ]
+    )
     return fetch_rows(
         cur,
-        f"{_QUEUED_POSTS} WHERE qi.workspace_id = ? AND qi.queue_id = ?"
-        f" AND {one_of(cur, 'qi.status')}"
-        " AND (? IS NULL OR qi.position > ? OR (qi.position = ? AND qi.id > ?))"
-        " ORDER BY qi.position, qi.id LIMIT ?",
-        [workspace_id, queue_id, statuses, after_pos, after_pos, after_pos, after_id, limit],
+        f"{_QUEUED_POSTS} WHERE {' AND '.join(where)} ORDER BY qi.position, qi.id LIMIT ?",
+        [*params, limit],
         QueuedPost.make,
     )
 
@@ -469,36 +473,39 @@ def queue_item_exists(cur: Cursor, workspace_id: str, item_id: str) -> bool:
 
 # Posts the calendar shows at their time: scheduled, or waiting for approval to be.
 _UPCOMING = posts.sql_in([posts.PostStatus.SCHEDULED, posts.PostStatus.PENDING_APPROVAL])
-_CALENDAR = f"""
-SELECT {columns(CalendarEntry)} FROM (
-    SELECT e.id, e.kind, e.title, e.starts_at, e.status, e.ref_type, e.ref_id,
-           true AS stored
-    FROM scheduled_events e
-    WHERE e.workspace_id = ? AND e.starts_at >= ? AND e.starts_at < ?
-      AND (? OR e.status <> 'canceled')
-    UNION ALL
-    SELECT p.id, 'publication', substr(p.text, 1, 80), p.scheduled_at, p.status, 'post', p.id,
-           false
-    FROM posts p
-    WHERE p.workspace_id = ? AND p.status IN {_UPCOMING}
-      AND p.scheduled_at >= ? AND p.scheduled_at < ?
-      AND NOT EXISTS (
-          SELECT 1 FROM queue_items qi
-          WHERE qi.post_id = p.id AND qi.status IN ('queued', 'scheduled'))
-    UNION ALL
-    SELECT qi.id, 'queue_slot', q.name || ': ' || substr(p.text, 1, 80), qi.slot_at, qi.status,
-           'queue_item', qi.id, false
-    FROM queue_items qi
-    JOIN queues q ON q.id = qi.queue_id
-    JOIN posts p ON p.id = qi.post_id
-    WHERE qi.workspace_id = ? AND qi.status = 'scheduled'
-      AND qi.slot_at >= ? AND qi.slot_at < ?
-) calendar
-WHERE (? IS NULL OR kind = ?)
-  AND (? IS NULL OR starts_at > ? OR (starts_at = ? AND id > ?))
-ORDER BY starts_at, id
-LIMIT ?
-"""  # noqa: S608 - constants
+# Each part of the calendar, ordered by its own (time, id) index; the parts are merged in
+# that order (SQLite: MERGE (UNION ALL); PostgreSQL: Merge Append), so a page reads its rows
+# from the cursor on and sorts nothing. ``{terms}``: the part's kind and cursor terms, added
+# only when given (warehouse.sql.given).
+_CALENDAR_PARTS = (
+    (
+        "SELECT e.id, e.kind, e.title, e.starts_at, e.status, e.ref_type, e.ref_id, true AS stored"
+        " FROM scheduled_events e"
+        " WHERE e.workspace_id = ? AND e.starts_at >= ? AND e.starts_at < ?"
+        " AND (? OR e.status <> 'canceled'){terms}",
+        "e.kind",
+        "(e.starts_at, e.id)",
+    ),
+    (
+        "SELECT p.id, 'publication', substr(p.text, 1, 80), p.scheduled_at, p.status, 'post',"  # noqa: S608 - constants
+        " p.id, false FROM posts p"
+        f" WHERE p.workspace_id = ? AND p.status IN {_UPCOMING}"
+        " AND p.scheduled_at >= ? AND p.scheduled_at < ?"
+        " AND NOT EXISTS (SELECT 1 FROM queue_items qi"
+        "  WHERE qi.post_id = p.id AND qi.status IN ('queued', 'scheduled')){terms}",
+        "'publication'",
+        "(p.scheduled_at, p.id)",
+    ),
+    (
+        "SELECT qi.id, 'queue_slot', q.name || ': ' || substr(p.text, 1, 80), qi.slot_at,"
+        " qi.status, 'queue_item', qi.id, false"
+        " FROM queue_items qi JOIN queues q ON q.id = qi.queue_id JOIN posts p ON p.id = qi.post_id"
+        " WHERE qi.workspace_id = ? AND qi.status = 'scheduled'"
+        " AND qi.slot_at >= ? AND qi.slot_at < ?{terms}",
+        "'queue_slot'",
+        "(qi.slot_at, qi.id)",
+    ),
+)
 
 
 def list_calendar(
@@ -516,20 +523,22 @@ def list_calendar(
 
     One UNION ALL query, so the keyset cursor applies to the combined set.
     """
-    after_at, after_id = after if after is not None else (None, None)
+    # A page after a cursor starts its parts' ranges there, not at ``start``.
+    lower = start
+    if after is not None:
+        at = after[0] if after[0].tzinfo is None else after[0].astimezone(UTC).replace(tzinfo=None)
+        lower = max(start, at)
+    parts, params = [], []
+    for i, (sql, kind_expr, position) in enumerate(_CALENDAR_PARTS):
+        where, extra = given([(f"{kind_expr} = ?", kind), (f"{position} > (?, ?)", after)])
+        parts.append(sql.format(terms="".join(f" AND {term}" for term in where)))
+        params += [workspace_id, lower, end, *([include_canceled] if i == 0 else []), *extra]
     return fetch_rows(
         cur,
-        _CALENDAR,
-        [
-            workspace_id, start, end, include_canceled,
-            workspace_id, start, end,
-            workspace_id, start, end,
-            kind, kind,
-            after_at, after_at, after_at, after_id,
-            limit,
-        ],
+        " UNION ALL ".join(parts) + " ORDER BY starts_at, id LIMIT ?",
+        [*params, limit],
         CalendarEntry.make,
-    )  # fmt: skip
+    )
 
 
 def count_active_items(cur: Cursor, queue_id: str) -> int:

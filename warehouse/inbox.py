@@ -15,7 +15,7 @@ from warehouse import resources
 from warehouse.errors import DuplicateKeyError
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, ResultRow, TableRow, columns, fetch_one, fetch_row, fetch_rows
-from warehouse.sql import holds, later_of
+from warehouse.sql import given, holds, later_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,41 +266,35 @@ def list_items(
     limit: int = 100,
 ) -> list[ItemRow]:
     """Items by newest activity first: ``(last_message_at DESC, id DESC)``, keyset ``after``."""
-    now = utcnow()
     f = filters or ItemFilter()
-    after_at, after_id = after if after is not None else (None, None)
     # ``status`` is what a reader sees: a snooze that has run out reads as open.
+    status = "CASE WHEN i.status = 'snoozed' AND i.snoozed_until <= ? THEN 'open' ELSE i.status END"
+    now = utcnow()
+    where, params = given(
+        [
+            ("i.workspace_id = ?", workspace_id),
+            ("i.id = ?", item_id),
+            (f"{status} = ?", None if f.status is None else (now, f.status)),
+            ("i.platform = ?", f.platform),
+            ("i.kind = ?", f.kind),
+            ("i.account_id = ?", f.account_id),
+            ("i.assignee = ?", f.assignee),
+            (holds(cur, "i.tags"), f.tag),
+            ("(i.last_message_at, i.id) < (?, ?)", after),
+        ]
+    )
     return fetch_rows(
         cur,
         f"SELECT {columns(ItemRow)} FROM"  # noqa: S608 - constants
         " (SELECT i.id, i.workspace_id, i.account_id, i.platform, i.kind,"
         " i.external_id, i.post_id, i.author_handle, i.author_name, i.snoozed_until, i.tags,"
         " i.assignee, i.last_message_at, i.created_at, i.updated_at,"
-        " i.status AS stored_status,"
-        " CASE WHEN i.status = 'snoozed' AND i.snoozed_until <= ? THEN 'open'"
-        "  ELSE i.status END AS status,"
+        f" i.status AS stored_status, {status} AS status,"
         " (SELECT m.text FROM inbox_messages m WHERE m.item_id = i.id"
         "  ORDER BY m.created_at DESC, m.id DESC LIMIT 1) AS preview"
-        " FROM inbox_items i WHERE i.workspace_id = ? AND (? IS NULL OR i.id = ?)) AS v"
-        " WHERE (? IS NULL OR status = ?)"
-        " AND (? IS NULL OR platform = ?) AND (? IS NULL OR kind = ?)"
-        " AND (? IS NULL OR account_id = ?) AND (? IS NULL OR assignee = ?)"
-        f" AND (? IS NULL OR {holds(cur, 'tags')})"
-        " AND (? IS NULL OR last_message_at < ? OR (last_message_at = ? AND id < ?))"
+        f" FROM inbox_items i WHERE {' AND '.join(where)}) AS v"
         " ORDER BY last_message_at DESC, id DESC LIMIT ?",
-        [
-            now,
-            workspace_id,
-            item_id,
-            item_id,
-            *(f.status, f.status, f.platform, f.platform, f.kind, f.kind),
-            *(f.account_id, f.account_id, f.assignee, f.assignee, f.tag, f.tag),
-            after_at,
-            after_at,
-            after_at,
-            after_id,
-            limit,
-        ],
+        [now, *params, limit],
         ItemRow.make,
     )
 
@@ -430,11 +424,14 @@ def list_drafts(
     cur: Cursor, workspace_id: str, item_id: str, *, after: str | None = None, limit: int = 100
 ) -> list[DraftRow]:
     """An item's drafts, newest first."""
+    where, params = given(
+        [("item_id = ?", item_id), ("workspace_id = ?", workspace_id), ("id < ?", after)]
+    )
     return fetch_rows(
         cur,
-        f"SELECT {_DRAFT} FROM inbox_drafts WHERE workspace_id = ? AND item_id = ?"  # noqa: S608 - constants
-        " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
-        [workspace_id, item_id, after, after, limit],
+        f"SELECT {_DRAFT} FROM inbox_drafts WHERE {' AND '.join(where)}"  # noqa: S608 - constants
+        " ORDER BY id DESC LIMIT ?",
+        [*params, limit],
         DraftRow.make,
     )
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from warehouse.ids import id_floor, new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows, fetch_value
-from warehouse.sql import holds, literal, one_of, rows_of
+from warehouse.sql import given, holds, literal, one_of, rows_of
 from warehouse.workspaces import AccountRow
 
 # -- the lifecycle -----------------------------------------------------------------------------
@@ -458,11 +458,14 @@ def media_by_ids(cur: Cursor, workspace_id: str, ids: list[str]) -> dict[str, Me
 def list_media(
     cur: Cursor, workspace_id: str, kind: str | None, after: str | None, limit: int
 ) -> list[MediaRow]:
+    where, params = given(
+        [("workspace_id = ?", workspace_id), ("kind = ?", kind), ("id < ?", after)]
+    )
     return fetch_rows(
         cur,
-        f"SELECT {_MEDIA} FROM media WHERE workspace_id = ? AND (? IS NULL OR kind = ?)"  # noqa: S608 - constants
-        " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
-        [workspace_id, kind, kind, after, after, limit],
+        f"SELECT {_MEDIA} FROM media WHERE {' AND '.join(where)}"  # noqa: S608 - constants
+        " ORDER BY id DESC LIMIT ?",
+        [*params, limit],
         MediaRow.make,
     )
 

@@ -8,10 +8,10 @@ accepts only types whose rendering cannot change the statement's shape.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 Dialect = Literal["duckdb", "sqlite", "postgresql"]
 
@@ -64,6 +64,23 @@ def placeholders(sql: str, fill: Callable[[], str]) -> str:
         else:
             out.append(fill() if char == "?" else char)
     return "".join(out)
+
+
+def given(terms: Sequence[tuple[str, Any]]) -> tuple[list[str], list[Any]]:
+    """The terms whose value is not None, and their parameters (a tuple binds its items).
+
+    A list's optional filters and keyset cursor are added only when given: SQLite plans a
+    statement before it sees its parameters, so ``? IS NULL OR id < ?`` can never bound an
+    index's range, and a page deep in a list read every row of the list before its cursor.
+    """
+    clauses: list[str] = []
+    params: list[Any] = []
+    for sql, value in terms:
+        if value is None:
+            continue
+        clauses.append(sql)
+        params.extend(value if isinstance(value, tuple) else [value])
+    return clauses, params
 
 
 # -- what the engines spell differently --------------------------------------------------------

@@ -11,7 +11,7 @@ from warehouse import resources
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
 from warehouse.sealing import PREFIX, Sealer, UnsealError
-from warehouse.sql import one_of, rows_of
+from warehouse.sql import given, one_of, rows_of
 
 # The lifecycle events an endpoint may subscribe to (docs/api/webhooks.md).
 EventType = Literal[
@@ -386,11 +386,18 @@ def list_deliveries(
     limit: int,
 ) -> list[DeliveryRow]:
     """An endpoint's deliveries, newest first."""
+    where, params = given(
+        [
+            ("endpoint_id = ?", endpoint_id),
+            ("workspace_id = ?", workspace_id),
+            ("status = ?", status),
+            ("id < ?", after),
+        ]
+    )
     return fetch_rows(
         cur,
-        f"SELECT {_DELIVERY} FROM webhook_deliveries"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND endpoint_id = ?"
-        " AND (? IS NULL OR status = ?) AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
-        [workspace_id, endpoint_id, status, status, after, after, limit],
+        f"SELECT {_DELIVERY} FROM webhook_deliveries WHERE {' AND '.join(where)}"  # noqa: S608 - constants
+        " ORDER BY id DESC LIMIT ?",
+        [*params, limit],
         DeliveryRow.make,
     )

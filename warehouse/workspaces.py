@@ -7,7 +7,7 @@ from datetime import datetime
 
 from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
-from warehouse.sql import one_of
+from warehouse.sql import given, one_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,11 +174,12 @@ def list_workspaces(
     cur: Cursor, ids: list[str], after: str | None, limit: int
 ) -> list[WorkspaceRow]:
     """Workspaces among ``ids``, newest first, after the keyset cursor ``after``."""
+    where, params = given([(one_of(cur, "id"), ids), ("id < ?", after)])
     return fetch_rows(
         cur,
-        f"SELECT {_WORKSPACE} FROM workspaces"  # noqa: S608 - constants
-        f" WHERE {one_of(cur, 'id')} AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
-        [ids, after, after, limit],
+        f"SELECT {_WORKSPACE} FROM workspaces WHERE {' AND '.join(where)}"  # noqa: S608 - constants
+        " ORDER BY id DESC LIMIT ?",
+        [*params, limit],
         WorkspaceRow.make,
     )
 
@@ -343,12 +344,14 @@ def list_accounts(
     after: str | None = None,
     limit: int = 1000,
 ) -> list[AccountRow]:
+    where, params = given(
+        [("workspace_id = ?", workspace_id), ("platform = ?", platform), ("id < ?", after)]
+    )
     return fetch_rows(
         cur,
-        f"SELECT {_ACCOUNT} FROM accounts"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND (? IS NULL OR platform = ?)"
-        " AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
-        [workspace_id, platform, platform, after, after, limit],
+        f"SELECT {_ACCOUNT} FROM accounts WHERE {' AND '.join(where)}"  # noqa: S608 - constants
+        " ORDER BY id DESC LIMIT ?",
+        [*params, limit],
         AccountRow.make,
     )
 
@@ -424,12 +427,14 @@ def list_members(
     limit: int = 1000,
 ) -> list[MemberRow]:
     """Live members, newest first, after the keyset cursor ``after``."""
+    where, params = given(
+        [("workspace_id = ?", workspace_id), ("role = ?", role), ("id < ?", after)]
+    )
     return fetch_rows(
         cur,
-        f"SELECT {_MEMBER} FROM workspace_members"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND removed_at IS NULL"
-        " AND (? IS NULL OR role = ?) AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?",
-        [workspace_id, role, role, after, after, limit],
+        f"SELECT {_MEMBER} FROM workspace_members WHERE {' AND '.join(where)}"  # noqa: S608 - constants
+        " AND removed_at IS NULL ORDER BY id DESC LIMIT ?",
+        [*params, limit],
         MemberRow.make,
     )
 

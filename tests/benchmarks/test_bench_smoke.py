@@ -94,3 +94,20 @@ def test_startup_rows_time_each_command_beside_its_reference() -> None:
     figures = keys_row.detail["figures"]
     assert set(figures) == {"bare", "help", "keys"}
     assert all(m["wall"] > 0 and m["cpu"] > 0 for m in figures.values())
+
+
+def test_every_list_has_a_row_beside_posts() -> None:
+    """One row per paginated list, measured (not "not measured") beside posts' same pages."""
+    from benchmarks.bench import child_rows
+    from benchmarks.lists import layout_for, specs
+
+    rows = child_rows("lists", quick=True, timeout=240)
+    names = [spec.name for spec in specs(layout_for(1))][1:]  # posts is the reference
+    assert len(rows) == len(names), rows
+    for name, row in zip(names, rows, strict=True):
+        assert row.what.startswith(f"list {name}, 3,000 rows"), row
+        assert row.status in {"PASS", "MISS"}, row
+        assert row.figure.startswith("first "), row
+        assert " deep " in row.figure, row
+        assert row.reference.startswith("posts: first "), row
+        assert set(row.detail["figures"]) == {"first", "deep"}, row

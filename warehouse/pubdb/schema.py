@@ -84,7 +84,8 @@ workspace_members = Table(
     _at("created_at"),
     _at("updated_at"),
     _at("removed_at", nullable=True),
-    Index("workspace_members_ws", "workspace_id"),
+    # Lists page newest first within their owner through one index (migration 0004).
+    Index("workspace_members_ws_id", "workspace_id", "id"),
 )
 
 api_keys = Table(
@@ -120,7 +121,7 @@ accounts = Table(
     _at("connected_at"),
     _at("created_at"),
     _at("updated_at"),
-    Index("accounts_ws", "workspace_id"),
+    Index("accounts_ws_id", "workspace_id", "id"),
 )
 
 media = Table(
@@ -136,7 +137,7 @@ media = Table(
     _text("storage_key"),
     _at("created_at"),
     _text("alt_text", nullable=True),
-    Index("media_ws", "workspace_id"),
+    Index("media_ws_id", "workspace_id", "id"),
 )
 
 posts = Table(
@@ -158,6 +159,8 @@ posts = Table(
     _at("updated_at"),
     _at("canceled_at", nullable=True),
     Index("posts_ws_id", "workspace_id", "id"),
+    # The calendar reads a workspace's scheduled posts by time.
+    Index("posts_ws_scheduled", "workspace_id", "scheduled_at", "id"),
 )
 
 post_destinations = Table(
@@ -196,6 +199,7 @@ approval_batches = Table(
     _at("created_at"),
     _at("updated_at"),
     UniqueConstraint("workspace_id", "batch_date"),
+    Index("approval_batches_ws_id", "workspace_id", "id"),
 )
 
 approval_items = Table(
@@ -248,6 +252,8 @@ inbox_items = Table(
     _at("created_at"),
     _at("updated_at"),
     UniqueConstraint("workspace_id", "platform", "external_id"),
+    # The inbox lists by newest activity.
+    Index("inbox_items_ws_activity", "workspace_id", "last_message_at", "id"),
 )
 
 inbox_messages = Table(
@@ -268,7 +274,8 @@ inbox_messages = Table(
     Column("delivery_attempts", Integer, server_default=text("0")),
     _at("next_attempt_at", nullable=True),
     _text("delivery_error", nullable=True),
-    Index("inbox_messages_item", "item_id"),
+    # An item's messages in order, and its preview (the newest).
+    Index("inbox_messages_item_time", "item_id", "created_at", "id"),
 )
 
 inbox_drafts = Table(
@@ -281,7 +288,7 @@ inbox_drafts = Table(
     _text("source"),
     Column("confidence", Double, nullable=False),
     _at("created_at"),
-    Index("inbox_drafts_item", "item_id"),
+    Index("inbox_drafts_item_id", "item_id", "id"),
 )
 
 inbox_sync_state = Table(
@@ -309,6 +316,7 @@ inbox_automations = Table(
     _at("created_at"),
     _at("updated_at"),
     _at("deleted_at", nullable=True),
+    Index("inbox_automations_ws_id", "workspace_id", "id"),
 )
 
 inbox_automation_runs = Table(
@@ -341,6 +349,7 @@ destination_presets = Table(
     _at("created_at"),
     _at("updated_at"),
     _at("deleted_at", nullable=True),
+    Index("destination_presets_ws_id", "workspace_id", "id"),
 )
 
 content_automations = Table(
@@ -358,6 +367,7 @@ content_automations = Table(
     _at("created_at"),
     _at("updated_at"),
     _at("deleted_at", nullable=True),
+    Index("content_automations_ws_id", "workspace_id", "id"),
 )
 
 content_automation_state = Table(
@@ -390,6 +400,7 @@ queues = Table(
     _at("created_at"),
     _at("updated_at"),
     _at("deleted_at", nullable=True),
+    Index("queues_ws_id", "workspace_id", "id"),
 )
 
 queue_items = Table(
@@ -404,7 +415,10 @@ queue_items = Table(
     _at("slot_at", nullable=True),
     _at("created_at"),
     _at("updated_at"),
-    Index("queue_items_queue", "queue_id"),
+    Index("queue_items_queue_position", "queue_id", "position", "id"),
+    # Whether a post is queued (the calendar's scheduled posts), and the scheduled slots.
+    Index("queue_items_post", "post_id"),
+    Index("queue_items_ws_slot", "workspace_id", "status", "slot_at", "id"),
 )
 
 scheduled_events = Table(
@@ -421,7 +435,7 @@ scheduled_events = Table(
     _at("created_at"),
     _at("updated_at"),
     _at("canceled_at", nullable=True),
-    Index("scheduled_events_ws", "workspace_id"),
+    Index("scheduled_events_ws_start", "workspace_id", "starts_at", "id"),
 )
 
 publish_attempts = Table(
@@ -463,6 +477,7 @@ tracked_competitors = Table(
     _text("handle"),
     _at("created_at"),
     _at("deleted_at", nullable=True),
+    Index("tracked_competitors_ws_id", "workspace_id", "id"),
 )
 
 webhook_endpoints = Table(
@@ -478,7 +493,7 @@ webhook_endpoints = Table(
     _at("created_at"),
     _at("updated_at"),
     _at("deleted_at", nullable=True),
-    Index("webhook_endpoints_ws", "workspace_id"),
+    Index("webhook_endpoints_ws_id", "workspace_id", "id"),
 )
 
 webhook_events = Table(
@@ -513,7 +528,7 @@ webhook_deliveries = Table(
     _at("created_at"),
     _at("updated_at"),
     UniqueConstraint("event_id", "endpoint_id"),
-    Index("webhook_deliveries_endpoint", "endpoint_id"),
+    Index("webhook_deliveries_endpoint_id", "endpoint_id", "id"),
     # The dispatcher's claim reads due deliveries by status and time.
     Index("webhook_deliveries_due", "status", "next_attempt_at"),
 )
