@@ -577,12 +577,13 @@ def side_by_side(latest: dict[str, dict[str, Any]]) -> str:
 
 def _latest_line(profile: str, results: dict[str, Any]) -> str:
     meta = results["meta"]
+    only = "" if meta.get("child_rows", True) else "; its reads and writes only"
     return (
         f"Latest {profile} run: `{meta.get('command', 'murmur bench')}` on {meta['finished']}"
         f" ({meta['cpus']} CPUs, load average {meta['loadavg_before'][0]} →"
         f" {meta['loadavg_after'][0]}, load generator {meta['engine']}, {meta['repeats']}"
         f" interleaved runs of {meta['seconds']:.0f} s, {meta['posts']} posts;"
-        f" wall {meta['wall_s']:.0f} s)."
+        f" wall {meta['wall_s']:.0f} s{only})."
     )
 
 
@@ -724,6 +725,7 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
             shutil.rmtree(root, ignore_errors=True)
     results["meta"] = {
         "profile": cfg.profile,
+        "child_rows": cfg.child_rows,
         "finished": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
