@@ -6,7 +6,7 @@ DATA_DIR ?= data
 # apt-get needs root: sudo when not already root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: up test install lint bench browser postgres dashboard-assets bytecode
+.PHONY: up test install lint bench bench-scale wrk browser postgres dashboard-assets bytecode
 
 # uv installs in seconds what pip takes minutes for; it lives in the venv, so nothing is
 # installed outside the repository. A stamp per flavour: `up` needs only the runtime.
@@ -63,7 +63,7 @@ browser:
 		&& $(SUDO) apt-get install -y -qq --no-install-recommends chromium; } \
 		|| echo "chromium could not be installed: the docs page's browser test will skip"
 
-## PostgreSQL's server binaries, for the scale profile's tests (tests/servers.py starts them).
+## PostgreSQL's server binaries, for the scale profile's tests (benchmarks/servers.py starts them).
 postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq \
 		&& $(SUDO) apt-get install -y -qq --no-install-recommends postgresql; }
@@ -74,10 +74,16 @@ lint: install
 	$(BIN)/mypy
 
 ## The benchmark (docs/performance.md), with wrk as its load generator (installed when missing).
-bench: install
+bench: install wrk
+	$(BIN)/murmur bench
+
+## The same rows at scale: PostgreSQL and S3 (moto), started on loopback for the run.
+bench-scale: install wrk postgres
+	$(BIN)/murmur bench --profile scale
+
+wrk:
 	@command -v wrk >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk; } \
 		|| echo "wrk could not be installed: the read rows will measure the Python load generator"
-	$(BIN)/murmur bench
 
 # The dashboard's chart library (docs/dashboard.md): uPlot's built files, vendored from npm's
 # tarball so that `make up` needs no Node.js. Only this target needs npm; it rewrites the

@@ -12,6 +12,8 @@ publishing row from ``benchmarks.publishing_lateness``, the reads beside ``/metr
 scrapers from ``benchmarks.scrapers``, the dashboard's from ``benchmarks.dashboard``, the
 lists' from ``benchmarks.lists``, the commands' start-up from ``benchmarks.startup``; each
 runs in a child process and shows "not measured" with the reason if it is absent or fails.
+``profile="scale"`` runs the same rows on PostgreSQL + S3 (moto) started on loopback for the
+run (``benchmarks.servers``): every process finds its store there through ``bench_settings``.
 
 Their row dicts may carry: ``what`` (or ``name``), ``figure`` (or ``value``), ``reference``,
 ``ratio``, ``target``, ``status`` ("PASS"/"MISS"/…) or ``passed`` (bool), ``note``.
@@ -25,6 +27,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -57,6 +60,9 @@ READ_P99_MS = 50.0
 WRITE_RPS = 300.0
 WRITE_P99_MS = 100.0
 
+PROFILES = ("embedded", "scale")
+SCALE_BUDGET = 2.5  # the child rows' time budgets at scale, times the embedded ones
+CHARTS = {"embedded": "performance-scale.png", "scale": "performance-scale-profile.png"}
 TABLE_START = "<!-- bench:table -->"
 TABLE_END = "<!-- /bench:table -->"
 
@@ -76,14 +82,18 @@ class BenchSettings:
     engine: str = "auto"
     write_docs: bool = True
     child_rows: bool = True  # the pipeline, import and publishing rows (child processes)
+    profile: str = "embedded"  # or "scale": PostgreSQL + S3 on loopback (PROFILES)
 
     @classmethod
-    def for_mode(cls, quick: bool, data_dir: Path | None = None) -> BenchSettings:
+    def for_mode(
+        cls, quick: bool, data_dir: Path | None = None, profile: str = "embedded"
+    ) -> BenchSettings:
         if not quick:
-            return cls(data_dir=data_dir)
+            return cls(data_dir=data_dir, profile=profile)
         return cls(
             quick=True,
             data_dir=data_dir,
+            profile=profile,
             posts=2_000,
             scale_sizes=(500, 2_000),
             repeats=1,
@@ -473,13 +483,17 @@ def child_rows(group: str, quick: bool, timeout: float) -> list[Row]:
     A child of its own keeps their memory and DuckDB threads out of this process; when it
     fails or overruns its budget, the rows say "not measured" and why.
     """
+    from benchmarks.servers import SERVERS_ENV
+
+    if os.environ.get(SERVERS_ENV):
+        # Every statement a round trip, every file over HTTP: the quick pipeline rows took
+        # 147 s at scale (load average 12-21, 2026-11-27), their embedded budget is 120 s.
+        timeout *= SCALE_BUDGET
     cmd = [sys.executable, "-m", "benchmarks.bench", "--rows-of", group]
     if quick:
         cmd.append("--quick")
     try:
-        done = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO, check=False
-        )
+        done = _run_group(cmd, timeout)
         last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
         if done.returncode != 0 or not last.startswith("ROWS "):
             tail = [x for x in (done.stderr or done.stdout).strip().splitlines() if x.strip()]
@@ -497,6 +511,28 @@ def child_rows(group: str, quick: bool, timeout: float) -> list[Row]:
             Row(group, what, "—", "—", None, "", "not measured", note=reason[:200])
             for what in _PLACEHOLDERS[group]
         ]
+
+
+def _run_group(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run a group's child in a session of its own; past ``timeout``, kill all of it."""
+    # The children's own children (a pool's workers, servers, `murmur worker`s) go with it:
+    # killing the child alone left them running beside the next group.
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def _print_rows_of(group: str, quick: bool) -> int:
@@ -547,24 +583,68 @@ def table(rows: list[Row]) -> str:
     return "\n".join(out)
 
 
+def side_by_side(latest: dict[str, dict[str, Any]]) -> str:
+    """Each profile's latest rows as one Markdown table: a column per profile."""
+    runs = {p: [Row(**raw) for raw in latest[p]["rows"]] for p in PROFILES if p in latest}
+    whats = list(dict.fromkeys(r.what for rows in runs.values() for r in rows))
+    out = [
+        "| what | target | "
+        + " | ".join(f"{p} (figure; reference; ratio; result)" for p in runs)
+        + " |",
+        "|---|---|" + "---|" * len(runs),
+    ]
+    for what in whats:
+        found = {p: next((r for r in rows if r.what == what), None) for p, rows in runs.items()}
+        target = next(r.target for r in found.values() if r)
+        cells = []
+        for row in found.values():
+            if row is None:
+                cells.append("not in this profile's latest run")
+                continue
+            ratio = "—" if row.ratio is None else f"{row.ratio:.2f}x"
+            status = row.status if not row.note else f"{row.status} ({row.note})"
+            cells.append(f"{row.figure}; {row.reference}; {ratio}; **{status}**")
+        out.append(f"| {what} | {target} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def _latest_line(profile: str, results: dict[str, Any]) -> str:
+    meta = results["meta"]
+    only = "" if meta.get("child_rows", True) else "; its reads and writes only"
+    return (
+        f"Latest {profile} run: `{meta.get('command', 'murmur bench')}` on {meta['finished']}"
+        f" ({meta['cpus']} CPUs, load average {meta['loadavg_before'][0]} →"
+        f" {meta['loadavg_after'][0]}, load generator {meta['engine']}, {meta['repeats']}"
+        f" interleaved runs of {meta['seconds']:.0f} s, {meta['posts']} posts;"
+        f" wall {meta['wall_s']:.0f} s{only})."
+    )
+
+
 def write_docs(rows: list[Row], results: dict[str, Any], command: str) -> None:
-    """Replace the table in docs/performance.md and redraw the chart beside it."""
+    """Put this profile's run beside the other's latest in docs/performance.md, and redraw
+    its chart; each profile's raw figures are kept in docs/performance-latest.json."""
     from benchmarks.chart import draw
 
-    (DOCS / "performance-latest.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
-    draw(results, DOCS / "performance-scale.png")
-    meta = results["meta"]
+    profile = results["meta"].get("profile", "embedded")
+    results["meta"]["command"] = command
+    saved = DOCS / "performance-latest.json"
+    latest: dict[str, Any] = json.loads(saved.read_text()) if saved.exists() else {}
+    if "meta" in latest:  # a run saved before the profiles: the embedded one
+        latest = {"embedded": latest}
+    latest[profile] = results
+    saved.write_text(json.dumps(latest, indent=2, default=str) + "\n")
+    draw(results, DOCS / CHARTS[profile])
     block = "\n".join(
         [
             TABLE_START,
-            f"Latest run: `{command}` on {meta['finished']} ({meta['cpus']} CPUs, load average "
-            f"{meta['loadavg_before'][0]} → {meta['loadavg_after'][0]}, load generator "
-            f"{meta['engine']}, {meta['repeats']} interleaved runs of {meta['seconds']:.0f} s, "
-            f"{meta['posts']} posts; wall {meta['wall_s']:.0f} s).",
+            *(_latest_line(p, latest[p]) + "\n" for p in PROFILES if p in latest),
+            side_by_side(latest),
             "",
-            table(rows),
-            "",
-            "![p50 latency of each read vs posts in the store](performance-scale.png)",
+            *(
+                f"![p50 latency of each read vs posts in the store, {p}]({CHARTS[p]})"
+                for p in PROFILES
+                if p in latest
+            ),
             TABLE_END,
         ]
     )
@@ -582,12 +662,38 @@ def write_docs(rows: list[Row], results: dict[str, Any], command: str) -> None:
 # -- the run ----------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def profile_servers(profile: str) -> Iterator[None]:
+    """The run's store servers: none embedded; at scale PostgreSQL + S3 on loopback (those
+    ``SERVERS_ENV`` already names, else started for the run), named to every child process
+    through the environment they inherit."""
+    from benchmarks.servers import SERVERS_ENV, start_servers
+
+    given = os.environ.pop(SERVERS_ENV, None)
+    try:
+        if profile == "embedded":
+            yield
+        elif given:
+            os.environ[SERVERS_ENV] = given
+            yield
+        else:
+            with start_servers() as servers:
+                os.environ.update(servers.env())
+                yield
+    finally:
+        os.environ.pop(SERVERS_ENV, None)
+        if given:
+            os.environ[SERVERS_ENV] = given
+
+
 def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]:
     """Build the data, measure every row, print the table; write the docs on a full run."""
     cfg = (
         settings_or_args
         if isinstance(settings_or_args, BenchSettings)
-        else BenchSettings.for_mode(bool(settings_or_args.quick), settings_or_args.data_dir)
+        else BenchSettings.for_mode(
+            bool(settings_or_args.quick), settings_or_args.data_dir, settings_or_args.profile
+        )
     )
     started = time.monotonic()
     load_before = os.getloadavg()
@@ -598,7 +704,9 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
         shutil.rmtree(data_dir)
     engine = cfg.engine if cfg.engine != "auto" else ("wrk" if wrk_path() else "python")
     results: dict[str, Any] = {"scale": []}
+    servers = contextlib.ExitStack()
     try:
+        servers.enter_context(profile_servers(cfg.profile))
         with open_store(data_dir) as store:
             tenant = create_tenant(store)
         sizes = sorted({*(s for s in cfg.scale_sizes), cfg.posts})
@@ -656,9 +764,12 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
             rows += child_rows("lists", cfg.quick, 120.0 if cfg.quick else 900.0)
             rows += child_rows("startup", cfg.quick, 120.0 if cfg.quick else 300.0)
     finally:
+        servers.close()
         if own_tmp:
             shutil.rmtree(root, ignore_errors=True)
     results["meta"] = {
+        "profile": cfg.profile,
+        "child_rows": cfg.child_rows,
         "finished": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
@@ -674,9 +785,12 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
     }
     results["rows"] = [asdict(r) for r in rows]
     print(table(rows))
-    print(f"\n(wall {results['meta']['wall_s']} s, load generator {engine})")
+    print(f"\n(wall {results['meta']['wall_s']} s, load generator {engine}, {cfg.profile})")
     if cfg.write_docs:
-        write_docs(rows, results, "murmur bench" + (" --quick" if cfg.quick else ""))
+        command = "murmur bench" + (" --quick" if cfg.quick else "")
+        write_docs(
+            rows, results, command + (f" --profile {cfg.profile}" * (cfg.profile != "embedded"))
+        )
     return rows
 
 
@@ -684,20 +798,21 @@ def _say(text: str) -> None:
     print(f"[bench] {text}", file=sys.stderr, flush=True)
 
 
-def main(quick: bool = False, data_dir: Path | None = None) -> list[Row]:
-    """What ``murmur bench [--quick] [--data-dir D]`` calls."""
-    return run_bench(BenchSettings.for_mode(quick, data_dir))
+def main(quick: bool = False, data_dir: Path | None = None, profile: str = "embedded") -> list[Row]:
+    """What ``murmur bench [--quick] [--data-dir D] [--profile P]`` calls."""
+    return run_bench(BenchSettings.for_mode(quick, data_dir, profile))
 
 
 def _cli(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("--profile", choices=PROFILES, default="embedded")
     parser.add_argument("--rows-of", choices=list(_PLACEHOLDERS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rows_of:
         return _print_rows_of(args.rows_of, args.quick)
-    main(args.quick, args.data_dir)
+    main(args.quick, args.data_dir, args.profile)
     return 0
 
 

@@ -26,7 +26,8 @@ def draw(results: dict[str, Any], out: Path) -> Path | None:
     ax.set_xscale("log")
     ax.set_xlabel("posts in the store (marts grow with them)")
     ax.set_ylabel("p50 latency, one client (ms)")
-    ax.set_title("Murmur read cost vs data (murmur bench)")
+    profile = results.get("meta", {}).get("profile", "embedded")
+    ax.set_title(f"Murmur read cost vs data (murmur bench, {profile} profile)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -37,11 +38,15 @@ def draw(results: dict[str, Any], out: Path) -> Path | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m benchmarks.chart RESULTS.json OUT.png``: redraw from a saved run."""
+    """``python -m benchmarks.chart RESULTS.json OUT.png [PROFILE]``: redraw from a saved run
+    (of ``PROFILE``, embedded by default, when the file keeps one per profile)."""
     import sys
 
     args = argv if argv is not None else sys.argv[1:]
-    draw(json.loads(Path(args[0]).read_text()), Path(args[1]))
+    results = json.loads(Path(args[0]).read_text())
+    if "meta" not in results:
+        results = results[args[2] if len(args) > 2 else "embedded"]
+    draw(results, Path(args[1]))
     return 0
 
 

@@ -55,11 +55,11 @@ def files(root: Path) -> tuple[Path, Path, int]:
 
 def import_and_run(path: Path, data_dir: Path) -> dict[str, float | int]:
     """Import ``path`` into a new store, run the pipeline over it: seconds and ranges."""
-    from murmur.settings import Settings
+    from benchmarks.servers import bench_settings
     from pipelines.importers import run_import
     from pipelines.run import run_all
 
-    settings = Settings(data_dir=data_dir)
+    settings = bench_settings(data_dir)
     settings.ensure_dirs()
     began = time.perf_counter()
     run_import(path, "tweets", settings=settings, workspace_id=None, kind="own", progress=False)

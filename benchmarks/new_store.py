@@ -38,7 +38,7 @@ import duckdb
 from sqlalchemy import select
 
 from benchmarks.recording import Recorder
-from tests.servers import create_bucket, postgres_server, s3_server
+from benchmarks.servers import create_bucket, postgres_server, s3_server
 from warehouse.ids import utcnow
 from warehouse.lake import S3, Lake, attach_publishing, run
 from warehouse.pubdb.engine import PubDB, sqlite_url

@@ -166,9 +166,9 @@ COMMIT;
 
 
 def _settings(data_dir: Path) -> Any:
-    from murmur.settings import Settings
+    from benchmarks.servers import bench_settings
 
-    return Settings(data_dir=data_dir)
+    return bench_settings(data_dir)
 
 
 def build_store(data_dir: Path, posts: int, end: datetime) -> int:

@@ -30,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from murmur.settings import Settings
+from benchmarks.servers import bench_settings, settings_env
 from tests.support import free_port
 from warehouse import posts as posts_repo
 from warehouse import publishing as repo
@@ -65,7 +65,7 @@ def run(posts: int, workers: int, spread: float, lead: float, concurrency: int) 
     sim_port = free_port()
     sim_root = f"http://127.0.0.1:{sim_port}"
     procs: list[subprocess.Popen[bytes]] = []
-    settings = Settings(data_dir=data_dir)
+    settings = bench_settings(data_dir)
     store = settings.open_store()
     try:
         procs.append(
@@ -85,6 +85,7 @@ def run(posts: int, workers: int, spread: float, lead: float, concurrency: int) 
 
         env = dict(
             os.environ,
+            **settings_env(settings),
             MURMUR_PLATFORMS_URL=sim_root,
             MURMUR_PUBLISHING_CONCURRENCY=str(concurrency),
             MURMUR_PUBLISHING_POLL_INTERVAL_SECONDS="0.2",

@@ -31,9 +31,9 @@ class Tenant:
 
 def open_store(data_dir: Path) -> Store:
     """The store of ``data_dir``, opened by this process (the benchmark's API opens its own)."""
-    from murmur.settings import Settings
+    from benchmarks.servers import bench_settings
 
-    return Settings(data_dir=data_dir).open_store()
+    return bench_settings(data_dir).open_store()
 
 
 def create_tenant(store: Store) -> Tenant:

@@ -19,9 +19,9 @@ from fastapi import FastAPI
 def bench_app(data_dir: Path, port: int) -> FastAPI:
     """Murmur's app over ``data_dir``."""
     from api.app import create_app
-    from murmur.settings import Settings
+    from benchmarks.servers import bench_settings
 
-    return create_app(Settings(data_dir=data_dir, port=port))
+    return create_app(bench_settings(data_dir, port=port))
 
 
 def uvicorn_options() -> dict[str, Any]:

@@ -51,7 +51,7 @@ from typing import Any
 
 from benchmarks.recording import QUACK_TOKEN, Recorder
 from benchmarks.recording import free_port as _free_port
-from tests.servers import SUPERUSER, create_bucket, postgres_bin, postgres_server, s3_server
+from benchmarks.servers import SUPERUSER, create_bucket, postgres_bin, postgres_server, s3_server
 
 DAYS = 40
 ROWS_PER_DAY = 25_000  # = posts seeded; DAYS * ROWS_PER_DAY = 1M mart rows
@@ -994,7 +994,7 @@ def seed_split(cfg: dict[str, Any]) -> None:
 
 @contextlib.contextmanager
 def postgres_cluster(work: Path) -> Iterator[dict[str, Any]]:
-    """A throwaway PostgreSQL cluster (tests/servers.py) with the databases and role used here."""
+    """A throwaway PostgreSQL cluster (benchmarks/servers.py), the databases and role used here."""
     import psycopg
 
     with postgres_server(work) as server:
@@ -1008,7 +1008,7 @@ def postgres_cluster(work: Path) -> Iterator[dict[str, Any]]:
 
 @contextlib.contextmanager
 def s3_bucket(work: Path) -> Iterator[dict[str, Any]]:
-    """moto's S3-compatible server on loopback (tests/servers.py), with the lake's bucket."""
+    """moto's S3-compatible server on loopback (benchmarks/servers.py), with the lake's bucket."""
     with s3_server(work) as endpoint:
         create_bucket(endpoint, BUCKET)
         yield {"s3_port": int(endpoint.rsplit(":", 1)[1])}

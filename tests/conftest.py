@@ -8,32 +8,25 @@ that makes its store through ``store_settings`` runs on either.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from benchmarks.servers import ScaleServers, start_servers
 from murmur.logs import configure_logging
 from murmur.settings import Settings
-from tests.servers import ScaleServers, StoreSettings, postgres_server, s3_server
-from tests.support import LiveServer, Tenant, grant_analysts, new_tenant, start_server
+from tests.servers import StoreSettings
+from tests.support import LiveServer, Tenant, free_port, grant_analysts, new_tenant, start_server
 from warehouse.store import Store
 
 
 @pytest.fixture(scope="session")
 def scale_servers() -> Iterator[ScaleServers]:
-    # Not under pytest's temporary root: that is private to root, and the server runs as
-    # the 'postgres' user, which must reach its own folder (mkdtemp's is made over to it).
-    pg_work, s3_work = Path(tempfile.mkdtemp(prefix="murmur-pg-")), Path(tempfile.mkdtemp())
-    try:
-        with postgres_server(pg_work) as postgres, s3_server(s3_work) as endpoint:
-            yield ScaleServers(postgres, endpoint)
-    finally:
-        shutil.rmtree(pg_work, ignore_errors=True)
-        shutil.rmtree(s3_work, ignore_errors=True)
+    # Ports of this test worker's own block: the other worker cannot take them meanwhile.
+    with start_servers(free_port(), free_port()) as servers:
+        yield servers
 
 
 @pytest.fixture(scope="session")

@@ -19,18 +19,15 @@ from typing import Any
 
 import httpx
 import uvicorn
-from pydantic import SecretStr
 
 from api.app import BASE_PATH, create_app
+from benchmarks.servers import settings_env
 from connectors.platforms import PLATFORMS
 from domain.workspaces.keys import ALL_SCOPES, mint_key
 from domain.workspaces.service import bootstrap_test_workspace
-from murmur.settings import STORE_FIELDS, Settings
+from murmur.settings import Settings
 from warehouse import workspaces as ws_repo
 from warehouse.store import Lakehouse, Store
-
-# What an analyst's `murmur attach` reads besides the store's whereabouts.
-ANALYST_FIELDS = ("analyst_role", "analyst_password", "analyst_s3_key_id", "analyst_s3_secret")
 
 # How long a test waits for something before it fails: only to turn a hang into a failure
 # (every wait polls and returns as soon as its condition holds), so generous for a busy machine.
@@ -349,17 +346,3 @@ def run_murmur(settings: Settings, *args: str) -> subprocess.CompletedProcess[st
         timeout=HANG_SECONDS,
         env={**os.environ, **settings_env(settings), "COLUMNS": "400"},
     )
-
-
-def settings_env(settings: Settings) -> dict[str, str]:
-    """The MURMUR_* variables that give a child process these settings' store."""
-    env = {"MURMUR_DATA_DIR": str(settings.data_dir)}
-    for name in (*STORE_FIELDS, *ANALYST_FIELDS):
-        value = getattr(settings, name)
-        if isinstance(value, bool):
-            env[f"MURMUR_{name.upper()}"] = "true" if value else "false"
-        elif isinstance(value, SecretStr):
-            env[f"MURMUR_{name.upper()}"] = value.get_secret_value()
-        elif value is not None:
-            env[f"MURMUR_{name.upper()}"] = str(value)
-    return env

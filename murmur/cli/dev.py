@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from murmur.cli.common import DataDir, load_settings
+
+
+class Profile(StrEnum):
+    """Where ``murmur bench`` builds its stores (ADR 0002's two profiles)."""
+
+    embedded = "embedded"
+    scale = "scale"
 
 
 def simulator(
@@ -27,8 +35,12 @@ def bench(
     data_dir: Annotated[
         Path | None, typer.Option("--data-dir", help="Where to build the data (default: temp).")
     ] = None,
+    profile: Annotated[
+        Profile,
+        typer.Option(help="embedded: files; scale: PostgreSQL + S3 started on loopback."),
+    ] = Profile.embedded,
 ) -> None:
     """Measure Murmur against its limits, each figure beside its reference, and print the table."""
     from benchmarks.bench import main as run_bench
 
-    run_bench(quick=quick, data_dir=data_dir)
+    run_bench(quick=quick, data_dir=data_dir, profile=profile.value)

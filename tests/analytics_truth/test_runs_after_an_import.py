@@ -21,13 +21,14 @@ import polars as pl
 import pytest
 from dagster import DagsterInstance, materialize
 
+from benchmarks.servers import settings_env
 from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS, stg_engagement_deltas
 from pipelines.definitions import resources
 from pipelines.importers import run_import
 from pipelines.partitions import due_days, plan, range_tags
 from pipelines.run import run_all
-from tests.support import Tenant, new_tenant, settings_env, start_server
+from tests.support import Tenant, new_tenant, start_server
 from warehouse.marts.runs import batch_days
 
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
-from benchmarks.bench import READS, BenchSettings, run_bench, table
+import pytest
+
+from benchmarks.bench import READS, BenchSettings, child_rows, run_bench, table
+from benchmarks.servers import ScaleServers, start_servers
+from tests.support import free_port
 
 
 def test_quick_bench_prints_every_row(tmp_path: Path) -> None:
@@ -111,3 +116,33 @@ def test_every_list_has_a_row_beside_posts() -> None:
         assert " deep " in row.figure, row
         assert row.reference.startswith("posts: first "), row
         assert set(row.detail["figures"]) == {"first", "deep"}, row
+
+
+def test_quick_bench_at_scale_measures_every_row(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same rows on PostgreSQL + S3: the session's servers at scale, else its own."""
+    with contextlib.ExitStack() as stack:
+        if request.config.getoption("--store-profile") == "scale":
+            servers: ScaleServers = request.getfixturevalue("scale_servers")
+        else:
+            servers = stack.enter_context(start_servers(free_port(), free_port()))
+        monkeypatch.setenv(*servers.env().popitem())
+        cfg = BenchSettings.for_mode(quick=True, data_dir=tmp_path, profile="scale")
+        cfg.child_rows = False  # the publishing row only, below: the others take minutes
+        cfg.scale_sizes = (200,)
+        cfg.posts = 500
+        rows = run_bench(cfg) + child_rows("publishing", quick=True, timeout=240)
+    groups = ["reads"] * len(READS) + ["scrapes"] + ["writes"] * 2 + ["publishing"]
+    assert [r.group for r in rows] == groups
+    for row in rows:
+        assert row.status in {"PASS", "MISS"}, row
+        assert row.figure
+    writes = [r for r in rows if r.group == "writes"]
+    assert all(run["errors"] == 0 for r in writes for run in r.detail["runs"])
+    # The workers (`murmur worker` children) published from the seeding process's store.
+    assert rows[-1].detail["figures"]["exactly_once"]["missing"] == 0
+    # The store was on the servers: no file of the embedded profile was made.
+    assert (tmp_path / "data").is_dir()
+    assert not list(tmp_path.rglob("*.sqlite"))
+    assert not list(tmp_path.rglob("*.parquet"))

@@ -28,6 +28,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Dialog, Page, Request, Route
 
+from benchmarks.servers import settings_env
 from domain.workspaces.keys import ALL_SCOPES, mint_key
 from domain.workspaces.service import bootstrap_test_workspace
 from murmur.settings import Settings
@@ -35,7 +36,6 @@ from tests.support import (
     HANG_SECONDS,
     Api,
     LiveServer,
-    settings_env,
     start_server,
     start_simulator,
 )

@@ -18,7 +18,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.support import LiveServer, settings_env
+from benchmarks.servers import settings_env
+from tests.support import LiveServer
 
 # The tools of issue 31, by these names: prompts count on them.
 TOOL_NAMES = {

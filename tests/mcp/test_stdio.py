@@ -6,8 +6,9 @@ import os
 import subprocess
 import sys
 
+from benchmarks.servers import settings_env
 from tests.mcp.agent import TOOL_NAMES, agent, stdio_agent
-from tests.support import HANG_SECONDS, LiveServer, Tenant, settings_env
+from tests.support import HANG_SECONDS, LiveServer, Tenant
 
 
 def test_murmur_mcp_over_stdio_answers_as_http(

@@ -12,9 +12,10 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from benchmarks.servers import settings_env
 from murmur.settings import Settings
 from tests.analytics.seed import seed_insights, seed_rankings, seed_trends, seed_unified
-from tests.support import LiveServer, Tenant, settings_env
+from tests.support import LiveServer, Tenant
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"

@@ -10,6 +10,7 @@ import uuid
 from datetime import UTC, datetime
 from functools import partial
 
+from benchmarks.servers import settings_env
 from tests.publishing.conftest import (
     Sim,
     StartWorker,
@@ -20,7 +21,7 @@ from tests.publishing.conftest import (
     unique_text,
     wait_for,
 )
-from tests.support import LiveServer, Tenant, settings_env
+from tests.support import LiveServer, Tenant
 from warehouse import publishing as repo
 from warehouse import workspaces as ws_repo
 

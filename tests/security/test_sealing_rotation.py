@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.servers import settings_env
 from murmur.settings import Settings
 from tests.engagement.conftest import Receiver, receiving, wait_for
 from tests.servers import StoreSettings
@@ -25,7 +26,6 @@ from tests.support import (
     Tenant,
     new_tenant,
     run_murmur,
-    settings_env,
     start_server,
 )
 from warehouse import rotation

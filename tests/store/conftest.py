@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import ANALYST, ANALYST_PASSWORD, ANALYST_S3_KEY, ScaleServers, create_bucket
+from benchmarks.servers import (
+    ANALYST,
+    ANALYST_PASSWORD,
+    ANALYST_S3_KEY,
+    ScaleServers,
+    create_bucket,
+)
 from warehouse.analysts import Login, grant_lake_catalog, grant_publishing
 from warehouse.lake import S3, Lake
 from warehouse.pubdb.engine import sqlite_url

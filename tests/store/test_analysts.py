@@ -23,8 +23,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from benchmarks.servers import ScaleServers, s3_server
 from murmur.settings import Settings
-from tests.servers import ScaleServers, s3_server
 from tests.support import HANG_SECONDS, run_murmur
 from warehouse.analysts import NOT_SECRET, SECRET_COLUMNS, SECRET_LIKE
 from warehouse.pubdb.schema import every_table

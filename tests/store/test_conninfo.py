@@ -16,7 +16,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from sqlalchemy.engine import URL
 
-from tests.servers import ScaleServers
+from benchmarks.servers import ScaleServers
 from warehouse.errors import StoreError
 from warehouse.lake import attach_publishing, attach_publishing_sql, publishing_target
 

@@ -37,13 +37,14 @@ import psycopg
 import pytest
 
 from api.app import BASE_PATH
+from benchmarks.servers import settings_env
 from domain.workspaces.keys import ALL_SCOPES, mint_key
 from domain.workspaces.service import bootstrap_test_workspace
 from murmur.settings import Settings
 from pipelines.importers.runner import run_import
 from pipelines.run import run_all
 from tests.servers import StoreSettings
-from tests.support import HANG_SECONDS, assert_error, run_murmur, settings_env, start_server
+from tests.support import HANG_SECONDS, assert_error, run_murmur, start_server
 from warehouse import workspaces as ws_repo
 from warehouse.cursor import StoreCursor
 from warehouse.lake.repair import current_files, take_out

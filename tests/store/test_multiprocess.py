@@ -22,8 +22,9 @@ from typing import Any
 import httpx
 import pytest
 
+from benchmarks.servers import settings_env
 from tests.servers import StoreSettings
-from tests.support import HANG_SECONDS, free_port, settings_env
+from tests.support import HANG_SECONDS, free_port
 
 MURMUR = [sys.executable, "-m", "murmur"]
 BASE = "/api/public/v1"

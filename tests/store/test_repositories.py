@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import pytest
 from sqlalchemy import Connection
 
-from tests.servers import ScaleServers
+from benchmarks.servers import ScaleServers
 from warehouse import approvals, health, idempotency, posts, publishing
 from warehouse import automation as automation_repo
 from warehouse import inbox as inbox_repo

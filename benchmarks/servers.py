@@ -1,0 +1,255 @@
+"""The scale profile's servers, started on loopback for the tests and ``murmur bench``.
+
+A throwaway PostgreSQL cluster from the machine's own binaries (Debian's ``postgresql``
+package; the Makefile installs it when missing) and moto's S3-compatible server from the
+venv (ADR 0002 step 7). Both listen on 127.0.0.1 only and are stopped when the context ends.
+``bench_settings`` gives every process of a bench the settings of a store on them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+from psycopg.conninfo import make_conninfo
+from pydantic import SecretStr
+from sqlalchemy.engine import URL
+
+from murmur.settings import STORE_FIELDS, Settings
+
+SUPERUSER = "murmur"
+# The analysts' role of every store of the session (`murmur analysts grant` sets its grants
+# in each store's databases), and its password, which the server checks (pg_hba below).
+ANALYST = "analyst"
+ANALYST_PASSWORD = "analyst's p@ss"
+# moto's shared server checks no key (tests/store/test_analysts.py starts one that does):
+# the analysts' own key all the same, so no analyst's session is handed the service's.
+ANALYST_S3_KEY = ("analyst", "analyst")
+# What an analyst's `murmur attach` reads besides the store's whereabouts.
+ANALYST_FIELDS = ("analyst_role", "analyst_password", "analyst_s3_key_id", "analyst_s3_secret")
+# Only to turn a server that never starts or stops into an error: every wait polls.
+HANG_SECONDS = 240.0
+# Where a bench's child processes find the run's servers: "PORT ENDPOINT" (bench_settings).
+SERVERS_ENV = "MURMUR_BENCH_SERVERS"
+
+
+def any_free_port() -> int:
+    """A loopback port that is free now (the tests hand out their own: tests/support.py)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def postgres_bin() -> Path:
+    """The folder of the newest PostgreSQL server binaries installed here."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=_version)
+    if found:
+        return Path(found[-1]).parent
+    on_path = shutil.which("initdb")
+    if on_path:
+        return Path(on_path).resolve().parent
+    raise FileNotFoundError("PostgreSQL's server binaries (initdb) are not installed: make test")
+
+
+def _version(initdb: str) -> int:
+    return int(Path(initdb).parent.parent.name)
+
+
+@dataclass(frozen=True)
+class Postgres:
+    """A running cluster: its port; ``url`` and ``dsn`` name a database and a role in it."""
+
+    port: int
+
+    def dsn(self, database: str, user: str = SUPERUSER, password: str | None = None) -> str:
+        return make_conninfo(
+            host="127.0.0.1", port=self.port, user=user, password=password, dbname=database
+        )
+
+    def url(self, database: str, user: str = SUPERUSER, password: str | None = None) -> str:
+        return URL.create(
+            "postgresql+psycopg", user, password, "127.0.0.1", self.port, database
+        ).render_as_string(hide_password=False)
+
+    def create_database(self, name: str) -> None:
+        """A new database collating text as a deployment's usually does (ICU, en-US), not
+        byte by byte as SQLite and DuckDB do."""
+        with psycopg.connect(self.dsn("postgres"), autocommit=True) as admin:
+            admin.execute(
+                f'CREATE DATABASE "{name}" TEMPLATE template0'
+                " LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'"
+            )
+
+
+@contextlib.contextmanager
+def postgres_server(work: Path, port: int | None = None) -> Iterator[Postgres]:
+    """A PostgreSQL cluster in ``work``, stopped at the end: the superuser is trusted on
+    loopback, any other role logs in with its password (SCRAM), as a deployment's would."""
+    data, sock = work / "pgdata", work / "pgsock"
+    sock.mkdir()
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses root: the server runs as the 'postgres' user
+        shutil.chown(work, "postgres")
+        shutil.chown(sock, "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    binaries = postgres_bin()
+    subprocess.run(
+        [*as_user, str(binaries / "initdb"), "-D", str(data), "-U", SUPERUSER, "--auth=trust"],
+        check=True,
+        capture_output=True,
+        timeout=HANG_SECONDS,
+    )
+    (data / "pg_hba.conf").write_text(
+        f"local all all trust\nhost all {SUPERUSER} 127.0.0.1/32 trust\n"
+        "host all all 127.0.0.1/32 scram-sha-256\n"
+    )
+    port = port or any_free_port()
+    options = f"-c listen_addresses=127.0.0.1 -p {port} -k {sock} -c max_connections=100"
+    pg_ctl = [*as_user, str(binaries / "pg_ctl"), "-D", str(data)]
+    try:
+        # -l: the server's output goes to a file, so no pipe of ours is held open by it.
+        subprocess.run(
+            [*pg_ctl, "-l", str(work / "pg.log"), "-o", options, "-w", "start"],
+            check=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=HANG_SECONDS,
+        )
+        yield Postgres(port)
+    finally:
+        subprocess.run(
+            [*pg_ctl, "-m", "immediate", "stop"], capture_output=True, timeout=HANG_SECONDS
+        )
+
+
+@contextlib.contextmanager
+def s3_server(work: Path, port: int | None = None) -> Iterator[str]:
+    """moto's S3-compatible server on loopback; yields its endpoint ``127.0.0.1:PORT``."""
+    port = port or any_free_port()
+    moto = Path(sys.executable).with_name("moto_server")
+    with (work / "moto.log").open("wb") as log:
+        server = subprocess.Popen(
+            [str(moto), "-H", "127.0.0.1", "-p", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + HANG_SECONDS
+            while True:
+                try:
+                    httpx.get(f"http://127.0.0.1:{port}/", timeout=5).raise_for_status()
+                    break
+                except httpx.HTTPError:
+                    if time.monotonic() > deadline or server.poll() is not None:
+                        raise
+                    time.sleep(0.1)  # polling the server's start, not waiting a fixed time
+            yield f"127.0.0.1:{port}"
+        finally:
+            server.kill()
+            server.wait(HANG_SECONDS)
+
+
+def create_bucket(endpoint: str, bucket: str) -> None:
+    httpx.put(f"http://{endpoint}/{bucket}", timeout=30).raise_for_status()
+
+
+@dataclass(frozen=True)
+class ScaleServers:
+    """The scale profile's two servers, as started by the session's fixture."""
+
+    postgres: Postgres
+    s3_endpoint: str
+
+    def settings(self, data_dir: Path, name: str | None = None, **options: Any) -> Settings:
+        """Settings of a store of its own on these servers: two databases and a bucket,
+        made unless ``name``'s already are."""
+        name = name or "t" + uuid.uuid4().hex[:12]
+        with psycopg.connect(self.postgres.dsn("postgres")) as admin:
+            made = admin.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (f"{name}_pub",)
+            ).fetchone()
+        if not made:
+            self.postgres.create_database(f"{name}_pub")
+            self.postgres.create_database(f"{name}_lake")
+            create_bucket(self.s3_endpoint, name)
+        return Settings(
+            data_dir=data_dir,
+            publishing_url=self.postgres.url(f"{name}_pub"),
+            lake_catalog=f"postgres:{self.postgres.dsn(f'{name}_lake')}",
+            lake_data=f"s3://{name}/lake/",
+            s3_endpoint=self.s3_endpoint,
+            # moto checks no credentials: any key is let in (ADR 0002, "Not measured").
+            s3_key_id="murmur",
+            s3_secret="murmur",
+            s3_use_ssl=False,
+            analyst_role=ANALYST,
+            analyst_password=ANALYST_PASSWORD,
+            analyst_s3_key_id=ANALYST_S3_KEY[0],
+            analyst_s3_secret=ANALYST_S3_KEY[1],
+            **options,
+        )
+
+    def env(self) -> dict[str, str]:
+        """The variable that hands these servers to a child process (``bench_settings``)."""
+        return {SERVERS_ENV: f"{self.postgres.port} {self.s3_endpoint}"}
+
+
+@contextlib.contextmanager
+def start_servers(
+    postgres_port: int | None = None, s3_port: int | None = None
+) -> Iterator[ScaleServers]:
+    """Both servers, each in a temporary folder removed at the end."""
+    # Not under pytest's temporary root: that is private to root, and the server runs as
+    # the 'postgres' user, which must reach its own folder (mkdtemp's is made over to it).
+    pg_work, s3_work = Path(tempfile.mkdtemp(prefix="murmur-pg-")), Path(tempfile.mkdtemp())
+    try:
+        with (
+            postgres_server(pg_work, postgres_port) as postgres,
+            s3_server(s3_work, s3_port) as endpoint,
+        ):
+            yield ScaleServers(postgres, endpoint)
+    finally:
+        shutil.rmtree(pg_work, ignore_errors=True)
+        shutil.rmtree(s3_work, ignore_errors=True)
+
+
+def bench_settings(data_dir: Path, **options: Any) -> Settings:
+    """The settings of the bench's store in ``data_dir``: files, or at scale (``SERVERS_ENV``
+    set) two databases and a bucket named after the folder, so every process finds them."""
+    given = os.environ.get(SERVERS_ENV)
+    if not given:
+        return Settings(data_dir=data_dir, **options)
+    port, endpoint = given.split()
+    name = "b" + hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:12]
+    return ScaleServers(Postgres(int(port)), endpoint).settings(data_dir, name, **options)
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """The MURMUR_* variables that give a child process these settings' store."""
+    env = {"MURMUR_DATA_DIR": str(settings.data_dir)}
+    for name in (*STORE_FIELDS, *ANALYST_FIELDS):
+        value = getattr(settings, name)
+        if isinstance(value, bool):
+            env[f"MURMUR_{name.upper()}"] = "true" if value else "false"
+        elif isinstance(value, SecretStr):
+            env[f"MURMUR_{name.upper()}"] = value.get_secret_value()
+        elif value is not None:
+            env[f"MURMUR_{name.upper()}"] = str(value)
+    return env
