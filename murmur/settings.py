@@ -352,7 +352,9 @@ class Settings(BaseSettings):
         """A pipeline session on this process's own store (closing it closes the store)."""
         from warehouse.store import Lakehouse
 
-        return Lakehouse(self.open_store(), owned=True)
+        # The session's own attach creates and migrates the lake: preparing it first on a
+        # connection of its own loaded the extensions and attached twice per process.
+        return Lakehouse(self.open_store(prepare_lake=False), owned=True)
 
     def _refuse_unmigrated(self) -> None:
         # Murmur before ADR 0002 kept everything in murmur.duckdb; starting on an empty new

@@ -131,6 +131,16 @@ def test_direct_path_reimport_replaces_its_batch(tmp_path: Path) -> None:
         ),
         ("two channels", [*ROWS, "cccccccccc3,18.07.01,C,Chan Z,34,2018-01-03 12:00:00,,9,1,0,0,"]),
         ("padded category", [*ROWS, "ffffffffff6,18.01.01,F,Chan B, 22,,,1,1,1,1,"]),
+        # the padded value is neither the video's smallest nor largest category id
+        (
+            "padded category between two others",
+            [
+                *ROWS,
+                "ffffffffff6,18.01.01,F,Chan B,1,,,1,1,1,1,",
+                "ffffffffff6,18.02.01,F,Chan B,5 ,,,1,1,1,1,",
+                "ffffffffff6,18.03.01,F,Chan B,9,,,1,1,1,1,",
+            ],
+        ),
         ("padded channel", [*ROWS, "ffffffffff6,18.01.01,F,Chan B ,22,,,1,1,1,1,"]),
         ("id Excel mangled", [*ROWS, "#NAME?,18.01.01,F,Chan B,22,,,1,1,1,1,"]),
         ("signed number", [*ROWS, "ffffffffff6,18.01.01,F,Chan B,22,,,+1,1,1,1,"]),
@@ -172,3 +182,24 @@ def test_direct_path_without_the_optional_columns(tmp_path: Path) -> None:
     assert dump(Settings(data_dir=tmp_path / "fast")) == dump(
         Settings(data_dir=tmp_path / "careful")
     )
+
+
+def test_direct_path_counts_a_moved_videos_records_per_category(tmp_path: Path) -> None:
+    """A channel's category counts each record of a video that moved (or lost its category)."""
+    rows = [
+        # Chan M: 2 records under 10 (a video that moved 24 -> 10 -> 24), 3 under 24, 1 with
+        # no category; its newest video is filed under 10.
+        "mmmmmmmmmm1,18.01.01,M,Chan M,24,,,1,1,1,1,",
+        "mmmmmmmmmm1,18.02.01,M,Chan M,10,,,2,1,1,1,",
+        "mmmmmmmmmm1,18.03.01,M,Chan M,24,,,3,1,1,1,",
+        "mmmmmmmmmm1,18.04.01,M,Chan M,,,,4,1,1,1,",
+        "nnnnnnnnnn2,18.01.01,N,Chan M,10,,,1,1,1,1,",
+        "nnnnnnnnnn2,18.05.01,N,,24,,,1,1,1,1,",
+        "oooooooooo3,18.01.01,O,Chan O,,,,1,1,1,1,",
+        "oooooooooo3,18.02.01,O,Chan O,,,,1,1,1,1,",
+    ]
+    fast, careful, fast_settings, careful_settings = both_paths(tmp_path, rows)
+    assert (fast.direct, careful.direct) == (True, False)
+    got, want = dump(fast_settings), dump(careful_settings)
+    for table in TABLES:
+        assert got[table] == want[table], table
