@@ -28,7 +28,6 @@ import os
 import platform
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -43,6 +42,7 @@ from typing import Any
 
 from benchmarks import scrapers
 from benchmarks.loadgen import LoadResult, LoadSpec, run_load, wrk_path
+from benchmarks.recording import free_port
 from benchmarks.seed import Tenant, create_tenant, grow, open_store
 
 REPO = Path(__file__).resolve().parent.parent
@@ -122,13 +122,6 @@ class Row:
 # -- the server ------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def _child_server(module: str, args: list[str], log_path: Path, probe: str) -> Iterator[str]:
     """Run ``python -m module --port P *args`` until the block ends; yield its base URL.
@@ -137,7 +130,7 @@ def _child_server(module: str, args: list[str], log_path: Path, probe: str) -> I
     """
     import httpx
 
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, MURMUR_READ_RATE_LIMIT="1000000000")
     env["MURMUR_WRITE_RATE_LIMIT"] = "1000000000"
     log = log_path.open("wb")
@@ -478,7 +471,7 @@ _PLACEHOLDERS = {
 
 
 def child_rows(group: str, quick: bool, timeout: float) -> list[Row]:
-    """The ``pipeline`` or ``publishing`` rows, computed in a child process.
+    """The rows of one group (a key of ``_PLACEHOLDERS``), computed in a child process.
 
     A child of its own keeps their memory and DuckDB threads out of this process; when it
     fails or overruns its budget, the rows say "not measured" and why.

@@ -198,7 +198,8 @@ def _run_python_child(spec: LoadSpec) -> LoadResult:
     return LoadResult(**json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def _percentile(sorted_ms: list[float], q: float) -> float:
+def percentile(sorted_ms: list[float], q: float) -> float:
+    """The ``q`` quantile (0-1) of already sorted values, by the nearest index; 0 when empty."""
     if not sorted_ms:
         return 0.0
     index = min(len(sorted_ms) - 1, max(0, round(q * (len(sorted_ms) - 1))))
@@ -252,8 +253,8 @@ async def _drive(spec: LoadSpec) -> LoadResult:
         seconds=round(elapsed, 2),
         rps=round(len(ordered) / elapsed, 1) if elapsed else 0.0,
         p50_ms=round(statistics.median(ordered), 2) if ordered else 0.0,
-        p90_ms=round(_percentile(ordered, 0.90), 2),
-        p99_ms=round(_percentile(ordered, 0.99), 2),
+        p90_ms=round(percentile(ordered, 0.90), 2),
+        p99_ms=round(percentile(ordered, 0.99), 2),
         max_ms=round(ordered[-1], 2) if ordered else 0.0,
         first_error=first_error,
     )

@@ -21,19 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.loadgen import LoadResult
+from benchmarks.loadgen import LoadResult, percentile
 
 SCRAPERS = 6
 # The reads' own target (benchmarks.bench.READ_P99_MS), and what the scrapes may take of
 # their throughput.
 P99_MS = 50.0
 RPS_RATIO = 0.8
-
-
-def _percentile(ordered: list[float], q: float) -> float:
-    if not ordered:
-        return 0.0
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
 async def _scrape(url: str, clients: int, stop: asyncio.Event) -> dict[str, Any]:
@@ -64,7 +58,7 @@ async def _scrape(url: str, clients: int, stop: asyncio.Event) -> dict[str, Any]
         "seconds": round(elapsed, 2),
         "per_second": round(len(ordered) / elapsed, 1) if elapsed else 0.0,
         "p50_ms": round(statistics.median(ordered), 2) if ordered else 0.0,
-        "p99_ms": round(_percentile(ordered, 0.99), 2),
+        "p99_ms": round(percentile(ordered, 0.99), 2),
     }
 
 

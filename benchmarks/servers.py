@@ -13,7 +13,6 @@ import glob
 import hashlib
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ from psycopg.conninfo import make_conninfo
 from pydantic import SecretStr
 from sqlalchemy.engine import URL
 
+from benchmarks.recording import free_port
 from murmur.settings import STORE_FIELDS, Settings
 
 SUPERUSER = "murmur"
@@ -42,18 +42,12 @@ ANALYST_PASSWORD = "analyst's p@ss"
 ANALYST_S3_KEY = ("analyst", "analyst")
 # What an analyst's `murmur attach` reads besides the store's whereabouts.
 ANALYST_FIELDS = ("analyst_role", "analyst_password", "analyst_s3_key_id", "analyst_s3_secret")
-# Only to turn a server that never starts or stops into an error: every wait polls.
+# How long a wait lasts before it fails (a server that never starts, a test's condition):
+# only to turn a hang into a failure (every wait polls and returns as soon as its condition
+# holds), so generous for a busy machine. The tests' waits use it too (tests/support.py).
 HANG_SECONDS = 240.0
 # Where a bench's child processes find the run's servers: "PORT ENDPOINT" (bench_settings).
 SERVERS_ENV = "MURMUR_BENCH_SERVERS"
-
-
-def any_free_port() -> int:
-    """A loopback port that is free now (the tests hand out their own: tests/support.py)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def postgres_bin() -> Path:
@@ -119,7 +113,7 @@ def postgres_server(work: Path, port: int | None = None) -> Iterator[Postgres]:
         f"local all all trust\nhost all {SUPERUSER} 127.0.0.1/32 trust\n"
         "host all all 127.0.0.1/32 scram-sha-256\n"
     )
-    port = port or any_free_port()
+    port = port or free_port()
     options = f"-c listen_addresses=127.0.0.1 -p {port} -k {sock} -c max_connections=100"
     pg_ctl = [*as_user, str(binaries / "pg_ctl"), "-D", str(data)]
     try:
@@ -142,7 +136,7 @@ def postgres_server(work: Path, port: int | None = None) -> Iterator[Postgres]:
 @contextlib.contextmanager
 def s3_server(work: Path, port: int | None = None) -> Iterator[str]:
     """moto's S3-compatible server on loopback; yields its endpoint ``127.0.0.1:PORT``."""
-    port = port or any_free_port()
+    port = port or free_port()
     moto = Path(sys.executable).with_name("moto_server")
     with (work / "moto.log").open("wb") as log:
         server = subprocess.Popen(

@@ -21,6 +21,9 @@ import httpx
 import uvicorn
 
 from api.app import BASE_PATH, create_app
+
+# How long a test waits for something before it fails (one figure with the servers' waits).
+from benchmarks.servers import HANG_SECONDS as HANG_SECONDS
 from benchmarks.servers import settings_env
 from connectors.platforms import PLATFORMS
 from domain.workspaces.keys import ALL_SCOPES, mint_key
@@ -28,10 +31,6 @@ from domain.workspaces.service import bootstrap_test_workspace
 from murmur.settings import Settings
 from warehouse import workspaces as ws_repo
 from warehouse.store import Lakehouse, Store
-
-# How long a test waits for something before it fails: only to turn a hang into a failure
-# (every wait polls and returns as soon as its condition holds), so generous for a busy machine.
-HANG_SECONDS = 240.0
 
 # Ports for servers a test starts in another process, which binds them later. Each xdist
 # worker draws from its own block below the kernel's ephemeral range (32768+ here), so
