@@ -6,7 +6,7 @@ DATA_DIR ?= data
 # apt-get needs root: sudo when not already root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: up test install lint bench bench-scale wrk browser postgres dashboard-assets bytecode
+.PHONY: up test install lint bench bench-scale bench-history wrk browser postgres dashboard-assets bytecode
 
 # uv installs in seconds what pip takes minutes for; it lives in the venv, so nothing is
 # installed outside the repository. A stamp per flavour: `up` needs only the runtime.
@@ -73,13 +73,17 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-## The benchmark (docs/performance.md), with wrk as its load generator (installed when missing).
-bench: install wrk
+## The benchmark (docs/performance.md): wrk its load generator, Chromium its dashboard row (installed when missing).
+bench: install wrk browser
 	$(BIN)/murmur bench
 
 ## The same rows at scale: PostgreSQL and S3 (moto), started on loopback for the run.
-bench-scale: install wrk postgres
+bench-scale: install wrk browser postgres
 	$(BIN)/murmur bench --profile scale
+
+## The pipeline and the reads over 100M snapshots of history against 10M (~1 h, ~20 GB of disk).
+bench-history: install wrk
+	$(BIN)/murmur bench --history 100000000
 
 wrk:
 	@command -v wrk >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk; } \

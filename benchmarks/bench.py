@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -65,6 +65,10 @@ SCALE_BUDGET = 2.5  # the child rows' time budgets at scale, times the embedded 
 CHARTS = {"embedded": "performance-scale.png", "scale": "performance-scale-profile.png"}
 TABLE_START = "<!-- bench:table -->"
 TABLE_END = "<!-- /bench:table -->"
+HISTORY_START = "<!-- bench:history -->"
+HISTORY_END = "<!-- /bench:history -->"
+HISTORY_SNAPSHOTS = 100_000_000  # issue 33: ten times the pipeline rows' history
+HISTORY_BUDGET = 3 * 3600.0
 
 
 @dataclass
@@ -467,10 +471,15 @@ _PLACEHOLDERS = {
     "dashboard": ["dashboard overview, navigation to last chart drawn"],
     "lists": ["every paginated list's first and deep page, 300,000 rows"],
     "startup": ["`murmur --help`, new process", "`murmur keys list` on a store, new process"],
+    "history": [
+        "full build over a long history",
+        "incremental hour over a long history",
+        "the three reads over a long history",
+    ],
 }
 
 
-def child_rows(group: str, quick: bool, timeout: float) -> list[Row]:
+def child_rows(group: str, quick: bool, timeout: float, args: Sequence[str] = ()) -> list[Row]:
     """The rows of one group (a key of ``_PLACEHOLDERS``), computed in a child process.
 
     A child of its own keeps their memory and DuckDB threads out of this process; when it
@@ -482,7 +491,7 @@ def child_rows(group: str, quick: bool, timeout: float) -> list[Row]:
         # Every statement a round trip, every file over HTTP: the quick pipeline rows took
         # 147 s at scale (load average 12-21, 2026-11-27), their embedded budget is 120 s.
         timeout *= SCALE_BUDGET
-    cmd = [sys.executable, "-m", "benchmarks.bench", "--rows-of", group]
+    cmd = [sys.executable, "-m", "benchmarks.bench", "--rows-of", group, *args]
     if quick:
         cmd.append("--quick")
     try:
@@ -528,9 +537,13 @@ def _run_group(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[st
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-def _print_rows_of(group: str, quick: bool) -> int:
+def _print_rows_of(group: str, quick: bool, history: int | None = None) -> int:
     """The child side of ``child_rows``: compute the group's rows and print them as JSON."""
-    if group == "pipeline":
+    if group == "history":
+        from benchmarks.history import run_history_rows
+
+        rows = run_history_rows(history or HISTORY_SNAPSHOTS, quick)
+    elif group == "pipeline":
         from benchmarks.pipeline_scale import run_pipeline_rows
 
         # Medians of three alternating build/script pairs (~2 min more than one).
@@ -641,15 +654,35 @@ def write_docs(rows: list[Row], results: dict[str, Any], command: str) -> None:
             TABLE_END,
         ]
     )
+    _replace_block(TABLE_START, TABLE_END, block)
+
+
+def _replace_block(start: str, end: str, block: str) -> None:
+    """Put ``block`` (its markers included) between ``start`` and ``end`` of performance.md."""
     path = DOCS / "performance.md"
-    text = (
-        path.read_text()
-        if path.exists()
-        else "# Performance\n\n" + TABLE_START + "\n" + TABLE_END + "\n"
-    )
-    head, _, rest = text.partition(TABLE_START)
-    _, _, tail = rest.partition(TABLE_END)
+    text = path.read_text() if path.exists() else "# Performance\n"
+    if start not in text:
+        text += f"\n{start}\n{end}\n"
+    head, _, rest = text.partition(start)
+    _, _, tail = rest.partition(end)
     path.write_text(head + block + tail)
+
+
+def write_history_docs(rows: list[Row], results: dict[str, Any]) -> None:
+    """Put the history run in docs/performance.md and its raw figures beside the profiles'."""
+    saved = DOCS / "performance-latest.json"
+    latest: dict[str, Any] = json.loads(saved.read_text()) if saved.exists() else {}
+    latest["history"] = results
+    saved.write_text(json.dumps(latest, indent=2, default=str) + "\n")
+    meta = results["meta"]
+    line = (
+        f"Latest history run: `{meta['command']}` on {meta['finished']} ({meta['cpus']} CPUs,"
+        f" {meta['memory_gb']} GB, load average {meta['loadavg_before'][0]} →"
+        f" {meta['loadavg_after'][0]}; wall {meta['wall_s']:.0f} s)."
+    )
+    _replace_block(
+        HISTORY_START, HISTORY_END, "\n".join([HISTORY_START, line, "", table(rows), HISTORY_END])
+    )
 
 
 # -- the run ----------------------------------------------------------------------------------
@@ -787,12 +820,50 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
     return rows
 
 
+def run_history(snapshots: int, quick: bool = False) -> list[Row]:
+    """``murmur bench --history N``: the history rows alone; the docs written on a full run."""
+    started = time.monotonic()
+    load_before = os.getloadavg()
+    budget = 600.0 if quick else HISTORY_BUDGET
+    rows = child_rows("history", quick, budget, ["--history", str(snapshots)])
+    command = f"murmur bench --history {snapshots}" + (" --quick" if quick else "")
+    results: dict[str, Any] = {
+        "meta": {
+            "command": command,
+            "snapshots": snapshots,
+            "finished": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "cpus": os.cpu_count(),
+            "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30),
+            "python": platform.python_version(),
+            "duckdb": __import__("duckdb").__version__,
+            "loadavg_before": [round(x, 2) for x in load_before],
+            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+            "wall_s": round(time.monotonic() - started, 1),
+        },
+        "rows": [asdict(r) for r in rows],
+    }
+    print(table(rows))
+    print(f"\n(wall {results['meta']['wall_s']} s, {snapshots:,} snapshots)")
+    if not quick:
+        write_history_docs(rows, results)
+    return rows
+
+
 def _say(text: str) -> None:
     print(f"[bench] {text}", file=sys.stderr, flush=True)
 
 
-def main(quick: bool = False, data_dir: Path | None = None, profile: str = "embedded") -> list[Row]:
-    """What ``murmur bench [--quick] [--data-dir D] [--profile P]`` calls."""
+def main(
+    quick: bool = False,
+    data_dir: Path | None = None,
+    profile: str = "embedded",
+    history: int | None = None,
+) -> list[Row]:
+    """What ``murmur bench [--quick] [--data-dir D] [--profile P] [--history N]`` calls."""
+    if history is not None:
+        if profile != "embedded":
+            raise ValueError("--history runs on the embedded profile only")
+        return run_history(history, quick)
     return run_bench(BenchSettings.for_mode(quick, data_dir, profile))
 
 
@@ -801,11 +872,12 @@ def _cli(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--data-dir", type=Path)
     parser.add_argument("--profile", choices=PROFILES, default="embedded")
+    parser.add_argument("--history", type=int, metavar="SNAPSHOTS")
     parser.add_argument("--rows-of", choices=list(_PLACEHOLDERS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rows_of:
-        return _print_rows_of(args.rows_of, args.quick)
-    main(args.quick, args.data_dir, args.profile)
+        return _print_rows_of(args.rows_of, args.quick, args.history)
+    main(args.quick, args.data_dir, args.profile, args.history)
     return 0
 
 

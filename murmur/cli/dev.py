@@ -39,8 +39,17 @@ def bench(
         Profile,
         typer.Option(help="embedded: files; scale: PostgreSQL + S3 started on loopback."),
     ] = Profile.embedded,
+    history: Annotated[
+        int | None,
+        typer.Option(
+            metavar="SNAPSHOTS",
+            help="Only the history rows: the pipeline and reads over SNAPSHOTS against a tenth.",
+        ),
+    ] = None,
 ) -> None:
     """Measure Murmur against its limits, each figure beside its reference, and print the table."""
     from benchmarks.bench import main as run_bench
 
-    run_bench(quick=quick, data_dir=data_dir, profile=profile.value)
+    if history is not None and profile is not Profile.embedded:
+        raise typer.BadParameter("runs on the embedded profile only", param_hint="--history")
+    run_bench(quick=quick, data_dir=data_dir, profile=profile.value, history=history)

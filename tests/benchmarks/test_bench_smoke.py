@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,52 @@ def test_quick_bench_at_scale_measures_every_row(
     assert (tmp_path / "data").is_dir()
     assert not list(tmp_path.rglob("*.sqlite"))
     assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_history_rows_set_a_long_history_beside_a_tenth(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`murmur bench --history N --quick`: build, hour and reads over N against N / 10."""
+    from benchmarks import bench
+
+    rows = bench.main(quick=True, history=20_000)
+    whats = [r.what for r in rows]
+    assert whats[0] == "full build (run_all), 20,000 snapshots", whats
+    assert whats[1].startswith("incremental hour (+"), whats
+    assert whats[1].endswith("marts, 20,000 history"), whats
+    assert [w.split(" over ")[0] for w in whats[3:]] == list(READS), whats
+    for row in rows:
+        assert row.status in {"PASS", "MISS"}, row
+        assert row.ratio is not None
+        assert row.ratio > 0, row
+    assert "over 2,000" in rows[0].reference, rows[0]
+    assert all("; 0 errors;" in r.note for r in rows[3:]), rows
+    # Saved beside the profiles' runs, in a block of its own, rewritten by the next run.
+    monkeypatch.setattr(bench, "DOCS", tmp_path)
+    (tmp_path / "performance.md").write_text(
+        f"# Performance\n\n{bench.TABLE_START}\nprofiles\n{bench.TABLE_END}\n\nprose\n"
+    )
+    (tmp_path / "performance-latest.json").write_text('{"embedded": {"rows": []}}')
+    results = {
+        "meta": {
+            "command": "murmur bench --history 20000",
+            "finished": "now",
+            "cpus": 2,
+            "memory_gb": 24,
+            "loadavg_before": [0.1],
+            "loadavg_after": [0.2],
+            "wall_s": 1.0,
+        },
+        "rows": [],
+    }
+    for _ in range(2):
+        bench.write_history_docs(rows, results)
+    text = (tmp_path / "performance.md").read_text()
+    assert text.count(bench.HISTORY_START) == 1
+    assert "profiles" in text
+    assert "prose" in text
+    assert "full build (run_all), 20,000 snapshots" in text
+    assert set(json.loads((tmp_path / "performance-latest.json").read_text())) == {
+        "embedded",
+        "history",
+    }
