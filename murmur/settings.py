@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -33,6 +35,18 @@ STORE_FIELDS = (
     "s3_region",
     "s3_use_ssl",
 )
+
+
+_SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$", re.IGNORECASE)
+
+
+def _default_pipeline_memory() -> str:
+    """Half the machine's memory, at most 8 GiB: a build spills rather than crowd the API."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):  # no such figure on this platform: DuckDB's own default
+        return "8GiB"
+    return f"{max(min(total // 2, 8 * 1024**3) // 1024**2, 256)}MiB"
 
 
 class Settings(BaseSettings):
@@ -113,6 +127,14 @@ class Settings(BaseSettings):
         " browser: comma-separated (JSON works too); none by default. See docs/api.md, CORS.",
     )
     request_threads: int = Field(default=40, description="Threads serving blocking store work.")
+    pipeline_memory_limit: str = Field(
+        default_factory=_default_pipeline_memory,
+        description="DuckDB's memory limit in each pipeline process (e.g. 8GiB); past it a"
+        " build spills to pipeline_temp_dir. Default: half the machine's memory, at most 8 GiB.",
+    )
+    pipeline_temp_dir: Path | None = Field(
+        default=None, description="Where a pipeline's DuckDB spills; default DATA_DIR/tmp."
+    )
     max_json_body_bytes: int = 1_048_576
     media_quota_bytes_per_workspace: int = Field(
         default=5 * 1024**3,
@@ -241,6 +263,18 @@ class Settings(BaseSettings):
         """The DuckDB store of Murmur before ADR 0002, which ``murmur migrate`` moves."""
         return self.data_dir / "murmur.duckdb"
 
+    @field_validator("pipeline_memory_limit")
+    @classmethod
+    def _a_size(cls, value: str) -> str:
+        if not _SIZE.match(value):
+            raise ValueError("a size such as 8GiB or 512MB")
+        return value.strip()
+
+    @cached_property
+    def spill_dir(self) -> Path:
+        """Where a pipeline's DuckDB writes what does not fit in its memory limit."""
+        return self.pipeline_temp_dir or self.data_dir / "tmp"
+
     @cached_property
     def media_dir(self) -> Path:
         return self.data_dir / "media"
@@ -354,7 +388,13 @@ class Settings(BaseSettings):
 
         # The session's own attach creates and migrates the lake: preparing it first on a
         # connection of its own loaded the extensions and attached twice per process.
-        return Lakehouse(self.open_store(prepare_lake=False), owned=True)
+        private_dir(self.spill_dir)
+        return Lakehouse(
+            self.open_store(prepare_lake=False),
+            owned=True,
+            memory_limit=self.pipeline_memory_limit,
+            spill_dir=self.spill_dir,
+        )
 
     def _refuse_unmigrated(self) -> None:
         # Murmur before ADR 0002 kept everything in murmur.duckdb; starting on an empty new

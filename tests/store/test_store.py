@@ -183,3 +183,35 @@ def test_at_scale_no_cache_is_vouched_for(tmp_path: Path) -> None:
     signal = ChangeSignal(tmp_path / "changes", sees_every_writer=False)
     assert signal.token() != signal.token()
     assert signal.keys_token() != signal.keys_token()
+
+
+def test_a_pipeline_session_spills_into_the_data_directory_past_its_memory_limit(
+    tmp_path: Path,
+) -> None:
+    """Past ``pipeline_memory_limit`` a build spills into DATA_DIR/tmp, not the machine's RAM."""
+    settings = Settings(data_dir=tmp_path / "data", pipeline_memory_limit="64MiB")
+    with settings.open_lakehouse() as lake, lake.cursor() as con:
+        limit, spill = con.execute(
+            "SELECT current_setting('memory_limit'), current_setting('temp_directory')"
+        ).fetchone() or ("", "")
+        assert (limit, Path(spill)) == ("64.0 MiB", settings.data_dir / "tmp")
+        # ~150 MB of rows held by the session: more than its limit, so on disk.
+        con.execute(
+            "CREATE TEMP TABLE big AS SELECT range AS i, md5(range::VARCHAR) AS h"
+            " FROM range(3000000)"
+        )
+        spilled = con.execute("SELECT path, size FROM duckdb_temporary_files()").fetchall()
+        assert spilled, "nothing spilled"
+        assert all(Path(path).parent == settings.data_dir / "tmp" for path, _ in spilled)
+        assert sum(size for _, size in spilled) > 32 * 1024**2
+        assert con.execute("SELECT count(DISTINCT h) FROM big").fetchone() == (3_000_000,)
+
+
+def test_the_pipelines_memory_limit_is_a_size() -> None:
+    assert Settings(pipeline_memory_limit=" 8GiB ").pipeline_memory_limit == "8GiB"
+    with pytest.raises(ValueError, match="a size such as 8GiB"):
+        Settings(pipeline_memory_limit="lots")
+    # By default half the machine's memory, at most 8 GiB.
+    default = Settings().pipeline_memory_limit
+    assert default.endswith("MiB")
+    assert 256 <= int(default.removesuffix("MiB")) <= 8 * 1024
