@@ -211,7 +211,14 @@ def stg_engagement_deltas(context: AssetExecutionContext, store: StoreResource) 
                 description="Not evaluated: the days are past.",
             )
         else:
-            newest = s.run(lambda cur: checks.newest_capture(cur, "raw_engagement_snapshots"))
+            raw_table = "raw_engagement_snapshots"
+            # The hours freshness is judged on, not the history (zone maps skip the rest: a
+            # scheduled run costs what its new data costs); all of it only when they hold
+            # nothing, to say how stale it is.
+            recent = now - timedelta(hours=FRESHNESS_HOURS)
+            newest = s.run(lambda cur: checks.newest_capture(cur, raw_table, recent)) or s.run(
+                lambda cur: checks.newest_capture(cur, raw_table)
+            )
             age_h = (now - newest).total_seconds() / 3600 if newest else None
             yield AssetCheckResult(
                 check_name="raw_fresh",

@@ -383,3 +383,45 @@ def test_insight_assets_rerun_identically(store: Lakehouse, settings: Settings) 
     before = {t: _rows(store, t) for t in tables}
     assert materialize(INSIGHT_ASSETS, resources=resources(settings), tags=tags).success
     assert {t: _rows(store, t) for t in tables} == before
+
+
+def test_freshness_reads_the_recent_hours_and_the_history_only_when_they_are_empty(
+    store: Lakehouse,
+) -> None:
+    """A scheduled run's freshness check asks for the newest capture of recent hours only."""
+    from warehouse.marts import checks
+
+    _seed_hand(store)  # captures of 2025-06-01 and 2025-06-02, the newest 09:00 on the 2nd
+
+    def newest(since: datetime | None) -> datetime | None:
+        with store.cursor() as cur:
+            return checks.newest_capture(cur, "raw_engagement_snapshots", since)
+
+    assert newest(datetime(2025, 6, 2)) == datetime(2025, 6, 2, 9)
+    assert newest(datetime(2025, 6, 2, 9)) == datetime(2025, 6, 2, 9)
+    assert newest(datetime(2025, 6, 2, 9, 1)) is None
+    assert newest(None) == datetime(2025, 6, 2, 9)
+
+
+def test_a_run_of_today_judges_freshness_fresh_and_stale(
+    store: Lakehouse, settings: Settings
+) -> None:
+    _seed_hand(store)  # the newest capture: 2025-06-02 09:00
+
+    def raw_fresh(now: str) -> Any:
+        result = materialize(
+            DAILY_ASSETS,
+            partition_key="2025-06-03",
+            resources=resources(settings),
+            tags={"murmur/now": now},
+        )
+        assert result.success
+        return next(e for e in result.get_asset_check_evaluations() if e.check_name == "raw_fresh")
+
+    fresh = raw_fresh("2025-06-03T10:00:00+00:00")  # 25 h after it: within 26 h
+    assert fresh.passed
+    assert fresh.metadata["newest_capture"].value == "2025-06-02 09:00:00"
+    stale = raw_fresh("2025-06-03T12:00:00+00:00")  # 27 h: none in the recent hours
+    assert not stale.passed
+    assert stale.metadata["newest_capture"].value == "2025-06-02 09:00:00"
+    assert stale.metadata["age_hours"].value == 27.0

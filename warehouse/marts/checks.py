@@ -124,11 +124,18 @@ def readings_in_several_batches(cur: Cursor, days: Sequence[tuple[date, date]]) 
     return int(value or 0)
 
 
-def newest_capture(cur: Cursor, table: str) -> datetime | None:
-    """The newest captured_at in a raw table (freshness)."""
+def newest_capture(cur: Cursor, table: str, since: datetime | None = None) -> datetime | None:
+    """The newest captured_at in a raw table, of those at or after ``since`` (freshness)."""
     if table not in ("raw_engagement_snapshots", "raw_account_snapshots", "raw_posts"):
         raise ValueError(table)
-    value: datetime | None = fetch_value(cur, f"SELECT max(captured_at) FROM {table}")  # noqa: S608
+    if since is None:
+        found: datetime | None = fetch_value(cur, f"SELECT max(captured_at) FROM {table}")  # noqa: S608
+        return found
+    value: datetime | None = fetch_value(
+        cur,
+        f"SELECT max(captured_at) FROM {table} WHERE captured_at >= ?",  # noqa: S608
+        [since],
+    )
     return value
 
 
