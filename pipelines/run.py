@@ -38,6 +38,7 @@ class StepSummary:
     checks_failed: list[str] = field(default_factory=list)
     read_failures: int = 0  # platform reads that failed and were recorded (ingest)
     checks_warned: list[str] = field(default_factory=list)  # failed WARN-level checks
+    asset_seconds: dict[str, float] = field(default_factory=dict)  # each step's own time
 
 
 @dataclass
@@ -254,6 +255,10 @@ def _step(
         int(getattr(e.step_materialization_data.materialization.metadata.get("errors"), "value", 0))
         for e in result.get_asset_materialization_events()
     )
+    took = {
+        e.step_key or "": getattr(e.event_specific_data, "duration_ms", 0.0) / 1000
+        for e in result.get_step_success_events()
+    }
     return StepSummary(
-        name, partitions, result.success, time.perf_counter() - began, failed, reads, warned
+        name, partitions, result.success, time.perf_counter() - began, failed, reads, warned, took
     )

@@ -15,7 +15,9 @@ def test_quick_rows_are_complete() -> None:
     assert any(w.startswith("incremental hour") for w in whats)
     assert whats[-1].startswith("import youtube-trending CSV")
     for row in rows:
-        assert set(row) == KEYS
+        # the incremental hour's row also says where its time went, asset by asset
+        extra = {"assets"} if row["what"].startswith("incremental hour (") else set()
+        assert set(row) == KEYS | extra, row
         assert isinstance(row["ok"], bool)
         assert row["ratio"] > 0, row  # both sides ran and measured something
         assert row["measured"]
@@ -25,3 +27,7 @@ def test_quick_rows_are_complete() -> None:
     assert "checks failed: ['counter_drops_reported']" in rows[0]["notes"] or (
         "checks failed: none" in rows[0]["notes"]
     )
+    hour = next(r for r in rows if r["what"].startswith("incremental hour ("))
+    assert any("stg_engagement_deltas" in name for name in hour["assets"]), hour["assets"]
+    assert all(t["long"] > 0 and t["short"] > 0 for t in hour["assets"].values()), hour
+    assert "grew most: " in hour["notes"]

@@ -211,7 +211,7 @@ def test_the_pipelines_memory_limit_is_a_size() -> None:
     assert Settings(pipeline_memory_limit=" 8GiB ").pipeline_memory_limit == "8GiB"
     with pytest.raises(ValueError, match="a size such as 8GiB"):
         Settings(pipeline_memory_limit="lots")
-    # By default half the machine's memory, at most 8 GiB.
+    # By default half the machine's memory, at most 6 GiB.
     default = Settings().pipeline_memory_limit
     assert default.endswith("MiB")
-    assert 256 <= int(default.removesuffix("MiB")) <= 8 * 1024
+    assert 256 <= int(default.removesuffix("MiB")) <= 6 * 1024
