@@ -16,7 +16,7 @@ def test_quick_rows_are_complete() -> None:
     assert whats[-1].startswith("import youtube-trending CSV")
     for row in rows:
         # the incremental hour's row also says where its time went, asset by asset
-        extra = {"assets"} if row["what"].startswith("incremental hour (") else set()
+        extra = {"assets"} if row["what"].startswith("incremental hour") else set()
         assert set(row) == KEYS | extra, row
         assert isinstance(row["ok"], bool)
         assert row["ratio"] > 0, row  # both sides ran and measured something
@@ -31,3 +31,5 @@ def test_quick_rows_are_complete() -> None:
     assert any("stg_engagement_deltas" in name for name in hour["assets"]), hour["assets"]
     assert all(t["long"] > 0 and t["short"] > 0 for t in hour["assets"].values()), hour
     assert "grew most: " in hour["notes"]
+    # the marts step's assets only: the insights have their row
+    assert not any("mart_insights" in name for name in hour["assets"]), hour["assets"]
