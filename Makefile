@@ -81,7 +81,7 @@ bench: install wrk browser
 bench-scale: install wrk browser postgres
 	$(BIN)/murmur bench --profile scale
 
-## The pipeline and the reads over 100M snapshots of history against 10M (~1 h, ~20 GB of disk).
+## The pipeline and the reads over 100M snapshots of history against 10M (~15 min, ~15 GB of disk).
 bench-history: install wrk
 	$(BIN)/murmur bench --history 100000000
 

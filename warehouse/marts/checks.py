@@ -128,13 +128,11 @@ def newest_capture(cur: Cursor, table: str, since: datetime | None = None) -> da
     """The newest captured_at in a raw table, of those at or after ``since`` (freshness)."""
     if table not in ("raw_engagement_snapshots", "raw_account_snapshots", "raw_posts"):
         raise ValueError(table)
-    if since is None:
-        found: datetime | None = fetch_value(cur, f"SELECT max(captured_at) FROM {table}")  # noqa: S608
-        return found
+    where, params = (" WHERE captured_at >= ?", [since]) if since is not None else ("", [])
     value: datetime | None = fetch_value(
         cur,
-        f"SELECT max(captured_at) FROM {table} WHERE captured_at >= ?",  # noqa: S608
-        [since],
+        f"SELECT max(captured_at) FROM {table}{where}",  # noqa: S608
+        params,
     )
     return value
 
