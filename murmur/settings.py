@@ -382,7 +382,14 @@ class Settings(BaseSettings):
         self.ensure_dirs()
         if self.old_store_path.exists():
             self._refuse_unmigrated()
-        store = Store.open(self.pub_url, self.lake, self.changes_file, prepare_lake=prepare_lake)
+        store = Store.open(
+            self.pub_url,
+            self.lake,
+            self.changes_file,
+            prepare_lake=prepare_lake,
+            # Each request thread may hold one; the pool opens them only as they are used.
+            connections=self.request_threads,
+        )
         store.sealer = Secrets.load(self.data_dir).sealer()
         return store
 

@@ -213,14 +213,21 @@ class Store:
 
     @classmethod
     def open(
-        cls, pub_url: str, lake: Lake, changes_path: Path, *, prepare_lake: bool = True
+        cls,
+        pub_url: str,
+        lake: Lake,
+        changes_path: Path,
+        *,
+        prepare_lake: bool = True,
+        connections: int = 5,
     ) -> Store:
         """Open both halves (created and migrated when missing); unavailable ones raise.
 
         ``prepare_lake=False`` leaves the lake until its first read: for a command that uses
         only the publishing half (``murmur keys``), which would spend most of its time there.
+        ``connections``: the publishing database's pool (:meth:`PubDB.open`).
         """
-        pub = PubDB.open(pub_url)
+        pub = PubDB.open(pub_url, connections=connections)
         try:
             if prepare_lake:
                 # A writer's attach creates and migrates a missing lake, so readers find it.

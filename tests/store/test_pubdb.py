@@ -16,6 +16,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from multiprocessing.synchronize import Barrier, Event
@@ -41,6 +42,7 @@ from sqlalchemy.types import (
     TypeEngine,
 )
 
+from benchmarks.servers import ScaleServers
 from tests.store.conftest import Profile, grant_analyst
 from tests.store.old_schema import migrate
 from tests.support import HANG_SECONDS, free_port
@@ -48,6 +50,7 @@ from warehouse.errors import ConflictError, DuplicateKeyError, StoreUnavailableE
 from warehouse.lake import attach_publishing
 from warehouse.pubdb.engine import SCRIPT_LOCATION, PubDB, head_revision, sqlite_url
 from warehouse.pubdb.schema import every_table, metadata, post_destinations, posts
+from warehouse.store import Store
 
 # The DuckDB store's tables that are analytics (they move to the lake, step 3), not publishing.
 ANALYTICS_PREFIXES = ("raw_", "stg_", "dim_", "mart_")
@@ -423,3 +426,34 @@ def test_writers_take_turns_beside_one_that_writes_back_to_back(tmp_path: Path) 
     gaps = _gaps_beside_a_busy_writer(sqlite_url(tmp_path / "publishing.sqlite"), queued=True)
     assert sum(gaps) >= 5, gaps  # the busy writer gets turns between ours
     assert max(gaps) <= 50, gaps  # and we get ours between its
+
+
+def test_a_process_keeps_as_many_connections_open_as_it_has_request_threads(
+    scale_servers: ScaleServers, tmp_path: Path
+) -> None:
+    """Store calls on every request thread at once reuse the pool: a second burst opens no
+    new PostgreSQL session (SQLAlchemy's default pool of 5 closed the rest after each use)."""
+    threads = 12
+    settings = scale_servers.settings(tmp_path, request_threads=threads)
+
+    def burst(store: Store) -> set[int]:
+        together = threading.Barrier(threads)
+        backends: set[int] = set()
+
+        def hold() -> None:
+            with store.pub.snapshot() as conn:
+                backends.add(int(conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()))
+                together.wait(HANG_SECONDS)
+
+        workers = [threading.Thread(target=hold) for _ in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(HANG_SECONDS)
+        return backends
+
+    with settings.open_store(prepare_lake=False) as store:
+        first = burst(store)
+        again = burst(store)
+    assert len(first) == threads
+    assert again == first
