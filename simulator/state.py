@@ -289,6 +289,14 @@ class Sim:
                     return fault.metric
         return None
 
+    def metric_error_due(self, platform: str, metrics: list[str]) -> str | None:
+        """The requested metric ``take_metric_error`` would refuse, left due."""
+        with self.lock:
+            for fault in self.metric_errors[platform]:
+                if fault.metric in metrics:
+                    return fault.metric
+        return None
+
     def is_deleted(self, platform: str, post_id: str, now: datetime) -> bool:
         with self.lock:
             when = self.deleted[platform].get(post_id)

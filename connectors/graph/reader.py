@@ -47,6 +47,18 @@ def _regain_seconds(response: httpx.Response) -> float | None:
     return None
 
 
+def insight_values(body: Any) -> dict[str, int]:
+    """An insights answer's metrics: each one's latest value (or its total), by name."""
+    values: dict[str, int] = {}
+    for entry in (body.get("data") if isinstance(body, dict) else None) or []:
+        points = entry.get("values") or []
+        value = points[-1].get("value") if points else (entry.get("total_value") or {}).get("value")
+        number = as_int(value)
+        if number is not None:
+            values[entry["name"]] = number
+    return values
+
+
 class GraphConnector(HttpConnector):
     """A reader of one of Meta's Graph APIs: access_token in the query, Graph's error object."""
 
@@ -84,16 +96,7 @@ class GraphConnector(HttpConnector):
     ) -> dict[str, int]:
         """GET /{media-id}/insights: each metric's latest value (or its total), by name."""
         body = self.read(f"/{media_id}/insights", account, {"metric": ",".join(metrics)})
-        values: dict[str, int] = {}
-        for entry in body.get("data") or []:
-            points = entry.get("values") or []
-            value = (
-                points[-1].get("value") if points else (entry.get("total_value") or {}).get("value")
-            )
-            number = as_int(value)
-            if number is not None:
-                values[entry["name"]] = number
-        return values
+        return insight_values(body)
 
     # The edge the account's posts are listed on and its fields: (edge, text, time, link).
     # Facebook Pages' shape by default; Threads' differs; Instagram's reader has its own.

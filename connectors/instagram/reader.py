@@ -1,4 +1,4 @@
-"""Instagram Graph API: the IG user node, its media edge, per-media insights, hashtag search."""
+"""Instagram Graph API: the IG user node, its media edge, media insights, hashtag search."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from connectors.base import (
     PermanentError,
     PostRecord,
 )
-from connectors.graph.reader import GraphConnector
+from connectors.graph.reader import GraphConnector, insight_values
 from connectors.http import (
     ProfileFields,
+    chunks,
     parse_time,
 )
 
@@ -29,6 +30,7 @@ PROFILE = ProfileFields(
     "username", "name", "followers_count", "follows_count", "media_count", "profile_picture_url"
 )
 ACCOUNT_FIELDS = "username,name,followers_count,follows_count,media_count,profile_picture_url"
+BATCH = 50  # Graph's GET /?ids= takes at most 50 ids
 
 
 def picture(media: dict[str, Any]) -> str | None:
@@ -115,26 +117,59 @@ class InstagramConnector(GraphConnector):
                 self.note(media_id, exc, f"metric_unavailable:{metric}")
         return values
 
+    def _batch_of(
+        self, account: AccountRef, media_ids: list[str], metrics: Sequence[str]
+    ) -> dict[str, dict[str, int]]:
+        """GET /?ids=…&fields=insights.metric(…): the insights of the media the answer gives.
+
+        Graph fails a multi-id call whole when one id is gone (#803) or one media refuses a
+        metric (#100): then none is given here, and each is asked alone (``_metrics_of``).
+        """
+        if len(media_ids) < 2:
+            return {}  # one media: its own /insights call costs the same
+        params = {"ids": ",".join(media_ids), "fields": f"id,insights.metric({','.join(metrics)})"}
+        try:
+            body = self.read("/", account, params)
+        except PermanentError as exc:
+            if isinstance(exc, AuthExpiredError):
+                raise
+            return {}
+        found: dict[str, dict[str, int]] = {}
+        for media_id in media_ids:
+            media = body.get(media_id) if isinstance(body, dict) else None
+            if isinstance(media, dict) and isinstance(media.get("insights"), dict):
+                found[media_id] = insight_values(media["insights"])
+        return found
+
     def fetch_metrics(
         self, account: AccountRef, external_ids: Sequence[str]
     ) -> Iterator[EngagementSnapshot]:
-        """GET /{media-id}/insights per media (the API has no batch); gone media are recorded."""
-        for media_id in external_ids:
-            try:
-                values = self._metrics_of(account, media_id)
-            except NotFoundError as exc:
-                self.note(media_id, exc, "not_found")
-                continue
-            yield self.engagement(
-                media_id,
-                impressions=values.get("impressions"),
-                reach=values.get("reach"),
-                likes=values.get("likes"),
-                comments=values.get("comments"),
-                shares=values.get("shares"),
-                saves=values.get("saved"),
-                views=values.get("views"),
-            )
+        """GET /?ids=…&fields=insights.metric(…), 50 media a call, reels (listed as videos)
+        apart from the rest since they report other metrics; a media the batch did not give
+        is asked alone (GET /{media-id}/insights), and gone media are recorded."""
+        reels = [m for m in external_ids if m in self.reels]
+        others = [m for m in external_ids if m not in self.reels]
+        for group, metrics in ((others, METRICS), (reels, REEL_METRICS)):
+            for batch in chunks(group, BATCH):
+                given = self._batch_of(account, batch, metrics)
+                for media_id in batch:
+                    values = given.get(media_id)
+                    if values is None:
+                        try:
+                            values = self._metrics_of(account, media_id)
+                        except NotFoundError as exc:
+                            self.note(media_id, exc, "not_found")
+                            continue
+                    yield self.engagement(
+                        media_id,
+                        impressions=values.get("impressions"),
+                        reach=values.get("reach"),
+                        likes=values.get("likes"),
+                        comments=values.get("comments"),
+                        shares=values.get("shares"),
+                        saves=values.get("saved"),
+                        views=values.get("views"),
+                    )
 
     def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
         """ig_hashtag_search for the query as a hashtag, then the owners of its top media."""

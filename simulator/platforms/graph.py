@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -206,18 +207,7 @@ def ig_insights(request: Request, sim: Sim, now: datetime, node: str) -> Respons
             f"(#100) The Media Insights API does not support the {refused} metric for "
             "this media product type.",
         )
-    c = counters_at(sim, post, now)
-    values = {
-        "impressions": c.impressions,
-        "reach": c.reach,
-        "likes": c.likes,
-        "comments": c.comments,
-        "shares": c.shares,
-        "saved": c.saves,
-        "total_interactions": c.likes + c.comments + c.shares + c.saves,
-        "views": c.impressions,
-        "plays": c.impressions,
-    }
+    values = _ig_values(counters_at(sim, post, now))
     data = [
         {
             "name": metric,
@@ -230,6 +220,74 @@ def ig_insights(request: Request, sim: Sim, now: datetime, node: str) -> Respons
         for metric in metrics
     ]
     return JSONResponse({"data": data})
+
+
+IG_IDS_MAX = 50  # Graph's multi-id lookup takes at most 50 ids
+_INSIGHTS_FIELD = re.compile(r"insights\.metric\(([^)]*)\)")
+
+
+async def ig_ids(request: Request, sim: Sim, now: datetime) -> Response:
+    """GET /?ids=a,b&fields=id,insights.metric(reach,likes,…): several media's insights at once.
+
+    As Graph's multi-id lookup does, the whole call fails when one id does not exist (#803)
+    or one media refuses a metric (#100, as its /insights would): a client asks those one by
+    one. A metric fault due is left for that media's own /insights call to take.
+    """
+    ids = [i for i in request.query_params.get("ids", "").split(",") if i]
+    if not ids or len(ids) > IG_IDS_MAX:
+        return errors.graph(400, 100, f"(#100) ids takes 1 to {IG_IDS_MAX} ids")
+    fields = request.query_params.get("fields", "id")
+    asked = _INSIGHTS_FIELD.search(fields)
+    metrics = [m for m in asked.group(1).split(",") if m] if asked else []
+    for metric in metrics:
+        if metric not in IG_METRICS:
+            return errors.graph(
+                400, 100, f"(#100) metric must be one of the following values: {IG_METRICS}"
+            )
+    found: dict[str, Post] = {}
+    for node in ids:
+        post = live_post(sim, "instagram", sim.world.post("instagram", node), now)
+        if post is not None:
+            found[node] = post
+    missing = [node for node in ids if node not in found]
+    if missing:
+        return errors.graph(
+            404, 803, f"(#803) Some of the aliases you requested do not exist: {','.join(missing)}"
+        )
+    refused = sim.metric_error_due("instagram", metrics)
+    reels = any(post.media_type == "video" for post in found.values())
+    if refused is None and reels and "impressions" in metrics:
+        refused = "impressions"  # as on Instagram: reels report plays/views, not impressions
+    if refused is not None:
+        return errors.graph(
+            400,
+            100,
+            f"(#100) The Media Insights API does not support the {refused} metric for "
+            "this media product type.",
+        )
+    out: dict[str, Any] = {}
+    for node, post in found.items():
+        item: dict[str, Any] = {"id": node}
+        if asked:
+            values = _ig_values(counters_at(sim, post, now))
+            item["insights"] = {"data": [_lifetime(m, values[m], node) for m in metrics]}
+        out[node] = item
+    return JSONResponse(out)
+
+
+def _ig_values(c: Any) -> dict[str, int]:
+    """A media's insights by metric name, from its counters."""
+    return {
+        "impressions": c.impressions,
+        "reach": c.reach,
+        "likes": c.likes,
+        "comments": c.comments,
+        "shares": c.shares,
+        "saved": c.saves,
+        "total_interactions": c.likes + c.comments + c.shares + c.saves,
+        "views": c.impressions,
+        "plays": c.impressions,
+    }
 
 
 # Profiles and post lists of Facebook and Threads are answered by the Graph routes of
@@ -748,6 +806,7 @@ def routes() -> list[BaseRoute]:
         Route(f"/{platform}{path}", endpoint(platform, handler, auth=any_token), methods=["GET"])
         for platform, path, handler in fixed
     ]
+    out.append(Route("/instagram/", endpoint("instagram", ig_ids, auth=_ig_auth), methods=["GET"]))
     for platform in GRAPH:
         out += mount(
             platform,

@@ -70,6 +70,7 @@ def test_account_snapshot(platform: str, connect: ConnectorFactory) -> None:
     assert snap.captured_at == T0  # the simulator's Date header, not the local clock
 
 
+# Instagram's batches depend on which media are reels: see the Instagram tests below.
 @pytest.mark.parametrize("platform", [p for p in SUPPORTED if p != "instagram"])
 def test_metrics_come_in_platform_batches(platform: str, connect: ConnectorFactory) -> None:
     connector = connect(platform)
@@ -216,6 +217,70 @@ def test_instagram_reels_listed_first_are_asked_for_views(
     assert snap.impressions is None
     assert snap.likes == reel.counters(T0).likes
     assert connector.take_errors() == []
+
+
+def test_instagram_insights_come_50_media_a_call_reels_apart(
+    connect: ConnectorFactory, sim: SimServer
+) -> None:
+    connector = connect("instagram")
+    account = own_account("instagram")
+    own = World(SEED).account("instagram", account.external_id)
+    assert own is not None
+    posts = {p.external_id: p for p in World(SEED).posts(own, T0)}
+    listed = [p.external_id for p in connector.list_posts(account, None)]
+    reels = [i for i in listed if posts[i].media_type == "video"]
+    assert len(reels) >= 2
+    assert len(listed) - len(reels) >= 2
+
+    before = connector.http.attempts
+    snaps = {s.external_id: s for s in connector.fetch_metrics(account, listed)}
+
+    # One multi-id call per 50 media of each kind, instead of one call per media.
+    calls = math.ceil(len(reels) / 50) + math.ceil((len(listed) - len(reels)) / 50)
+    assert connector.http.attempts - before == calls
+    assert sorted(snaps) == sorted(listed)
+    for media_id, snap in snaps.items():
+        counters = posts[media_id].counters(T0)
+        assert (snap.likes, snap.comments, snap.shares, snap.saves, snap.reach) == (
+            counters.likes,
+            counters.comments,
+            counters.shares,
+            counters.saves,
+            counters.reach,
+        )
+        if media_id in reels:
+            assert (snap.impressions, snap.views) == (None, counters.impressions)
+        else:
+            assert (snap.impressions, snap.views) == (counters.impressions, None)
+        assert snap.captured_at == T0
+    assert connector.take_errors() == []
+
+
+def test_instagram_batch_refused_then_each_media_alone(
+    connect: ConnectorFactory, sim: SimServer
+) -> None:
+    """Graph fails a multi-id call whole (a gone media, a refused metric): each is asked alone."""
+    connector = connect("instagram")
+    account = own_account("instagram")
+    own = World(SEED).account("instagram", account.external_id)
+    assert own is not None
+    images = [p for p in World(SEED).posts(own, T0) if p.media_type != "video"][:4]
+    ids = [p.external_id for p in images]
+    sim.fault("instagram", "deleted", post_id=ids[1])
+    sim.fault("instagram", "metric_error", metric="shares", count=1)
+
+    before = connector.http.attempts
+    snaps = {s.external_id: s for s in connector.fetch_metrics(account, ids)}
+
+    assert sorted(snaps) == sorted(ids[:1] + ids[2:])
+    for post in images[:1] + images[2:]:
+        assert snaps[post.external_id].likes == post.counters(T0).likes
+    # The one media asked alone while the fault was due went without shares; not the others.
+    assert [s.shares is None for s in snaps.values()].count(True) == 1
+    codes = sorted(e["code"] for e in connector.take_errors())
+    assert codes == ["metric_unavailable:shares", "not_found"]
+    # The refused batch, each media alone, and the refused one again without shares.
+    assert connector.http.attempts - before == 1 + len(ids) + 1
 
 
 @pytest.mark.parametrize("platform", SUPPORTED)
