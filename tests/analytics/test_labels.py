@@ -33,6 +33,9 @@ from tests.support import LiveServer, Tenant, new_tenant, start_server, start_si
 from warehouse.ingest import IngestBatch, write_batch
 from warehouse.marts import scripts
 
+# One worker runs the module: its shared fixture is built once, not on each worker.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 
 VIDEO = "vid_label01"

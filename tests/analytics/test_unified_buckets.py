@@ -25,6 +25,9 @@ from tests.analytics.seed import (
 from tests.analytics.seed import UNIFIED_COUNTERS as COUNTERS
 from tests.support import LiveServer, Tenant
 
+# One worker runs the module: its shared fixture is built once, not on each worker.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 METRICS = (
     *COUNTERS,
     "engagement_rate",

@@ -22,6 +22,9 @@ import pytest
 from api.app import BASE_PATH
 from tests.support import LiveServer, Tenant
 
+# One worker runs the module: its shared fixture is built once, not on each worker.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 PACKAGE = "murmur_client"
 
 SCRIPT = textwrap.dedent(

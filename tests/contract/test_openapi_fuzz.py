@@ -22,6 +22,9 @@ from api.app import BASE_PATH, create_app
 from murmur.settings import Settings
 from tests.support import LiveServer, Tenant, new_tenant
 
+# One worker runs the module: its shared fixture is built once, not on each worker.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 
 @pytest.fixture(scope="module")
 def fuzz_tenant(server: LiveServer) -> Tenant:

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import psycopg
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.engine import make_url
 
@@ -19,6 +20,9 @@ from tests.support import LiveServer, assert_error, new_tenant
 from warehouse import health as health_repo
 from warehouse.ids import utcnow
 from warehouse.marts import scripts
+
+# One worker runs the module: its shared fixture is built once, not on each worker.
+pytestmark = pytest.mark.xdist_group(__name__)
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 POST_ROUTE = f"{BASE_PATH}/posts/{{post_id}}"

@@ -17,6 +17,9 @@ from pipelines.importers import ImportRejectedError, ImportResult, run_import
 from tests.support import LiveServer, Tenant
 from warehouse.cursor import StoreCursor
 
+# One worker runs the module: its shared fixture is built once, not on each worker.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 # The shared data sets live beside the repository (../shared/datasets); a missing folder is
 # a failure, not a silent skip.
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"

@@ -19,6 +19,9 @@ from pipelines.ingest.assets import INGEST_ASSETS
 from tests.servers import StoreSettings
 from tests.support import start_simulator
 
+# One worker runs the module: its shared fixture is built once, not on each worker.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 T0 = datetime(2025, 6, 15, 12, 0, tzinfo=UTC)
 
 

@@ -29,6 +29,9 @@ from murmur.settings import Settings
 from tests.posts.helpers import post_body
 from tests.support import LiveServer, Tenant, assert_error, new_tenant, start_server
 
+# One worker runs the module: its shared fixture is built once, not on each worker.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 SIZE = "48m"
 MURMUR = [sys.executable, "-m", "murmur"]
 

@@ -33,6 +33,9 @@ from warehouse import workspaces as ws_repo
 from workers.engagement import inbox_sync
 from workers.engagement.content_automations import render_row
 
+# One worker runs the module: its shared fixture is built once, not on each worker.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 EDGE_TIMESTAMPS = ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-12:00"]
 HYPOTHESIS = settings(
     max_examples=15,

@@ -43,6 +43,9 @@ from tests.posts.helpers import (
 )
 from tests.support import LiveServer, Tenant, assert_error, new_tenant, start_server
 
+# One worker runs the module: its shared fixture is built once, not on each worker.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 MiB = 1024 * 1024
 SCRIPT = b"<script>alert(document.domain)</script>"
 

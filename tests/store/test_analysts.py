@@ -29,6 +29,9 @@ from tests.support import HANG_SECONDS, run_murmur
 from warehouse.analysts import NOT_SECRET, SECRET_COLUMNS, SECRET_LIKE
 from warehouse.pubdb.schema import every_table
 
+# One worker runs the module: its shared fixture is built once, not on each worker.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 SERVICE_PASSWORD = "service's own s3cret"
 ANALYST_PASSWORD = "analyst's p@ss"
 READ_ONLY_POLICY = ["s3:GetObject", "s3:ListBucket"]
