@@ -7,16 +7,18 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
+from domain.automation import service as automation
 from tests.publishing.conftest import Sim, StartWorker, post_row, settled, wait_for
 from tests.support import Api, LiveServer, Tenant
 from warehouse import publishing as repo
 from warehouse.ids import utcnow
 
 
-def _next_minute() -> datetime:
-    """A whole UTC minute at least 20 s ahead: a weekly slot that comes within ~80 s."""
-    at = (datetime.now(UTC) + timedelta(seconds=20)).replace(second=0, microsecond=0)
-    return at + timedelta(minutes=1)
+def _this_minute() -> datetime:
+    """The whole UTC minute now in progress (slots are whole minutes): already begun."""
+    return datetime.now(UTC).replace(second=0, microsecond=0)
 
 
 def _queue(api: Api, platform: str, at: datetime) -> dict[str, Any]:
@@ -38,10 +40,19 @@ def _item(api: Api, queue: dict[str, Any], text: str) -> dict[str, Any]:
 
 
 def test_queue_items_end_published_or_failed_with_their_posts(
-    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
+    pub_server: LiveServer,
+    pub_tenant: Tenant,
+    sim: Sim,
+    start_worker: StartWorker,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     api = pub_tenant.api
-    at = _next_minute()
+    at = _this_minute()
+    # The items are queued as if a second before their slot: the queues' clock (the API's,
+    # in this process) reads ``at`` less a second while they are added, and the real one
+    # again before the worker starts. The slot is then already due on the worker's clock:
+    # no wait of up to a minute for the next whole minute to come.
+    monkeypatch.setattr(automation, "_now", lambda: at - timedelta(seconds=1))
     good, bad = _queue(api, "x", at), _queue(api, "linkedin", at)
     sim.fault("linkedin", "reject", message="not today")
     ok_item = _item(api, good, f"Queued and out {uuid.uuid4().hex[:8]}")
@@ -49,6 +60,7 @@ def test_queue_items_end_published_or_failed_with_their_posts(
     for item in (ok_item, ko_item):
         assert item["status"] == "scheduled"
         assert item["slot_at"].startswith(at.strftime("%Y-%m-%dT%H:%M"))
+    monkeypatch.undo()
 
     start_worker()
     posts = [str(ok_item["post_id"]), str(ko_item["post_id"])]
