@@ -89,17 +89,23 @@ class Rig:
         assert done.returncode == 0, f"murmur {' '.join(args)}: {done.stderr[-3000:]}"
         return done.stdout
 
-    def serve(self, replica: int = 0) -> subprocess.Popen[bytes]:
-        proc = self.spawn(f"serve{replica}", "serve", "--port", str(self.ports[replica]))
-        # Ready as a load balancer sees it (docs/operations.md), not by the OpenAPI document,
-        # which each new process would first build (~0.8 s of CPU) for nothing here.
-        _wait_until(
-            lambda: _answers(f"http://127.0.0.1:{self.ports[replica]}/readyz"),
-            proc,
-            what=f"murmur serve ({replica})",
-            log=self.logs[-1],
-        )
-        return proc
+    def serve(self) -> list[subprocess.Popen[bytes]]:
+        """Both replicas, started together as replicas are, each waited for until ready."""
+        started = [
+            (replica, self.spawn(f"serve{replica}", "serve", "--port", str(port)))
+            for replica, port in enumerate(self.ports)
+        ]
+        logs = self.logs[-len(started) :]
+        for (replica, proc), log in zip(started, logs, strict=True):
+            # Ready as a load balancer sees it (docs/operations.md), not by the OpenAPI
+            # document, which a new process would first build (~0.8 s of CPU) for nothing.
+            _wait_until(
+                lambda r=replica: _answers(f"http://127.0.0.1:{self.ports[r]}/readyz"),
+                proc,
+                what=f"murmur serve ({replica})",
+                log=log,
+            )
+        return [proc for _, proc in started]
 
 
 def _answers(url: str) -> bool:
@@ -272,7 +278,7 @@ def test_kill_nine_then_other_engines_then_restart_loses_and_hides_nothing(
     rng = random.Random(seed)
     ledger = Ledger()
     key = _mint(rig, ledger, "torture")
-    serves = [rig.serve(0), rig.serve(1)]
+    serves = rig.serve()
     report: list[dict[str, Any]] = []
     try:
         for cycle in range(cycles):
@@ -309,7 +315,7 @@ def test_kill_nine_then_other_engines_then_restart_loses_and_hides_nothing(
             else:
                 _stop(alone)
 
-            serves = [rig.serve(0), rig.serve(1)]
+            serves = rig.serve()
             ledger.restarts += 1
             _retry_in_flight(rig, key, ledger)
             _check_api(rig, key, ledger, set(ledger.posts) - before)
