@@ -15,7 +15,7 @@ from dagster import AssetCheckSeverity, AssetsDefinition, DagsterInstance, mater
 from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
 from pipelines.definitions import resources
-from pipelines.ingest.assets import INGEST_ASSETS
+from pipelines.ingest.assets import CAPTURE
 from pipelines.logs import QUIET_CONSOLE
 from pipelines.partitions import DayRange, due_days, plan, range_tags
 from pipelines.resources import PlatformsResource, StoreResource
@@ -119,9 +119,9 @@ def run_all(
                         ),
                     }
                     past_tags = {"murmur/now": past.isoformat()}
-                    record(_step("history", key, INGEST_ASSETS, then, inst, past_tags, key))
+                    record(_step("history", key, [CAPTURE], then, inst, past_tags, key))
             if ingest:
-                record(_step("ingest", hour, INGEST_ASSETS, res, inst, tags, partition_key=hour))
+                record(_step("ingest", hour, [CAPTURE], res, inst, tags, partition_key=hour))
             # Accounts connected since the session opened are joined from here on.
             with store.open() as s:
                 s.refresh_publishing()

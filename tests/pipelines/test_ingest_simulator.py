@@ -11,11 +11,12 @@ import httpx
 import pytest
 from dagster import materialize
 
+from connectors.registry import SUPPORTED
 from domain.workspaces.service import bootstrap_test_workspace
 from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS
 from pipelines.definitions import resources
-from pipelines.ingest.assets import INGEST_ASSETS
+from pipelines.ingest.assets import CAPTURE, INGEST_ASSETS
 from tests.servers import StoreSettings
 from tests.support import start_simulator
 
@@ -143,3 +144,63 @@ def test_an_expired_connection_is_flagged_and_the_run_goes_on(
     stages = {(e["kind"], e["stage"]) for e in json.loads(recorded[0])}
     assert ("own", "auth") in stages
     assert ("competitor", "auth") in stages
+
+
+def test_a_capture_commits_every_platform_at_once(sim_root: str, settings: Settings) -> None:
+    """`murmur pipeline run`'s capture of a moment: every platform read, then ONE lake commit
+    holding each platform's batch (its own ingest_batches row, its own errors)."""
+    with settings.open_lakehouse() as store:
+        ws = store.publishing.run(bootstrap_test_workspace)
+    _set_clock(sim_root, T0)
+    key = T0.strftime("%Y-%m-%d-%H:00")
+
+    def snapshots() -> int:
+        with settings.open_lakehouse() as store, store.cursor() as cur:
+            row = cur.execute("SELECT count(*) FROM lake.snapshots()").fetchone()
+            assert row is not None
+            return int(row[0])
+
+    before = snapshots()
+    result = materialize(
+        [CAPTURE],
+        partition_key=key,
+        resources=resources(settings),
+        tags={"murmur/now": T0.isoformat()},
+    )
+    assert result.success
+    assert snapshots() - before == 1
+    # Every platform (and Murmur's own posts, none yet) materialized as its own asset.
+    assert {
+        e.asset_key.path[-1] if e.asset_key else ""
+        for e in result.get_asset_materialization_events()
+    } == {a.key.path[-1] for a in INGEST_ASSETS}
+    with settings.open_lakehouse() as store, store.cursor() as cur:
+        batches = cur.execute(
+            "SELECT source, id, rows_accounts FROM ingest_batches WHERE workspace_id = ?"
+            " ORDER BY source",
+            [ws],
+        ).fetchall()
+        per_source = cur.execute(
+            "SELECT source, count(DISTINCT ingest_batch) FROM raw_account_snapshots"
+            " WHERE workspace_id = ? GROUP BY source ORDER BY source",
+            [ws],
+        ).fetchall()
+    assert [b[0] for b in batches] == sorted(f"connector:{p}" for p in SUPPORTED)
+    assert all(b[1] == f"{b[0]}:{ws}:{key}" and b[2] > 0 for b in batches)
+    assert per_source == [(b[0], 1) for b in batches]
+
+    # Captured again: each batch replaces its own rows, still in one commit.
+    before = snapshots()
+    again = materialize(
+        [CAPTURE],
+        partition_key=key,
+        resources=resources(settings),
+        tags={"murmur/now": T0.isoformat()},
+    )
+    assert again.success
+    assert snapshots() - before == 1
+    with settings.open_lakehouse() as store, store.cursor() as cur:
+        row = cur.execute(
+            "SELECT count(*), count(DISTINCT id) FROM ingest_batches WHERE workspace_id = ?", [ws]
+        ).fetchone()
+    assert row == (len(SUPPORTED), len(SUPPORTED))
