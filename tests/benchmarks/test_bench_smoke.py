@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.bench import READS, BenchSettings, child_rows, run_bench, table
+from benchmarks.bench import READS, BenchSettings, Row, child_rows, run_bench, table
 from benchmarks.servers import ScaleServers, start_servers
 from tests.support import free_port
 
@@ -16,7 +16,7 @@ from tests.support import free_port
 def test_quick_bench_prints_every_row(tmp_path: Path) -> None:
     cfg = BenchSettings.for_mode(quick=True, data_dir=tmp_path)
     cfg.child_rows = False  # they have smoke tests of their own
-    cfg.scale_sizes = (200,)
+    cfg.scale_sizes = ()  # one scale step: the run's own size (each step ~7 s)
     cfg.posts = 500
     rows = run_bench(cfg)
     whats = [r.what for r in rows]
@@ -53,10 +53,9 @@ def test_child_rows_come_back_as_table_rows() -> None:
     assert "published once" in rows[0].figure
 
 
-def test_import_rows_have_a_group_of_their_own() -> None:
-    from benchmarks.bench import child_rows
-
-    row, days = child_rows("import", quick=True, timeout=300)
+@pytest.mark.xdist_group("bench-import")  # quick_import_rows: one run per worker
+def test_import_rows_have_a_group_of_their_own(quick_import_rows: list[Row]) -> None:
+    row, days = quick_import_rows
     assert row.what.startswith("import youtube-trending CSV, 100,000 rows"), row
     assert row.status in {"PASS", "MISS"}
     assert row.ratio is not None
@@ -131,7 +130,7 @@ def test_quick_bench_at_scale_measures_every_row(
         monkeypatch.setenv(*servers.env().popitem())
         cfg = BenchSettings.for_mode(quick=True, data_dir=tmp_path, profile="scale")
         cfg.child_rows = False  # the publishing row only, below: the others take minutes
-        cfg.scale_sizes = (200,)
+        cfg.scale_sizes = ()  # one scale step: the run's own size
         cfg.posts = 500
         rows = run_bench(cfg) + child_rows("publishing", quick=True, timeout=240)
     groups = ["reads"] * len(READS) + ["scrapes"] + ["writes"] * 2 + ["publishing"]

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import pytest
+
+from benchmarks.bench import Row
 from benchmarks.pipeline_scale import run_pipeline_rows
 
 KEYS = {"what", "measured", "reference", "ratio", "target", "ok", "notes"}
 
 
-def test_quick_rows_are_complete() -> None:
-    rows = run_pipeline_rows(quick=True)
+@pytest.mark.xdist_group("bench-import")  # quick_import_rows: one run per worker
+def test_quick_rows_are_complete(quick_import_rows: list[Row]) -> None:
+    # The import row is the import group's (tests/benchmarks/conftest.py), as the child
+    # printed it: the same ``run_pipeline_rows(quick, ("import",))``, not run a second time.
+    imported = quick_import_rows[0]
+    rows = [
+        *run_pipeline_rows(quick=True, only=("build", "incremental")),
+        {"what": imported.what, "measured": imported.figure, **imported.detail},
+    ]
     whats = [r["what"] for r in rows]
     assert len(rows) == 5
     assert whats[0].startswith("full build")
