@@ -247,6 +247,12 @@ class Settings(BaseSettings):
     publishing_max_attempts: int = Field(
         default=5, ge=1, description="Attempts per destination before it fails for good."
     )
+    worker_stop_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="How long a stopping `murmur worker` lets its steps in flight finish before"
+        " it exits without them (their work is leased: another worker takes it up).",
+    )
     inbox_sync_interval_seconds: float = Field(
         default=30.0, description="How often the engagement runner reads each account's inbox."
     )

@@ -272,3 +272,42 @@ def test_a_timeout_after_commit_is_recovered_not_reposted(
     wait_for(partial(_logged, pub_server, dst.id, 2), "the attempt log")
     assert [a.outcome for a in _attempts(pub_server, dst.id)] == ["retry", "recovered"]
     assert _attempts(pub_server, dst.id)[0].error_code == "timeout"
+
+
+def test_a_stopped_worker_leaves_a_call_the_platform_holds_back_to_its_lease(
+    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim
+) -> None:
+    """SIGTERM ends `murmur worker` within its stop bound even mid-call: the call is left to
+    its lease (what another worker then does with it: the SIGKILL test above)."""
+    text = unique_text("Stop")
+    post = create_post(pub_tenant, text, ["x"], in_seconds=1)
+    # The platform creates the post, then holds its answer back far past the stop bound.
+    sim.fault("x", "timeout_after_commit", delay=600)
+    env = dict(
+        os.environ,
+        **settings_env(pub_server.settings),
+        MURMUR_PLATFORMS_URL=sim.root,
+        MURMUR_PUBLISHING_POLL_INTERVAL_SECONDS="0.05",
+        # The lease must outlast the call's timeout, which outlasts the test.
+        MURMUR_PUBLISHING_LEASE_SECONDS="900",
+        MURMUR_PUBLISHING_HTTP_TIMEOUT_SECONDS="800",
+        MURMUR_WORKER_STOP_SECONDS="1",
+    )
+    stopped = subprocess.Popen(
+        [sys.executable, "-m", "murmur", "worker", "--no-engagement"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: sim.count("x", text) == 1, "the platform to create the post")
+        stopped.send_signal(signal.SIGTERM)
+        # Bounded by the stop setting, not by the call (600 s): generous for a busy machine.
+        assert stopped.wait(timeout=120) == 0
+    finally:
+        if stopped.poll() is None:
+            stopped.kill()
+            stopped.wait(timeout=30)
+    (dst,) = destination_rows(pub_server, post)
+    assert dst.status == "publishing"  # left under its lease
+    assert sim.count("x", text) == 1
