@@ -201,12 +201,7 @@ def ig_insights(request: Request, sim: Sim, now: datetime, node: str) -> Respons
     if refused is None and post.media_type == "video" and "impressions" in metrics:
         refused = "impressions"  # as on Instagram: reels report plays/views, not impressions
     if refused is not None:
-        return errors.graph(
-            400,
-            100,
-            f"(#100) The Media Insights API does not support the {refused} metric for "
-            "this media product type.",
-        )
+        return _unsupported_metric(refused)
     values = _ig_values(counters_at(sim, post, now))
     data = [
         {
@@ -220,6 +215,16 @@ def ig_insights(request: Request, sim: Sim, now: datetime, node: str) -> Respons
         for metric in metrics
     ]
     return JSONResponse({"data": data})
+
+
+def _unsupported_metric(metric: str) -> JSONResponse:
+    """Instagram's answer to a metric the media does not report."""
+    return errors.graph(
+        400,
+        100,
+        f"(#100) The Media Insights API does not support the {metric} metric for "
+        "this media product type.",
+    )
 
 
 IG_IDS_MAX = 50  # Graph's multi-id lookup takes at most 50 ids
@@ -259,12 +264,7 @@ async def ig_ids(request: Request, sim: Sim, now: datetime) -> Response:
     if refused is None and reels and "impressions" in metrics:
         refused = "impressions"  # as on Instagram: reels report plays/views, not impressions
     if refused is not None:
-        return errors.graph(
-            400,
-            100,
-            f"(#100) The Media Insights API does not support the {refused} metric for "
-            "this media product type.",
-        )
+        return _unsupported_metric(refused)
     out: dict[str, Any] = {}
     for node, post in found.items():
         item: dict[str, Any] = {"id": node}

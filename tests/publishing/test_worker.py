@@ -206,22 +206,9 @@ def test_approving_a_post_whose_time_passed_publishes_it_at_once(
     assert sim.count("bluesky", text) == 1
 
 
-def test_killing_the_worker_mid_publish_then_another_publishes_exactly_once(
-    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
-) -> None:
-    text = unique_text("Crash")
-    post = create_post(pub_tenant, text, ["x"], in_seconds=1)
-    # The platform creates the post, then holds its answer back: the worker is mid-call.
-    sim.fault("x", "timeout_after_commit", delay=30)
-    env = dict(
-        os.environ,
-        **settings_env(pub_server.settings),
-        MURMUR_PLATFORMS_URL=sim.root,
-        MURMUR_PUBLISHING_POLL_INTERVAL_SECONDS="0.05",
-        MURMUR_PUBLISHING_LEASE_SECONDS="6",
-        MURMUR_PUBLISHING_HTTP_TIMEOUT_SECONDS="5",
-    )
-    victim = subprocess.Popen(
+def _worker_process(pub_server: LiveServer, sim: Sim, **env: str) -> subprocess.Popen[bytes]:
+    """`murmur worker --no-engagement` in a process of its own, on the test's store and sim."""
+    return subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -229,11 +216,32 @@ def test_killing_the_worker_mid_publish_then_another_publishes_exactly_once(
             "worker",
             "--no-engagement",
             "--worker-id",
-            f"victim-{uuid.uuid4().hex[:6]}",
+            f"worker-{uuid.uuid4().hex[:6]}",
         ],
-        env=env,
+        env=dict(
+            os.environ,
+            **settings_env(pub_server.settings),
+            MURMUR_PLATFORMS_URL=sim.root,
+            MURMUR_PUBLISHING_POLL_INTERVAL_SECONDS="0.05",
+            **env,
+        ),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+    )
+
+
+def test_killing_the_worker_mid_publish_then_another_publishes_exactly_once(
+    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
+) -> None:
+    text = unique_text("Crash")
+    post = create_post(pub_tenant, text, ["x"], in_seconds=1)
+    # The platform creates the post, then holds its answer back: the worker is mid-call.
+    sim.fault("x", "timeout_after_commit", delay=30)
+    victim = _worker_process(
+        pub_server,
+        sim,
+        MURMUR_PUBLISHING_LEASE_SECONDS="6",
+        MURMUR_PUBLISHING_HTTP_TIMEOUT_SECONDS="5",
     )
     try:
         wait_for(lambda: sim.count("x", text) == 1, "the platform to create the post")
@@ -283,21 +291,13 @@ def test_a_stopped_worker_leaves_a_call_the_platform_holds_back_to_its_lease(
     post = create_post(pub_tenant, text, ["x"], in_seconds=1)
     # The platform creates the post, then holds its answer back far past the stop bound.
     sim.fault("x", "timeout_after_commit", delay=600)
-    env = dict(
-        os.environ,
-        **settings_env(pub_server.settings),
-        MURMUR_PLATFORMS_URL=sim.root,
-        MURMUR_PUBLISHING_POLL_INTERVAL_SECONDS="0.05",
+    stopped = _worker_process(
+        pub_server,
+        sim,
         # The lease must outlast the call's timeout, which outlasts the test.
         MURMUR_PUBLISHING_LEASE_SECONDS="900",
         MURMUR_PUBLISHING_HTTP_TIMEOUT_SECONDS="800",
         MURMUR_WORKER_STOP_SECONDS="1",
-    )
-    stopped = subprocess.Popen(
-        [sys.executable, "-m", "murmur", "worker", "--no-engagement"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
     )
     try:
         wait_for(lambda: sim.count("x", text) == 1, "the platform to create the post")
