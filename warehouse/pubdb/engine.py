@@ -151,12 +151,15 @@ class PubDB:
     ) -> PubDB:
         """Open the database at ``url`` (created if missing) and bring its schema up to date.
 
-        ``connections``: how many the pool keeps open once used, as many as the process
-        runs store calls at once. Past the pool a connection is made and closed per use: an
-        API process at scale with SQLAlchemy's default of 5 made 742 PostgreSQL sessions in
-        8 s of 32 clients writing (docs/performance.md, *The scale profile*).
+        ``connections``: how many the pool keeps open once used on PostgreSQL, as many as
+        the process runs store calls at once. Past the pool a connection is made and closed
+        per use: an API process at scale with SQLAlchemy's default of 5 made 742 PostgreSQL
+        sessions in 8 s of 32 clients writing (docs/performance.md, *The scale profile*).
         """
-        engine = create_engine(url, pool_size=connections, max_overflow=10)
+        # PostgreSQL only: a session there costs a backend and a round trip each; SQLite keeps
+        # SQLAlchemy's default pool, which every embedded process has been tested with.
+        pooled = {} if url.startswith("sqlite") else {"pool_size": connections, "max_overflow": 10}
+        engine = create_engine(url, **pooled)
         write_queue = None
         if engine.dialect.name == "sqlite":
             _prepare_sqlite(engine, busy_timeout_ms)
