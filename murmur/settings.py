@@ -393,7 +393,7 @@ class Settings(BaseSettings):
             self.lake,
             self.changes_file,
             prepare_lake=prepare_lake,
-            # Each request thread may hold one; the pool opens them only as they are used.
+            # PostgreSQL: each request thread may hold one; opened only as they are used.
             connections=self.request_threads,
         )
         store.sealer = Secrets.load(self.data_dir).sealer()

@@ -6,11 +6,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 from connectors.base import AccountRef, AccountSnapshot, EngagementSnapshot
-from connectors.graph.reader import GraphConnector
+from connectors.graph.reader import IDS_PER_CALL, GraphConnector
 from connectors.http import as_int, chunks
 from connectors.platforms import profile_url
 
-BATCH = 50  # Graph's GET /?ids= takes at most 50 ids
 POST_FIELDS = (
     "shares,reactions.summary(total_count).limit(0),comments.summary(total_count).limit(0),"
     "insights.metric(post_impressions,post_impressions_unique,post_clicks)"
@@ -62,7 +61,7 @@ class FacebookConnector(GraphConnector):
         self, account: AccountRef, external_ids: Sequence[str]
     ) -> Iterator[EngagementSnapshot]:
         """GET /?ids=…&fields=… (50 a call); a post the answer leaves out was deleted."""
-        for batch in chunks(external_ids, BATCH):
+        for batch in chunks(external_ids, IDS_PER_CALL):
             body = self.read("/", account, {"ids": ",".join(batch), "fields": POST_FIELDS})
             for post_id in batch:
                 post = body.get(post_id)

@@ -47,6 +47,10 @@ def _regain_seconds(response: httpx.Response) -> float | None:
     return None
 
 
+#: The most ids one multi-id lookup (``GET /?ids=…``) takes.
+IDS_PER_CALL = 50
+
+
 def insight_values(body: Any) -> dict[str, int]:
     """An insights answer's metrics: each one's latest value (or its total), by name."""
     values: dict[str, int] = {}

@@ -15,7 +15,7 @@ from connectors.base import (
     PermanentError,
     PostRecord,
 )
-from connectors.graph.reader import GraphConnector, insight_values
+from connectors.graph.reader import IDS_PER_CALL, GraphConnector, insight_values
 from connectors.http import (
     ProfileFields,
     chunks,
@@ -30,7 +30,6 @@ PROFILE = ProfileFields(
     "username", "name", "followers_count", "follows_count", "media_count", "profile_picture_url"
 )
 ACCOUNT_FIELDS = "username,name,followers_count,follows_count,media_count,profile_picture_url"
-BATCH = 50  # Graph's GET /?ids= takes at most 50 ids
 
 
 def picture(media: dict[str, Any]) -> str | None:
@@ -150,7 +149,7 @@ class InstagramConnector(GraphConnector):
         reels = [m for m in external_ids if m in self.reels]
         others = [m for m in external_ids if m not in self.reels]
         for group, metrics in ((others, METRICS), (reels, REEL_METRICS)):
-            for batch in chunks(group, BATCH):
+            for batch in chunks(group, IDS_PER_CALL):
                 given = self._batch_of(account, batch, metrics)
                 for media_id in batch:
                     values = given.get(media_id)

@@ -17,7 +17,6 @@ from dagster import (
     AssetExecutionContext,
     AssetKey,
     AssetsDefinition,
-    AssetSpec,
     MaterializeResult,
     MetadataValue,
     asset,
@@ -376,28 +375,11 @@ def capture_assets() -> AssetsDefinition:
     """
     platforms_of = {AssetKey(["ingest", f"raw_{p}"]): p for p in SUPPORTED}
     posts_key = AssetKey(["ingest", "raw_murmur_posts"])
-    specs = [
-        AssetSpec(
-            key,
-            group_name="ingest",
-            description=f"Accounts, posts and engagement snapshots from {p}, each hour.",
-            kinds={"python", "duckdb"},
-            skippable=True,
-        )
-        for key, p in platforms_of.items()
-    ]
-    specs.append(
-        AssetSpec(
-            posts_key,
-            group_name="ingest",
-            description="Murmur's own published posts (post_destinations), linked to"
-            " raw_posts.post_id.",
-            kinds={"python", "duckdb"},
-            skippable=True,
-        )
-    )
+    # The very specs of INGEST_ASSETS (keys, descriptions, group, kinds, partitions), each
+    # skippable since a run may select some of them.
+    specs = [spec.replace_attributes(skippable=True) for a in INGEST_ASSETS for spec in a.specs]
 
-    @multi_asset(name="capture", specs=specs, partitions_def=HOURLY, can_subset=True)
+    @multi_asset(name="capture", specs=specs, can_subset=True)
     def _capture(
         context: AssetExecutionContext, store: StoreResource, platforms: PlatformsResource
     ) -> Iterator[MaterializeResult[Any]]:
@@ -425,10 +407,10 @@ def capture_assets() -> AssetsDefinition:
                 read[posts_key] = (tally, batches)
             order = list(read)
             counts = write_batches(s, [b for k in order for b in read[k][1]])
+        written = iter(counts)
         for k in order:
             tally, batches = read[k]
-            _tally_written(tally, counts[: len(batches)])
-            counts = counts[len(batches) :]
+            _tally_written(tally, [next(written) for _ in batches])
             if tally.errors:
                 context.log.warning(
                     f"{k.path[-1]}: {len(tally.errors)} failures recorded, run goes on"

@@ -227,7 +227,19 @@ def _unsupported_metric(metric: str) -> JSONResponse:
     )
 
 
-IG_IDS_MAX = 50  # Graph's multi-id lookup takes at most 50 ids
+IDS_MAX = 50  # Graph's multi-id lookup takes at most 50 ids
+
+
+def _ids_of(request: Request) -> list[str] | None:
+    """The ids of a multi-id lookup (``?ids=a,b``), or None when there are none or too many."""
+    ids = [i for i in request.query_params.get("ids", "").split(",") if i]
+    return ids if 0 < len(ids) <= IDS_MAX else None
+
+
+def _bad_ids() -> JSONResponse:
+    return errors.graph(400, 100, f"(#100) ids takes 1 to {IDS_MAX} ids")
+
+
 _INSIGHTS_FIELD = re.compile(r"insights\.metric\(([^)]*)\)")
 
 
@@ -238,9 +250,9 @@ async def ig_ids(request: Request, sim: Sim, now: datetime) -> Response:
     or one media refuses a metric (#100, as its /insights would): a client asks those one by
     one. A metric fault due is left for that media's own /insights call to take.
     """
-    ids = [i for i in request.query_params.get("ids", "").split(",") if i]
-    if not ids or len(ids) > IG_IDS_MAX:
-        return errors.graph(400, 100, f"(#100) ids takes 1 to {IG_IDS_MAX} ids")
+    ids = _ids_of(request)
+    if ids is None:
+        return _bad_ids()
     fields = request.query_params.get("fields", "id")
     asked = _INSIGHTS_FIELD.search(fields)
     metrics = [m for m in asked.group(1).split(",") if m] if asked else []
@@ -293,8 +305,6 @@ def _ig_values(c: Any) -> dict[str, int]:
 # Profiles and post lists of Facebook and Threads are answered by the Graph routes of
 # simulator.writes (GET /{node}, /{page}/posts, /{user}/threads); these are the rest.
 
-FB_IDS_MAX = 50  # Graph's multi-id lookup takes at most 50 ids
-
 
 def _lifetime(name: str, value: int, node: str) -> dict[str, Any]:
     return {
@@ -311,9 +321,9 @@ async def fb_ids(request: Request, sim: Sim, now: datetime) -> Response:
     Graph fails the whole call when one id does not exist; here a deleted post is left out,
     which a client must handle either way.
     """
-    ids = [i for i in request.query_params.get("ids", "").split(",") if i]
-    if not ids or len(ids) > FB_IDS_MAX:
-        return errors.graph(400, 100, f"(#100) ids takes 1 to {FB_IDS_MAX} ids")
+    ids = _ids_of(request)
+    if ids is None:
+        return _bad_ids()
     out: dict[str, Any] = {}
     for node in ids:
         post = live_post(sim, "facebook", sim.world.post("facebook", node), now)

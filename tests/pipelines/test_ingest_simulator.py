@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from dagster import materialize
+from dagster import ExecuteInProcessResult, materialize
 
 from connectors.registry import SUPPORTED
 from domain.workspaces.service import bootstrap_test_workspace
@@ -160,15 +160,20 @@ def test_a_capture_commits_every_platform_at_once(sim_root: str, settings: Setti
             assert row is not None
             return int(row[0])
 
-    before = snapshots()
-    result = materialize(
-        [CAPTURE],
-        partition_key=key,
-        resources=resources(settings),
-        tags={"murmur/now": T0.isoformat()},
-    )
-    assert result.success
-    assert snapshots() - before == 1
+    def capture() -> ExecuteInProcessResult:
+        """Materialize the capture of the moment; it commits to the lake exactly once."""
+        before = snapshots()
+        result = materialize(
+            [CAPTURE],
+            partition_key=key,
+            resources=resources(settings),
+            tags={"murmur/now": T0.isoformat()},
+        )
+        assert result.success
+        assert snapshots() - before == 1
+        return result
+
+    result = capture()
     # Every platform (and Murmur's own posts, none yet) materialized as its own asset.
     assert {
         e.asset_key.path[-1] if e.asset_key else ""
@@ -190,15 +195,7 @@ def test_a_capture_commits_every_platform_at_once(sim_root: str, settings: Setti
     assert per_source == [(b[0], 1) for b in batches]
 
     # Captured again: each batch replaces its own rows, still in one commit.
-    before = snapshots()
-    again = materialize(
-        [CAPTURE],
-        partition_key=key,
-        resources=resources(settings),
-        tags={"murmur/now": T0.isoformat()},
-    )
-    assert again.success
-    assert snapshots() - before == 1
+    capture()
     with settings.open_lakehouse() as store, store.cursor() as cur:
         row = cur.execute(
             "SELECT count(*), count(DISTINCT id) FROM ingest_batches WHERE workspace_id = ?", [ws]

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.exc import DBAPIError
 
 from warehouse.cursor import PubCursor
@@ -158,10 +158,11 @@ class PubDB:
         """
         # PostgreSQL only: a session there costs a backend and a round trip each; SQLite keeps
         # SQLAlchemy's default pool, which every embedded process has been tested with.
-        pooled = {} if url.startswith("sqlite") else {"pool_size": connections, "max_overflow": 10}
+        sqlite = make_url(url).get_backend_name() == "sqlite"
+        pooled = {} if sqlite else {"pool_size": connections, "max_overflow": 10}
         engine = create_engine(url, **pooled)
         write_queue = None
-        if engine.dialect.name == "sqlite":
+        if sqlite:
             _prepare_sqlite(engine, busy_timeout_ms)
             if engine.url.database:
                 write_queue = WriteQueue(
