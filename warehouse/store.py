@@ -34,7 +34,7 @@ from warehouse import lake as lakes
 from warehouse.changes import ChangeSignal
 from warehouse.cursor import Cursor, StoreCursor
 from warehouse.errors import StoreUnavailableError, translate
-from warehouse.extensions import ArrowStream
+from warehouse.extensions import ArrowStream, connect
 from warehouse.files import private_dir, sync_dir
 from warehouse.lake import Lake, maintenance
 from warehouse.lake.maintenance import Upkeep
@@ -289,8 +289,6 @@ class Store:
 
     def analytics_cursor(self) -> StoreCursor:
         """A read-only DuckDB cursor on the lake (its tables unqualified); the caller closes it."""
-        import duckdb
-
         with self._lake_lock:
             if self._closed:
                 raise StoreUnavailableError("the store is closed")
@@ -298,7 +296,7 @@ class Store:
                 if not self._lake_prepared:
                     lakes.prepare(self.lake)
                     self._lake_prepared = True
-                con = duckdb.connect()
+                con = connect()
                 try:
                     self.lake.attach(con, read_only=True)
                 except BaseException:
@@ -432,7 +430,7 @@ class Lakehouse:
             config["memory_limit"] = memory_limit
         if spill_dir is not None:
             config["temp_directory"] = str(spill_dir)
-        self._con = duckdb.connect(config=config)
+        self._con = connect(config)
         try:
             store.lake.attach(self._con)
             self._con.execute("USE lake")

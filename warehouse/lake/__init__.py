@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 from sqlalchemy.engine import make_url
 
 from warehouse.errors import ConflictError, translate
-from warehouse.extensions import load_extension
+from warehouse.extensions import connect, load_extension
 from warehouse.files import sync_new_files
 from warehouse.lake.migrations import migrate
 from warehouse.retry import retrying
@@ -180,12 +180,10 @@ class Lake:
 
 def prepare(lake: Lake) -> None:
     """Create and migrate ``lake`` if need be, so that read-only sessions find its tables."""
-    import duckdb
-
     identity = lake.migrated_as()
     if identity is not None and identity in _MIGRATED:
         return
-    con = duckdb.connect()
+    con = connect()
     try:
         lake.attach(con)
     finally:

@@ -58,22 +58,21 @@ def applied(con: RawCursor, *, keyed: bool = False) -> set[int]:
 def migrate(
     con: duckdb.DuckDBPyConnection, package: str = PACKAGE, *, keyed: bool = False
 ) -> list[int]:
-    """Bring the schema up to date in place; returns the versions applied now."""
-    done = applied(con, keyed=keyed)
-    ran = []
-    for migration in available(package):
-        if migration.version in done:
-            continue
-        con.execute("BEGIN TRANSACTION")
-        try:
+    """Bring the schema up to date in one transaction; returns the versions applied now."""
+    # One transaction, not one a migration: a new lake's schema is one commit (measured: 5
+    # commits 0.28 s of CPU, one 0.07 s), and a failed migration leaves none of them.
+    con.execute("BEGIN TRANSACTION")
+    try:
+        done = applied(con, keyed=keyed)
+        pending = [m for m in available(package) if m.version not in done]
+        for migration in pending:
             con.execute(migration.sql)
             con.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                 [migration.version, migration.name, utcnow()],
             )
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        ran.append(migration.version)
-    return ran
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return [m.version for m in pending]
