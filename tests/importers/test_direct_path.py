@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
 from murmur.settings import Settings
 from pipelines.importers import ImportResult, run_import
+from warehouse.extensions import connect
 
 HEADER = (
     "video_id,trending_date,title,channel_title,category_id,publish_time,tags,views,likes,"
@@ -42,7 +42,7 @@ TABLES = {
 
 
 def dump(settings: Settings) -> dict[str, list[tuple[Any, ...]]]:
-    con = duckdb.connect()
+    con = connect()
     settings.lake.attach(con, read_only=True)
     con.execute("USE lake")
     try:

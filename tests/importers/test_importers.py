@@ -16,6 +16,7 @@ from murmur.settings import Settings
 from pipelines.importers import ImportRejectedError, ImportResult, run_import
 from tests.support import LiveServer, Tenant
 from warehouse.cursor import StoreCursor
+from warehouse.extensions import connect
 
 # One worker runs the module: its shared fixture is built once, not on each worker.
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -35,7 +36,7 @@ def rows_of(name: str, encoding: str = "utf-8") -> list[dict[str, str]]:
 
 def _lake(settings: Settings) -> duckdb.DuckDBPyConnection:
     """A read-only session on the lake, its tables unqualified."""
-    con = duckdb.connect()
+    con = connect()
     settings.lake.attach(con, read_only=True)
     con.execute("USE lake")
     return con

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
-
 from murmur.settings import Settings
 from pipelines.importers import run_import
 from tests.importers.test_direct_path import TABLES, dump
+from warehouse.extensions import connect
 
 HEADER = "video_id,trending_date,title,channel_title,category_id,views,likes,comment_count,"
 HEADER += "thumbnail_link\n"
@@ -46,7 +45,7 @@ def _import(tmp_path: Path, name: str, rows: list[str], encoding: str | None) ->
 
 def _pictures(settings: Settings) -> dict[str, str | None]:
     """Each imported video's picture, as raw_posts holds it."""
-    con = duckdb.connect()
+    con = connect()
     settings.lake.attach(con, read_only=True)
     try:
         rows = con.execute("SELECT external_id, thumbnail_url FROM lake.raw_posts").fetchall()

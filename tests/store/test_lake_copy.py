@@ -22,6 +22,7 @@ from tests.store.conftest import Profile
 from tests.store.old_store import ROWS_PER_TABLE
 from tests.support import HANG_SECONDS
 from warehouse.errors import StoreError
+from warehouse.extensions import connect
 from warehouse.lake import Lake
 from warehouse.lake.copy import copy_analytics_tables, lake_tables
 
@@ -63,7 +64,7 @@ def as_copied(table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _lake(data_dir: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
+    con = connect()
     Lake.under(data_dir).attach(con, read_only=read_only)
     return con
 
@@ -94,12 +95,12 @@ def test_every_row_of_every_analytics_table_arrives_as_written(
     profile: Profile, tmp_path: Path
 ) -> None:
     written = old_store.build_old_store(tmp_path / "murmur.duckdb", KEYS)
-    con = duckdb.connect()
+    con = connect()
     profile.lake.attach(con)
     assert sorted(lake_tables(con)) == sorted(KEYS)
     counts = copy_analytics_tables(con, tmp_path / "murmur.duckdb")
     assert counts == dict.fromkeys(KEYS, ROWS_PER_TABLE)
-    reader = duckdb.connect()
+    reader = connect()
     profile.lake.attach(reader, read_only=True)
     for table, rows in written.items():
         assert _rows(reader, table) == as_copied(table, rows), table

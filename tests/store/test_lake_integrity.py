@@ -47,6 +47,7 @@ from tests.servers import StoreSettings
 from tests.support import HANG_SECONDS, assert_error, run_murmur, start_server
 from warehouse import workspaces as ws_repo
 from warehouse.cursor import StoreCursor
+from warehouse.extensions import connect
 from warehouse.lake.repair import current_files, take_out
 from warehouse.rows import Cursor
 
@@ -124,7 +125,7 @@ DERIVED = (
 
 
 def _rows(settings: Settings, table: str) -> list[tuple[object, ...]]:
-    con = duckdb.connect()
+    con = connect()
     try:
         settings.lake.attach(con, read_only=True)
         columns = [
@@ -213,7 +214,7 @@ class LakeFile:
 
 def _a_file(settings: Settings, table: str) -> tuple[LakeFile, str]:
     """One Parquet file of ``table`` and the days its rows hold, read from the file itself."""
-    con = duckdb.connect()
+    con = connect()
     try:
         settings.lake.attach(con, read_only=True)
         (first,) = con.execute(
