@@ -11,47 +11,35 @@ it has added since.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import multiprocessing
 import signal
 import subprocess
 import sys
 from datetime import date, datetime, timedelta
-from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from tests.servers import s3_keys
+from tests.store.children import (
+    DAY_ROWS,
+    attach_new_lake,
+    attached,
+    lake_as_json,
+    rewrite_days,
+)
 from tests.store.conftest import Profile, grant_analyst
 from tests.store.old_schema import migrate
 from tests.store.test_lake_copy import ADDED, DROPPED
 from tests.support import HANG_SECONDS
 from warehouse.errors import StoreError
-from warehouse.lake import S3, Lake, attach_publishing, run
+from warehouse.lake import Lake, attach_publishing
 from warehouse.pubdb.engine import PubDB
 from warehouse.pubdb.schema import posts
 
 ANALYTICS_PREFIXES = ("raw_", "stg_", "dim_", "mart_", "unified_")
-DAY_ROWS = 2_000
 FIRST_DAY = date(2026, 11, 1)
-
-
-def _attached(lake: Lake, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
-    lake.attach(con, read_only=read_only)
-    return con
-
-
-def _as_json(lake: Lake) -> str:
-    return json.dumps(dataclasses.asdict(lake))
-
-
-def _from_json(text: str) -> Lake:
-    fields = json.loads(text)
-    return Lake(fields["catalog"], fields["data"], fields["s3"] and S3(**fields["s3"]))
 
 
 def _columns(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, list[tuple[str, ...]]]:
@@ -65,25 +53,6 @@ def _columns(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, list[tu
     return found
 
 
-def rewrite_days(lake: Lake, days: list[date], *, announce: bool = False) -> None:
-    """A run of its own: replace each day of ``mart_post_daily`` with DAY_ROWS rows of that day."""
-    con = _attached(lake)
-    for number, day in enumerate(days):
-
-        def replace(c: duckdb.DuckDBPyConnection, day: date = day, n: int = number) -> None:
-            c.execute("DELETE FROM lake.mart_post_daily WHERE day = ?", [day])
-            c.execute(
-                "INSERT INTO lake.mart_post_daily SELECT 'ws_1', ?::DATE, 'x', 'acc_1', NULL,"
-                " 'ext_' || i, 'post_' || i, 'own', i + ?, i, i, i, i, i, i, i, i, 0.5"
-                " FROM range(?) t(i)",
-                [day, n, DAY_ROWS],
-            )
-
-        run(con, replace)
-        if announce:
-            print(day.isoformat(), flush=True)
-
-
 def _days(con: duckdb.DuckDBPyConnection) -> dict[date, int]:
     return dict(
         con.execute("SELECT day, count(*) FROM lake.mart_post_daily GROUP BY day").fetchall()
@@ -93,7 +62,7 @@ def _days(con: duckdb.DuckDBPyConnection) -> dict[date, int]:
 def test_the_lake_holds_the_duckdb_stores_analytics_tables_column_for_column(
     tmp_path: Path,
 ) -> None:
-    con = _attached(Lake.under(tmp_path))
+    con = attached(Lake.under(tmp_path))
     store = duckdb.connect()
     migrate(store)
     # less the columns the lake dropped since (figures now computed when read)
@@ -117,29 +86,26 @@ def test_the_lake_holds_the_duckdb_stores_analytics_tables_column_for_column(
     assert {c[1:] for found in added.values() for c in found} == {("VARCHAR", "YES")}
 
 
-def attach_new_lake(lake: Lake, barrier: Barrier) -> None:
-    """A process of its own: attach (and so create and migrate) a lake at the same moment."""
-    barrier.wait(HANG_SECONDS)
-    _attached(lake).close()
-
-
 def test_processes_attaching_a_new_lake_at_once_migrate_it_once(profile: Profile) -> None:
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(3)
-    runs = [ctx.Process(target=attach_new_lake, args=(profile.lake, barrier)) for _ in range(3)]
+    runs = [
+        ctx.Process(target=attach_new_lake, args=(profile.lake, barrier, HANG_SECONDS))
+        for _ in range(3)
+    ]
     for process in runs:
         process.start()
     for process in runs:
         process.join(HANG_SECONDS)
     assert [process.exitcode for process in runs] == [0, 0, 0]
-    con = _attached(profile.lake)
+    con = attached(profile.lake)
     assert con.execute(
         "SELECT version, name FROM lake.schema_migrations ORDER BY version"
     ).fetchall() == [(1, "analytics"), (2, "zstd"), (3, "labels"), (4, "posts_counted_at_read")]
 
 
 def test_parallel_runs_rewriting_their_own_days_leave_every_day_whole(profile: Profile) -> None:
-    _attached(profile.lake).close()
+    attached(profile.lake).close()
     days = [FIRST_DAY + timedelta(days=n) for n in range(6)]
     ctx = multiprocessing.get_context("spawn")
     # Each run rewrites its two days twice: the second pass deletes rows a commit made.
@@ -149,7 +115,7 @@ def test_parallel_runs_rewriting_their_own_days_leave_every_day_whole(profile: P
     for process in runs:
         process.join(HANG_SECONDS)
     assert [process.exitcode for process in runs] == [0, 0, 0]
-    con = _attached(profile.lake, read_only=True)
+    con = attached(profile.lake, read_only=True)
     assert _days(con) == dict.fromkeys(days, DAY_ROWS)
     if profile.lake.s3 is not None:  # the rows went to object storage, not the catalog
         bucket = profile.lake.data.removeprefix("s3://").split("/", 1)[0]
@@ -163,17 +129,17 @@ def test_parallel_runs_rewriting_their_own_days_leave_every_day_whole(profile: P
 
 
 def test_a_run_killed_mid_rewrite_leaves_every_day_whole(profile: Profile) -> None:
-    _attached(profile.lake).close()
+    attached(profile.lake).close()
     days = [FIRST_DAY + timedelta(days=n % 4) for n in range(400)]
     writer = subprocess.Popen(
         [
             sys.executable,
             "-c",
             "import sys, json; from datetime import date;"
-            " from tests.store.test_lake import _from_json, rewrite_days;"
-            " rewrite_days(_from_json(sys.argv[1]),"
+            " from tests.store.children import lake_from_json, rewrite_days;"
+            " rewrite_days(lake_from_json(sys.argv[1]),"
             " [date.fromisoformat(d) for d in json.loads(sys.argv[2])], announce=True)",
-            _as_json(profile.lake),
+            lake_as_json(profile.lake),
             "[" + ", ".join(f'"{day.isoformat()}"' for day in days) + "]",
         ],
         stdout=subprocess.PIPE,
@@ -184,7 +150,7 @@ def test_a_run_killed_mid_rewrite_leaves_every_day_whole(profile: Profile) -> No
     writer.send_signal(signal.SIGKILL)  # it never pauses: killed inside a rewrite
     writer.wait(HANG_SECONDS)
     assert len(committed) == 6
-    con = _attached(profile.lake)
+    con = attached(profile.lake)
     assert _days(con) == dict.fromkeys(days[:4], DAY_ROWS)
     # And the lake takes writes again at once.
     rewrite_days(profile.lake, [FIRST_DAY])
@@ -235,7 +201,7 @@ def test_an_analyst_joins_posts_with_the_mart_read_only_on_both_sides(profile: P
         analyst.execute("DELETE FROM lake.mart_post_daily")
     with pytest.raises(duckdb.Error, match="read-only"):
         analyst.execute("DELETE FROM pub.posts")
-    assert _days(_attached(profile.lake, read_only=True))[FIRST_DAY] == DAY_ROWS
+    assert _days(attached(profile.lake, read_only=True))[FIRST_DAY] == DAY_ROWS
 
 
 def test_a_lake_that_cannot_be_attached_is_a_store_error(tmp_path: Path) -> None:

@@ -18,8 +18,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from datetime import datetime, timedelta
-from multiprocessing.synchronize import Barrier, Event
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +42,12 @@ from sqlalchemy.types import (
 )
 
 from benchmarks.servers import ScaleServers
+from tests.store.children import (
+    AT,
+    new_post,
+    open_and_write,
+    write_back_to_back,
+)
 from tests.store.conftest import Profile, grant_analyst
 from tests.store.old_schema import migrate
 from tests.support import HANG_SECONDS, free_port
@@ -67,45 +72,12 @@ TYPES: dict[str, type[TypeEngine[Any]]] = {
     "INTEGER": Integer,
     "DOUBLE": Double,
 }
-AT = datetime(2026, 11, 25, 12, 0, 0)
 
 
 @pytest.fixture
 def db(profile: Profile) -> Iterator[PubDB]:
     with PubDB.open(profile.pub_url) as opened:
         yield opened
-
-
-def _new_post(conn: Connection, post_id: str, *, tags: list[str] | None = None) -> None:
-    conn.execute(
-        posts.insert().values(
-            id=post_id,
-            workspace_id="ws_1",
-            text=f"post {post_id}",
-            status="scheduled",
-            scheduled_at=AT + timedelta(hours=1),
-            tags=tags or [],
-            media_ids=[],
-            created_at=AT,
-            updated_at=AT,
-        )
-    )
-    conn.execute(
-        post_destinations.insert(),
-        [
-            {
-                "id": f"{post_id}_{platform}",
-                "post_id": post_id,
-                "workspace_id": "ws_1",
-                "account_id": f"acc_{platform}",
-                "platform": platform,
-                "status": "pending",
-                "created_at": AT,
-                "updated_at": AT,
-            }
-            for platform in ("x", "linkedin", "bluesky")
-        ],
-    )
 
 
 def _destinations_of(db: PubDB, post_id: str) -> int:
@@ -186,7 +158,7 @@ def test_the_file_is_in_wal_mode_and_commits_are_synced(tmp_path: Path) -> None:
 
 def test_values_read_back_as_written(db: PubDB) -> None:
     with db.transaction() as conn:
-        _new_post(conn, "post_1", tags=["launch", "q4"])
+        new_post(conn, "post_1", tags=["launch", "q4"])
     with db.snapshot() as conn:
         row = conn.execute(select(posts).where(posts.c.id == "post_1")).one()
     assert row.tags == ["launch", "q4"]
@@ -200,11 +172,11 @@ def test_values_read_back_as_written(db: PubDB) -> None:
 
 def test_a_duplicate_key_is_a_duplicate_key_error_and_leaves_nothing(db: PubDB) -> None:
     with db.transaction() as conn:
-        _new_post(conn, "post_1")
+        new_post(conn, "post_1")
 
     def post_2_then_post_1_again(conn: Connection) -> None:
-        _new_post(conn, "post_2")
-        _new_post(conn, "post_1")  # the key is taken: the whole transaction goes, post_2 too
+        new_post(conn, "post_2")
+        new_post(conn, "post_1")  # the key is taken: the whole transaction goes, post_2 too
 
     with pytest.raises(DuplicateKeyError):
         db.run(post_2_then_post_1_again)
@@ -219,24 +191,24 @@ def test_a_writer_held_past_busy_timeout_is_a_conflict_and_the_policy_retries(
     url = sqlite_url(tmp_path / "publishing.sqlite")
     with PubDB.open(url) as first, PubDB.open(url, busy_timeout_ms=50) as second:
         with first.transaction() as held:
-            _new_post(held, "post_1")
+            new_post(held, "post_1")
             with pytest.raises(ConflictError), second.transaction() as conn:
-                _new_post(conn, "post_2")
+                new_post(conn, "post_2")
         # The lock is free again: the same work under the retry policy goes through.
-        second.run(lambda conn: _new_post(conn, "post_2"))
+        second.run(lambda conn: new_post(conn, "post_2"))
         assert _destinations_of(first, "post_2") == 3
 
 
 def test_a_transaction_begins_on_first_use_and_a_reader_sees_one_snapshot(db: PubDB) -> None:
     with db.transaction() as conn:
-        _new_post(conn, "post_1")
+        new_post(conn, "post_1")
     unused, reader = db.begin(write=True), db.begin(write=False)
     assert not unused.begun
     unused.commit()  # never begun: nothing to end, no turn taken in the write queue
     assert reader.cur.execute("SELECT count(*) FROM posts").fetchone() == (1,)
     assert reader.begun
     writer = db.begin(write=True)
-    _new_post(writer.conn, "post_2")
+    new_post(writer.conn, "post_2")
     writer.cur.execute("UPDATE posts SET text = ? WHERE id = ?", ["edited", "post_1"])
     writer.commit()
     # The reader keeps the view it began with; a new one sees the commit.
@@ -249,7 +221,7 @@ def test_a_transaction_begins_on_first_use_and_a_reader_sees_one_snapshot(db: Pu
     assert again.cur.execute("SELECT count(*) FROM posts").fetchone() == (2,)
     again.commit()
     dropped = db.begin(write=True)
-    _new_post(dropped.conn, "post_3")
+    new_post(dropped.conn, "post_3")
     dropped.rollback()
     with db.snapshot() as conn:
         assert conn.execute(select(posts.c.id).order_by(posts.c.id)).scalars().all() == [
@@ -266,22 +238,15 @@ def test_a_database_that_cannot_be_opened_is_unavailable(tmp_path: Path) -> None
         PubDB.open(f"postgresql+psycopg://murmur@127.0.0.1:{free_port()}/murmur")
 
 
-def open_and_write(url: str, worker: int, count: int, barrier: Barrier) -> None:
-    """A process of its own: open the database (migrating it if new), write ``count`` posts."""
-    barrier.wait(timeout=HANG_SECONDS)
-    with PubDB.open(url) as db:
-        for number in range(count):
-            post_id = f"post_{worker}_{number}"
-            db.run(lambda conn: _new_post(conn, post_id))  # noqa: B023 - run before the next
-
-
 def test_processes_open_a_new_database_at_once_and_write_without_an_owner(
     profile: Profile,
 ) -> None:
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(3)
     writers = [
-        ctx.Process(target=open_and_write, args=(profile.pub_url, worker, 100, barrier))
+        ctx.Process(
+            target=open_and_write, args=(profile.pub_url, worker, 100, barrier, HANG_SECONDS)
+        )
         for worker in range(3)
     ]
     for writer in writers:
@@ -296,25 +261,13 @@ def test_processes_open_a_new_database_at_once_and_write_without_an_owner(
             assert len(conn.execute(select(post_destinations.c.id)).all()) == 900
 
 
-def write_until_killed(url: str) -> None:
-    """A process of its own: create posts without pause, printing each id once committed."""
-    with PubDB.open(url) as db:
-        number = 0
-        while True:
-            post_id = f"post_{number}"
-            with db.transaction() as conn:
-                _new_post(conn, post_id)
-            print(post_id, flush=True)
-            number += 1
-
-
 def test_a_writer_killed_mid_transaction_loses_nothing_it_acknowledged(profile: Profile) -> None:
     PubDB.open(profile.pub_url).close()
     writer = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            "import sys; from tests.store.test_pubdb import write_until_killed;"
+            "import sys; from tests.store.children import write_until_killed;"
             " write_until_killed(sys.argv[1])",
             profile.pub_url,
         ],
@@ -349,8 +302,8 @@ def test_an_analyst_attaches_it_read_only_and_joins_it_in_duckdb(
     db: PubDB, profile: Profile, tmp_path: Path
 ) -> None:
     with db.transaction() as conn:
-        _new_post(conn, "post_1", tags=["launch"])
-        _new_post(conn, "post_2")
+        new_post(conn, "post_1", tags=["launch"])
+        new_post(conn, "post_2")
     grant_analyst(profile, lake=False)
     con = duckdb.connect()
     attach_publishing(con, profile.analyst_url)
@@ -380,19 +333,6 @@ def test_an_analyst_attaches_it_read_only_and_joins_it_in_duckdb(
     assert _destinations_of(db, "post_1") == 3
 
 
-def write_back_to_back(url: str, started: Event, stop: Event, *, queued: bool = True) -> None:
-    """A process of its own: commit posts one after another, no pause, until told to stop."""
-    with PubDB.open(url) as db:
-        if not queued:
-            db.write_queue = None
-        number = 0
-        while not stop.is_set():
-            with db.transaction() as conn:
-                _new_post(conn, f"busy_{number}")
-            number += 1
-            started.set()
-
-
 def _gaps_beside_a_busy_writer(url: str, *, queued: bool) -> list[int]:
     ctx = multiprocessing.get_context("spawn")
     started, stop = ctx.Event(), ctx.Event()
@@ -408,7 +348,7 @@ def _gaps_beside_a_busy_writer(url: str, *, queued: bool) -> list[int]:
                 db.write_queue = None
             for number in range(40):
                 with db.transaction() as conn:
-                    _new_post(conn, f"mine_{number}")
+                    new_post(conn, f"mine_{number}")
                     seen.append(
                         len(conn.execute(select(posts.c.id).where(posts.c.id.like("busy_%"))).all())
                     )
