@@ -25,6 +25,7 @@ from api.errors import install_error_handlers
 from api.health import router as health
 from api.health.metrics import Metrics
 from api.idempotency import OPENAPI_PARAMETER
+from api.mcp.mount import McpMount
 from api.middleware import Cors, EdgeMiddleware
 from api.posts.router import record_posts
 from api.ratelimit import RateLimiter
@@ -113,9 +114,9 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         gc.collect()
         gc.freeze()
         try:
-            async with app.state.mcp.manager.run():  # MCP's stateless Streamable HTTP
-                yield
+            yield
         finally:
+            await app.state.mcp.aclose()
             purge.cancel()
             await asyncio.to_thread(app.state.post_writes.close)
             if owned:
@@ -155,9 +156,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     # route of the API (a third of a scrape's time), which pays three checks in return.
     app.include_router(health.router)  # /healthz, /readyz, /metrics: docs/operations.md
     app.include_router(api_router())
-    from api.mcp.server import McpEndpoint
-
-    app.state.mcp = McpEndpoint(app)  # /mcp: docs/mcp.md
+    app.state.mcp = McpMount(app)  # /mcp: docs/mcp.md
     app.add_route("/mcp", app.state.mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)
     app.include_router(dashboard.router)  # /dashboard/: docs/dashboard.md
     app.add_middleware(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -76,12 +77,15 @@ def launcher(argv: Sequence[str]) -> list[str]:
 
 
 class StopSignals:
-    """SIGTERM, SIGINT and SIGHUP turned into one event the main loop waits on."""
+    """SIGTERM, SIGINT and SIGHUP turned into one event, set by the main loop's ``wait``."""
 
     def __init__(self) -> None:
         self.event = threading.Event()
         self.received: int | None = None
         self._previous: dict[int, object] = {}
+        self._wake_read, self._wake_write = os.pipe()
+        for fd in (self._wake_read, self._wake_write):
+            os.set_blocking(fd, False)
 
     def __enter__(self) -> StopSignals:
         for sig in STOP_SIGNALS:
@@ -91,12 +95,24 @@ class StopSignals:
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
+        os.close(self._wake_read)
+        os.close(self._wake_write)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        # No logging here: the handler may run while the main thread holds the log's lock.
+        # The handler runs in the main thread between two of its bytecodes, possibly while
+        # that thread holds a lock: the log's, or the stop event's own inside ``Event.wait``
+        # (``Event.set`` here then waited forever on it: a worker sent SIGTERM kept working
+        # and never stopped, three CI runs in ten). So it takes no lock: it notes the signal
+        # and wakes ``wait`` through a pipe; ``wait`` sets the event.
         if self.received is None:
             self.received = signum
-        self.event.set()
+        with contextlib.suppress(OSError):  # the pipe full: a wake-up is already pending
+            os.write(self._wake_write, b"\0")
+
+    @property
+    def stopped(self) -> bool:
+        """Whether a stop signal has arrived."""
+        return self.received is not None
 
     @property
     def name(self) -> str | None:
@@ -104,8 +120,13 @@ class StopSignals:
         return signal.Signals(self.received).name if self.received is not None else None
 
     def wait(self, seconds: float) -> bool:
-        """Sleep up to ``seconds``; True as soon as a stop signal has arrived."""
-        return self.event.wait(seconds)
+        """Sleep up to ``seconds``; True, the event set, as soon as a stop signal has arrived."""
+        if self.received is None:
+            select.select([self._wake_read], [], [], seconds)
+        if self.received is None:
+            return False
+        self.event.set()
+        return True
 
 
 @dataclass

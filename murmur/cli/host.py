@@ -159,11 +159,11 @@ class Watch:
 
     @property
     def stopping(self) -> bool:
-        return self.signals.event.is_set()
+        return self.signals.stopped
 
     def until(self, done: Callable[[], bool]) -> int:
         """0 once ``done()`` or a stop signal; 1 when a child gave up or the API stopped."""
-        while not self.signals.event.is_set():
+        while not self.signals.stopped:
             if self.supervisor is not None and self.supervisor.check() is not None:
                 return 1
             if not self.api.alive:

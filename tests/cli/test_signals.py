@@ -1,0 +1,40 @@
+"""Stop signals: a signal that lands while the main thread holds a lock still stops the process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tests.support import HANG_SECONDS
+
+# The race, made certain: the main thread holds the stop event's own lock (as it does for a
+# moment inside every ``Event.wait``, which the worker's and the host's loops call every
+# 0.2-0.5 s) when SIGTERM arrives. A handler that set the event there waited for that lock
+# forever: the process never stopped (three CI runs in ten, a ``murmur worker``).
+_SCRIPT = textwrap.dedent(
+    """
+    import os, signal
+    from murmur.supervise import StopSignals
+
+    with StopSignals() as signals:
+        with signals.event._cond:
+            os.kill(os.getpid(), signal.SIGTERM)  # its handler runs here, the lock held
+            print("handled", signals.stopped, flush=True)
+        print("stopping", signals.wait(5), signals.event.is_set(), signals.name, flush=True)
+    """
+)
+
+
+def test_a_stop_signal_while_the_main_thread_holds_the_events_lock_stops_it() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _SCRIPT],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=HANG_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[:2] == ["handled True", "stopping True True SIGTERM"]
