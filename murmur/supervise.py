@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import faulthandler
 import os
 import select
 import signal
@@ -90,9 +91,13 @@ class StopSignals:
     def __enter__(self) -> StopSignals:
         for sig in STOP_SIGNALS:
             self._previous[sig] = signal.signal(sig, self._handle)
+        # `kill -USR1 <pid>` writes every thread's stack to stderr, from C, whatever the
+        # main thread is doing: how a process that does not stop tells where it is stuck.
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
         return self
 
     def __exit__(self, *exc: object) -> None:
+        faulthandler.unregister(signal.SIGUSR1)
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
         os.close(self._wake_read)

@@ -20,6 +20,7 @@ The API restarts, and after every cycle:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -44,6 +45,7 @@ pytestmark = pytest.mark.timeout(0)  # bounded by cycles; each wait below has it
 MURMUR = [sys.executable, "-m", "murmur"]
 BASE = "/api/public/v1"
 TEXT_PLATFORMS = ("x", "linkedin", "bluesky", "threads", "facebook")
+LOGS: dict[int, Path] = {}  # each spawned process's log, by pid
 
 
 @dataclass
@@ -79,6 +81,7 @@ class Rig:
             proc = subprocess.Popen(
                 [*MURMUR, *args], env=self.env, stdout=out, stderr=subprocess.STDOUT
             )
+        LOGS[proc.pid] = log
         self.procs.append(proc)
         return proc
 
@@ -172,8 +175,20 @@ def _stop(*procs: subprocess.Popen[bytes] | None) -> None:
         if proc is not None and proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
     for proc in procs:
-        if proc is not None:
+        if proc is None:
+            continue
+        try:
             proc.wait(60)
+        except subprocess.TimeoutExpired:
+            # Every thread's stack into the process's log (StopSignals registers SIGUSR1),
+            # then the failure: the log says where it was stuck.
+            proc.send_signal(signal.SIGUSR1)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(5)
+            log = LOGS.get(proc.pid)
+            if log is not None:
+                print(f"--- {log.name}, its end ---\n{log.read_text()[-20_000:]}", file=sys.stderr)
+            raise
 
 
 def _mint(rig: Rig, ledger: Ledger, name: str) -> str:
