@@ -71,7 +71,7 @@ def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
         checked = _CHECKED.get(name)
         if checked is None or not checked.unchanged():
             # A connection that checks signatures checks this one as it loads it.
-            checker = duckdb.connect() if _unchecked(con) else con
+            checker = duckdb.connect() if _skips_checks(con) else con
             try:
                 checked = _check(checker, name)
             finally:
@@ -83,7 +83,8 @@ def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
     con.execute(f"LOAD {literal(checked.path)}")
 
 
-def _unchecked(con: duckdb.DuckDBPyConnection) -> bool:
+def _skips_checks(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether ``con`` loads extensions without checking their signature (``connect``'s)."""
     row = con.execute("SELECT current_setting('allow_unsigned_extensions')").fetchone()
     return bool(row and row[0])
 
