@@ -84,6 +84,7 @@ class StopSignals:
         self.event = threading.Event()
         self.received: int | None = None
         self._previous: dict[int, object] = {}
+        self._previous_wakeup = -1
         self._wake_read, self._wake_write = os.pipe()
         for fd in (self._wake_read, self._wake_write):
             os.set_blocking(fd, False)
@@ -91,6 +92,10 @@ class StopSignals:
     def __enter__(self) -> StopSignals:
         for sig in STOP_SIGNALS:
             self._previous[sig] = signal.signal(sig, self._handle)
+        # The C-level handler writes each signal's number into the pipe itself, in whichever
+        # thread the kernel chose: ``wait`` sees a stop even if the Python-level handler has
+        # not run yet (it runs only when the main thread next executes bytecode).
+        self._previous_wakeup = signal.set_wakeup_fd(self._wake_write, warn_on_full_buffer=False)
         # `kill -USR1 <pid>` writes every thread's stack to stderr, from C, whatever the
         # main thread is doing: how a process that does not stop tells where it is stuck.
         faulthandler.register(signal.SIGUSR1, all_threads=True)
@@ -98,6 +103,7 @@ class StopSignals:
 
     def __exit__(self, *exc: object) -> None:
         faulthandler.unregister(signal.SIGUSR1)
+        signal.set_wakeup_fd(self._previous_wakeup)
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
         os.close(self._wake_read)
@@ -108,11 +114,9 @@ class StopSignals:
         # that thread holds a lock: the log's, or the stop event's own inside ``Event.wait``
         # (``Event.set`` here then waited forever on it: a worker sent SIGTERM kept working
         # and never stopped, three CI runs in ten). So it takes no lock: it notes the signal
-        # and wakes ``wait`` through a pipe; ``wait`` sets the event.
+        # and ``wait``, woken through the pipe (the wake-up fd), sets the event.
         if self.received is None:
             self.received = signum
-        with contextlib.suppress(OSError):  # the pipe full: a wake-up is already pending
-            os.write(self._wake_write, b"\0")
 
     @property
     def stopped(self) -> bool:
@@ -126,8 +130,11 @@ class StopSignals:
 
     def wait(self, seconds: float) -> bool:
         """Sleep up to ``seconds``; True, the event set, as soon as a stop signal has arrived."""
-        if self.received is None:
-            select.select([self._wake_read], [], [], seconds)
+        if self.received is None and select.select([self._wake_read], [], [], seconds)[0]:
+            with contextlib.suppress(BlockingIOError):
+                for signum in os.read(self._wake_read, 512):
+                    if self.received is None and signum in STOP_SIGNALS:
+                        self.received = signum
         if self.received is None:
             return False
         self.event.set()

@@ -75,6 +75,20 @@ def other_tenant(server: LiveServer) -> Iterator[Tenant]:
     made.api.close()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow tests first, each with its xdist group: the run's two halves then end together."""
+    # xdist hands out tests in this order; a minute-long test handed out last kept one worker
+    # busy while the other had nothing left (~40 s of the first pass on one core).
+    slow = {_unit(item) for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: _unit(item) not in slow)
+
+
+def _unit(item: pytest.Item) -> str:
+    """What xdist's ``loadgroup`` hands one worker: the test's group, else the test."""
+    group = item.get_closest_marker("xdist_group")
+    return f"group:{group.args[0]}" if group and group.args else item.nodeid
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--cycles",

@@ -38,3 +38,34 @@ def test_a_stop_signal_while_the_main_thread_holds_the_events_lock_stops_it() ->
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split("\n")[:2] == ["handled True", "stopping True True SIGTERM"]
+
+
+# A process-directed signal is handled in C by whichever thread the kernel picks; the Python
+# handler then waits for the main thread's next bytecode. Here another thread takes the
+# signal while the main thread sleeps in ``wait``: only the wake-up fd, written by the C
+# handler, ends that sleep (before it, the main thread slept its whole timeout).
+_OTHER_THREAD = textwrap.dedent(
+    """
+    import signal, threading
+    from murmur.supervise import StopSignals
+
+    with StopSignals() as signals:
+        threading.Timer(
+            0.2, lambda: signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+        ).start()
+        print("stopping", signals.wait(3600), signals.name, flush=True)
+    """
+)
+
+
+def test_a_stop_signal_taken_by_another_thread_wakes_the_main_threads_wait() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _OTHER_THREAD],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=HANG_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[0] == "stopping True SIGTERM"
