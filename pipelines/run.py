@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import signal
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -227,6 +229,24 @@ def history_moments(now: datetime) -> list[datetime]:
     return daily + recent
 
 
+@contextlib.contextmanager
+def _sigterm_kept() -> Iterator[None]:
+    """SIGTERM's handler as it was before an in-process Dagster run, once the run is over."""
+    # Dagster points SIGTERM at SIGINT's handler for the run and leaves it there after
+    # (dagster._utils.interrupts). Where SIGINT is ignored (a shell's background job), that
+    # made SIGTERM ignored for the rest of the process, and for every child it spawned until
+    # the child set a handler of its own: a `murmur worker` stopped as it started kept running.
+    if threading.current_thread() is not threading.main_thread():
+        yield  # Dagster changes handlers only in the main thread
+        return
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if before is not None:  # None: a handler set outside Python, which Python cannot restore
+            signal.signal(signal.SIGTERM, before)
+
+
 def _step(
     name: str,
     partitions: str,
@@ -237,16 +257,17 @@ def _step(
     partition_key: str | None = None,
 ) -> StepSummary:
     began = time.perf_counter()
-    result = materialize(
-        assets,
-        resources=res,
-        instance=instance,
-        partition_key=partition_key,
-        tags=tags,
-        raise_on_error=False,
-        # The CLI prints the summary; Dagster's per-event DEBUG lines would drown it.
-        run_config=QUIET_CONSOLE,
-    )
+    with _sigterm_kept():
+        result = materialize(
+            assets,
+            resources=res,
+            instance=instance,
+            partition_key=partition_key,
+            tags=tags,
+            raise_on_error=False,
+            # The CLI prints the summary; Dagster's per-event DEBUG lines would drown it.
+            run_config=QUIET_CONSOLE,
+        )
     evaluations = [e for e in result.get_asset_check_evaluations() if not e.passed]
     failed = [e.check_name for e in evaluations if e.severity == AssetCheckSeverity.ERROR]
     warned = [e.check_name for e in evaluations if e.severity != AssetCheckSeverity.ERROR]

@@ -8,6 +8,7 @@ that makes its store through ``store_settings`` runs on either.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -75,18 +76,16 @@ def other_tenant(server: LiveServer) -> Iterator[Tenant]:
     made.api.close()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Slow tests first, each with its xdist group: the run's two halves then end together."""
-    # xdist hands out tests in this order; a minute-long test handed out last kept one worker
-    # busy while the other had nothing left (~40 s of the first pass on one core).
-    slow = {_unit(item) for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: _unit(item) not in slow)
-
-
-def _unit(item: pytest.Item) -> str:
-    """What xdist's ``loadgroup`` hands one worker: the test's group, else the test."""
-    group = item.get_closest_marker("xdist_group")
-    return f"group:{group.args[0]}" if group and group.args else item.nodeid
+@pytest.fixture(autouse=True)
+def _sigterm_as_found() -> Iterator[None]:
+    """SIGTERM's handler put back after each test: what tests spawn later inherits it."""
+    # A test's own in-process Dagster run (``materialize``) leaves SIGTERM on SIGINT's
+    # handler; under a shell's background job that is SIG_IGN, and a child spawned later
+    # (a `murmur worker` of the crash test) ignored a SIGTERM sent before its own handler.
+    before = signal.getsignal(signal.SIGTERM)
+    yield
+    if before is not None and signal.getsignal(signal.SIGTERM) != before:
+        signal.signal(signal.SIGTERM, before)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

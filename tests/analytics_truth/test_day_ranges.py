@@ -12,7 +12,6 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import polars as pl
-import pytest
 from dagster import DagsterInstance, materialize
 
 from murmur.settings import Settings
@@ -27,7 +26,6 @@ DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 DROPPED = ["2020-12-20", "2021-01-15", "2021-02-15", "2021-03-15"]
 
 
-@pytest.mark.slow
 def test_own_tweets_in_several_ranges_count_every_post_and_are_not_stale(tmp_path: Path) -> None:
     tweets = pl.read_csv(DATASETS / "vaccination_tweets.csv", infer_schema=False).filter(
         ~pl.col("date").str.slice(0, 10).is_in(DROPPED)

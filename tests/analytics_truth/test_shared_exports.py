@@ -22,7 +22,7 @@ from tests.analytics_truth.world import DATASETS, GROUP, World
 from tests.support import Tenant, analyst_rows
 
 # Every test here reads the one imported world: on one worker, it is built once.
-pytestmark = [pytest.mark.xdist_group(GROUP), pytest.mark.slow]
+pytestmark = pytest.mark.xdist_group(GROUP)
 if not DATASETS.is_dir():  # pragma: no cover - the check itself
     raise RuntimeError(f"the shared data sets are missing: {DATASETS}")
 

@@ -13,7 +13,6 @@ from benchmarks.servers import ScaleServers, start_servers
 from tests.support import free_port
 
 
-@pytest.mark.slow
 def test_quick_bench_prints_every_row(tmp_path: Path) -> None:
     cfg = BenchSettings.for_mode(quick=True, data_dir=tmp_path)
     cfg.child_rows = False  # they have smoke tests of their own
@@ -54,7 +53,6 @@ def test_child_rows_come_back_as_table_rows() -> None:
     assert "published once" in rows[0].figure
 
 
-@pytest.mark.slow
 @pytest.mark.xdist_group("bench-import")  # quick_import_rows: one run per worker
 def test_import_rows_have_a_group_of_their_own(quick_import_rows: list[Row]) -> None:
     row, days = quick_import_rows
@@ -120,7 +118,6 @@ def test_every_list_has_a_row_beside_posts() -> None:
         assert set(row.detail["figures"]) == {"first", "deep"}, row
 
 
-@pytest.mark.slow
 def test_quick_bench_at_scale_measures_every_row(
     tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -151,7 +148,6 @@ def test_quick_bench_at_scale_measures_every_row(
     assert not list(tmp_path.rglob("*.parquet"))
 
 
-@pytest.mark.slow
 def test_history_rows_set_a_long_history_beside_a_tenth(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

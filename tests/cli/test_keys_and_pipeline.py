@@ -326,7 +326,6 @@ def test_pipeline_run_prints_each_step_and_a_readable_summary(
         assert min(later) >= ingested[0]
 
 
-@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_pipeline_run_over_a_failed_error_check_exits_1_and_says_what_to_do(
     data_dir: Path, simulator: str, tmp_path: Path

@@ -194,7 +194,6 @@ def test_up_stops_everything_it_started(
     assert "killing:" not in run.output(), run.tail()
 
 
-@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_up_with_dagster_leaves_no_grandchild(launch: Callable[..., Launched]) -> None:
     run = launch("up", "--no-pipeline")
@@ -228,7 +227,6 @@ def test_up_with_dagster_leaves_no_grandchild(launch: Callable[..., Launched]) -
     assert loose == []
 
 
-@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_dying_child_is_reported_restarted_then_stops_everything(
     launch: Callable[..., Launched],
@@ -306,7 +304,6 @@ EXPORTS = {
 }
 
 
-@pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_four_imports_into_a_running_up_are_four_runs_within_the_queue_limit(
     launch: Callable[..., Launched],

@@ -69,3 +69,33 @@ def test_a_stop_signal_taken_by_another_thread_wakes_the_main_threads_wait() -> 
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split("\n")[0] == "stopping True SIGTERM"
+
+
+# Dagster's in-process run points SIGTERM at SIGINT's handler and leaves it there; in a
+# shell's background job SIGINT is ignored, so SIGTERM became ignored for the rest of the
+# process and for every child it spawned until the child set a handler: a `murmur worker`
+# sent SIGTERM as it started kept running (the crash test, 3 CI runs in ~12).
+_PIPELINE_RUN = textwrap.dedent(
+    """
+    import signal, sys
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell's background job starts
+    from murmur.settings import Settings
+    from pipelines.run import run_all
+
+    summary = run_all(Settings(data_dir=sys.argv[1]), ingest=False)
+    print(summary.success, signal.getsignal(signal.SIGTERM) == signal.SIG_DFL, flush=True)
+    """
+)
+
+
+def test_an_in_process_pipeline_run_leaves_sigterm_as_it_found_it(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _PIPELINE_RUN, str(tmp_path / "data")],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=HANG_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[0] == "True True"

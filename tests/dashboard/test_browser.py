@@ -30,11 +30,7 @@ from warehouse.rows import Cursor
 
 # One xdist worker runs them all (`make test` uses --dist loadgroup): the other never sits
 # waiting for the seeding while it could run the rest of the suite.
-pytestmark = [
-    pytest.mark.timeout(SEED_TIMEOUT),
-    pytest.mark.xdist_group("dashboard-browser"),
-    pytest.mark.slow,
-]
+pytestmark = [pytest.mark.timeout(SEED_TIMEOUT), pytest.mark.xdist_group("dashboard-browser")]
 
 VIEWS = ("overview", "trends", "insights", "rankings", "posts")
 OpenTab = Callable[..., Tab]

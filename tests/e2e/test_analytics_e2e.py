@@ -7,8 +7,6 @@ import time
 from datetime import timedelta
 from typing import Any
 
-import pytest
-
 from connectors.registry import SUPPORTED
 from pipelines.run import history_moments, run_all
 from tests.e2e.conftest import Product
@@ -50,7 +48,6 @@ def _raw_totals(cur: Cursor, workspace_id: str) -> dict[str, Any]:
     return row
 
 
-@pytest.mark.slow
 def test_two_runs_then_dashboards_match_the_raw_data(product: Product) -> None:
     settings = product.server.settings
     ours = _publish_through_the_api(product, 2)
@@ -140,7 +137,6 @@ def test_a_post_created_through_the_api_appears_in_analytics(product: Product) -
         assert analytics["totals"]["engagements"] > 0, analytics
 
 
-@pytest.mark.slow
 def test_a_new_store_starts_with_the_simulated_past(product: Product) -> None:
     """`murmur up` on a new data directory: the dashboards have something at once."""
     settings = product.server.settings

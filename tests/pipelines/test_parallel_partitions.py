@@ -28,7 +28,7 @@ from tests.support import LiveServer, start_server
 from warehouse.store import Lakehouse
 
 # One worker runs the module: its shared fixture is built once, not on each worker.
-pytestmark = [pytest.mark.xdist_group(__name__), pytest.mark.slow]
+pytestmark = pytest.mark.xdist_group(__name__)
 
 DAYS = [f"2025-06-0{day}" for day in range(1, 7)]
 TABLES = ("stg_engagement_deltas", "mart_post_hourly", "mart_post_daily", "mart_account_daily")

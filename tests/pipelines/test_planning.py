@@ -6,7 +6,6 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
-import pytest
 from dagster import DagsterEventType, DagsterInstance, materialize
 
 from murmur.settings import Settings
@@ -149,7 +148,6 @@ def _built(settings: Settings, runs: list[list[DayRange]]) -> dict[str, list[tup
         }
 
 
-@pytest.mark.slow
 def test_one_pass_over_several_ranges_equals_a_run_per_range(
     tmp_path: Path, store_settings: StoreSettings
 ) -> None:

@@ -52,7 +52,7 @@ from warehouse.lake.repair import current_files, take_out
 from warehouse.rows import Cursor
 
 # One worker runs the module: its shared fixture is built once, not on each worker.
-pytestmark = [pytest.mark.xdist_group(__name__), pytest.mark.slow]
+pytestmark = pytest.mark.xdist_group(__name__)
 
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 # The US trending export: 15k rows over 2017-11-14..2018-01-29.
