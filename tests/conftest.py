@@ -76,16 +76,25 @@ def other_tenant(server: LiveServer) -> Iterator[Tenant]:
     made.api.close()
 
 
+# SIGTERM's handler as this process started: before any in-process Dagster run.
+SIGTERM_AT_START = signal.getsignal(signal.SIGTERM)
+
+
 @pytest.fixture(autouse=True)
-def _sigterm_as_found() -> Iterator[None]:
-    """SIGTERM's handler put back after each test: what tests spawn later inherits it."""
-    # A test's own in-process Dagster run (``materialize``) leaves SIGTERM on SIGINT's
-    # handler; under a shell's background job that is SIG_IGN, and a child spawned later
-    # (a `murmur worker` of the crash test) ignored a SIGTERM sent before its own handler.
-    before = signal.getsignal(signal.SIGTERM)
+def _sigterm_as_at_start() -> Iterator[None]:
+    """SIGTERM's handler as the process started, around each test: what it spawns inherits it."""
+    # An in-process Dagster run (``materialize``, in tests and in module fixtures) leaves
+    # SIGTERM on SIGINT's handler; under a shell's background job that is SIG_IGN, and a child
+    # spawned later (a `murmur worker` of the crash test) ignored a SIGTERM sent before its own
+    # handler. Set before the test (module fixtures ran before it) and after it.
+    _restore_sigterm()
     yield
-    if before is not None and signal.getsignal(signal.SIGTERM) != before:
-        signal.signal(signal.SIGTERM, before)
+    _restore_sigterm()
+
+
+def _restore_sigterm() -> None:
+    if SIGTERM_AT_START is not None and signal.getsignal(signal.SIGTERM) != SIGTERM_AT_START:
+        signal.signal(signal.SIGTERM, SIGTERM_AT_START)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

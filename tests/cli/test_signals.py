@@ -1,4 +1,4 @@
-"""Stop signals: a signal that lands while the main thread holds a lock still stops the process."""
+"""Stop signals reach what they stop: under a held lock, via another thread, after Dagster."""
 
 from __future__ import annotations
 
@@ -79,6 +79,7 @@ _PIPELINE_RUN = textwrap.dedent(
     """
     import signal, sys
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell's background job starts
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # whatever the test's process had
     from murmur.settings import Settings
     from pipelines.run import run_all
 
