@@ -9,6 +9,21 @@ from pathlib import Path
 
 from tests.support import HANG_SECONDS
 
+
+def _run(script: str, *args: str) -> list[str]:
+    """``script`` in a Python process of its own, from the repository; its output's lines."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=HANG_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.split("\n")
+
+
 # The race, made certain: the main thread holds the stop event's own lock (as it does for a
 # moment inside every ``Event.wait``, which the worker's and the host's loops call every
 # 0.2-0.5 s) when SIGTERM arrives. A handler that set the event there waited for that lock
@@ -28,16 +43,8 @@ _SCRIPT = textwrap.dedent(
 
 
 def test_a_stop_signal_while_the_main_thread_holds_the_events_lock_stops_it() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _SCRIPT],
-        cwd=Path(__file__).resolve().parents[2],
-        capture_output=True,
-        text=True,
-        timeout=HANG_SECONDS,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split("\n")[:2] == ["handled True", "stopping True True SIGTERM"]
+    lines = _run(_SCRIPT)
+    assert lines[:2] == ["handled True", "stopping True True SIGTERM"]
 
 
 # A process-directed signal is handled in C by whichever thread the kernel picks; the Python
@@ -59,16 +66,8 @@ _OTHER_THREAD = textwrap.dedent(
 
 
 def test_a_stop_signal_taken_by_another_thread_wakes_the_main_threads_wait() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _OTHER_THREAD],
-        cwd=Path(__file__).resolve().parents[2],
-        capture_output=True,
-        text=True,
-        timeout=HANG_SECONDS,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split("\n")[0] == "stopping True SIGTERM"
+    lines = _run(_OTHER_THREAD)
+    assert lines[0] == "stopping True SIGTERM"
 
 
 # Dagster's in-process run points SIGTERM at SIGINT's handler and leaves it there; in a
@@ -90,13 +89,5 @@ _PIPELINE_RUN = textwrap.dedent(
 
 
 def test_an_in_process_pipeline_run_leaves_sigterm_as_it_found_it(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _PIPELINE_RUN, str(tmp_path / "data")],
-        cwd=Path(__file__).resolve().parents[2],
-        capture_output=True,
-        text=True,
-        timeout=HANG_SECONDS,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split("\n")[0] == "True True"
+    lines = _run(_PIPELINE_RUN, str(tmp_path / "data"))
+    assert lines[0] == "True True"
