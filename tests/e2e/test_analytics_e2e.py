@@ -7,11 +7,10 @@ import time
 from datetime import timedelta
 from typing import Any
 
-from connectors.registry import SUPPORTED
-from pipelines.run import history_moments, run_all
+from pipelines.run import run_all
 from tests.e2e.conftest import Product
 from tests.support import HANG_SECONDS
-from warehouse.rows import Cursor, fetch_one, fetch_value
+from warehouse.rows import Cursor, fetch_one
 from workers.publishing.worker import run_worker
 
 METRICS = ("impressions", "reach", "views", "likes", "comments", "shares", "saves", "clicks")
@@ -135,74 +134,3 @@ def test_a_post_created_through_the_api_appears_in_analytics(product: Product) -
         platforms = {d["platform"] for d in analytics["destinations"]}
         assert platforms == {"x", "bluesky"}, analytics
         assert analytics["totals"]["engagements"] > 0, analytics
-
-
-def test_a_new_store_starts_with_the_simulated_past(product: Product) -> None:
-    """`murmur up` on a new data directory: the dashboards have something at once."""
-    settings = product.server.settings
-    now = product.sim.now()
-
-    first = run_all(settings, now=now, history=True)
-
-    assert first.success, first
-    moments = history_moments(now)
-    assert [s.partitions for s in first.steps if s.name == "history"] == [
-        m.strftime("%Y-%m-%d-%H:00") for m in moments
-    ]
-    # Each capture is stamped with the moment it was asked for (the simulator's Date), and
-    # a post's counters never fall from one capture to the next: the past as it was.
-    captured, falls = product.server.lake.run(
-        lambda cur: (
-            [
-                r[0]
-                for r in cur.execute(
-                    "SELECT DISTINCT captured_at FROM raw_engagement_snapshots"
-                    " WHERE workspace_id = ? ORDER BY 1",
-                    [product.workspace_id],
-                ).fetchall()
-            ],
-            fetch_value(
-                cur,
-                "SELECT count(*) FROM (SELECT likes < lag(likes) OVER w AS fell"
-                " FROM raw_engagement_snapshots WHERE workspace_id = ?"
-                " WINDOW w AS (PARTITION BY platform, external_id ORDER BY captured_at))"
-                " WHERE fell",
-                [product.workspace_id],
-            ),
-        )
-    )
-    wanted = [m.replace(microsecond=0, tzinfo=None) for m in [*moments, now]]
-    assert captured == wanted
-    assert falls == 0
-
-    end = now + timedelta(hours=1)
-    params = {"from": (end - timedelta(days=14)).isoformat(), "to": end.isoformat()}
-    unified = product.api.ok(product.api.get("/analytics/unified", params=params))
-    assert unified["totals"]["engagements"] > 0  # growth between captures, not only first sightings
-    # Every platform the test workspace connects is read, Facebook, Threads and Pinterest too.
-    grew = {p["platform"] for p in unified["by_platform"] if p["engagements"] > 0}
-    assert grew == set(SUPPORTED)
-    trends = product.api.ok(product.api.get("/viral-trends", params={"limit": 100}))
-    assert trends["items"]
-    assert {i["evidence"]["window_hours"] for i in trends["items"]} == {6}
-    competitors = product.api.ok(product.api.get("/competitors"))
-    assert {c["handle"] for c in competitors["items"]} == {
-        "chirply",
-        "buzzhive",
-        "postpilot.bsky.social",
-    }
-    # Every account of every capture was read: no failure recorded for any of them.
-    failed = product.server.lake.run(
-        lambda cur: cur.execute(
-            "SELECT err FROM ingest_batches, unnest(CAST(errors AS JSON[])) AS e(err)"
-            " WHERE workspace_id = ? AND json_extract_string(err, '$.stage') IS NOT NULL",
-            [product.workspace_id],
-        ).fetchall()
-    )
-    assert failed == []
-
-    # The past is captured once: a later run reads only the current hour.
-    product.sim.advance(3600)
-    second = run_all(settings, now=product.sim.now(), history=True)
-    assert second.success, second
-    assert [s.name for s in second.steps if s.name == "history"] == []
