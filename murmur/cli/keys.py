@@ -206,7 +206,7 @@ def list_keys(data_dir: DataDir = None) -> None:
     now = utcnow()
     # On a terminal a table; piped, the same columns without rules and never wrapped, so that
     # each key stays on one line for grep and ``line.split()[0]`` (the id).
-    out = console if console.is_terminal else Console(width=10_000, highlight=False)
+    out = console if console.is_terminal else Console(width=10_000, highlight=False, emoji=False)
     table = Table(
         box=box.SIMPLE_HEAD if out.is_terminal else None,
         show_edge=False,

@@ -106,7 +106,7 @@ def test_keys_list_has_a_header_an_expiry_column_and_the_computed_state(data_dir
     lasting = create_key(data_dir, "--name", "lasting")
     dated = create_key(data_dir, "--name", "dated", "--expires-in-days", "30")
     lapsed = create_key(data_dir, "--name", "lapsed", "--expires-in-days", "1")
-    gone = create_key(data_dir, "--name", "gone")
+    gone = create_key(data_dir, "--name", ":fire:")  # an emoji code, printed as written
     ok(data_dir, "keys", "revoke", gone)
 
     # A key whose expires_at has passed (minting one in the past is refused, rightly).
@@ -125,6 +125,7 @@ def test_keys_list_has_a_header_an_expiry_column_and_the_computed_state(data_dir
     assert rows[dated][state] == "active"
     assert rows[lapsed][state] == "expired"
     assert rows[gone][state] == "revoked"
+    assert rows[gone][header.index("name")] == ":fire:"
     assert "never" in rows[lasting]
     settings = Settings(data_dir=data_dir)
     assert rows[lasting][-1] == f"{settings.read_rate_limit}/{settings.write_rate_limit}"
