@@ -2,7 +2,7 @@
 
 Seeding is what `murmur up` does on a new data directory (the test workspace, then
 `murmur pipeline run --history` against the bundled simulator), then the next hourly run:
-48 s alone on 2 cores, 60 s or more inside the suite, so it happens once per test run (the
+48 s alone on 2 cores, 60 to 92 s inside the suite, so it happens once per test run (the
 simulated past's own test reads it too). Under pytest-xdist the first worker to get here
 seeds the store while holding a lock and the others wait for it; then each worker serves
 that store with an API of its own (several API processes on one data directory are
