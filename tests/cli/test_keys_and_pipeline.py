@@ -25,7 +25,7 @@ from dagster import DagsterInstance, DagsterRunStatus
 from domain.workspaces.keys import ALL_SCOPES
 from murmur.cli.up import prepare_dagster_home
 from murmur.settings import Settings
-from tests.support import HANG_SECONDS, free_port
+from tests.support import HANG_SECONDS, PIPELINE_STEP, free_port
 from warehouse import workspaces as repo
 from warehouse.ids import utcnow
 from warehouse.rows import Cursor
@@ -277,12 +277,6 @@ def simulator(tmp_path: Path, data_dir: Path) -> Iterator[str]:
         proc.wait(30)
 
 
-STEP = re.compile(
-    r"^  (ingest|marts|insights)\s+(\S+)\s+(\d+\.\d) s  (ok|failed)"
-    r"(; checks failed: [^;]*)?(; checks warned: .*)?$"
-)
-
-
 @pytest.mark.timeout(300)
 def test_pipeline_run_prints_each_step_and_a_readable_summary(
     data_dir: Path, simulator: str
@@ -293,7 +287,7 @@ def test_pipeline_run_prints_each_step_and_a_readable_summary(
     )
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     lines = done.stdout.splitlines()
-    steps = [m.groups() for m in map(STEP.match, lines) if m]
+    steps = [m.groups() for m in map(PIPELINE_STEP.match, lines) if m]
     names = [s[0] for s in steps]
     assert names[0] == "ingest"
     assert names[-1] == "insights"
@@ -307,7 +301,9 @@ def test_pipeline_run_prints_each_step_and_a_readable_summary(
     assert "RunSummary(" not in done.stdout
     assert "StepSummary(" not in done.stdout
     # The steps are printed as they finish, before the summary.
-    assert lines.index(summary[0]) > max(i for i, line in enumerate(lines) if STEP.match(line))
+    assert lines.index(summary[0]) > max(
+        i for i, line in enumerate(lines) if PIPELINE_STEP.match(line)
+    )
     # Each step is a run recorded in the Dagster home, so Dagster's UI lists them.
     with DagsterInstance.from_config(str(home)) as instance:
         runs = instance.get_runs()

@@ -7,7 +7,6 @@ capture is the suite's most expensive step, and the dashboard's tests need it an
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, timedelta
 
 import pytest
@@ -15,20 +14,19 @@ import pytest
 from connectors.registry import SUPPORTED
 from pipelines.run import HISTORY_DAYS, history_moments
 from tests.dashboard.conftest import SEED_TIMEOUT, Seeded
+from tests.support import PIPELINE_STEP
 from warehouse.rows import fetch_value
 
 # The same worker as the browser tests: the seed is made once, by whichever asks first.
 pytestmark = [pytest.mark.timeout(SEED_TIMEOUT), pytest.mark.xdist_group("dashboard-browser")]
 
-STEP = re.compile(r"^  (history|ingest|marts|insights)\s+(\S+)\s+\d+\.\d s  (ok|failed)")
-
 
 def _steps(output: str) -> list[tuple[str, str]]:
     """(step, partition) of each step a `murmur pipeline run` printed, all of them ok."""
-    steps = [m.groups() for m in map(STEP.match, output.splitlines()) if m]
+    steps = [m.groups() for m in map(PIPELINE_STEP.match, output.splitlines()) if m]
     assert steps, output
-    assert {status for _, _, status in steps} == {"ok"}, output
-    return [(name, partition) for name, partition, _ in steps]
+    assert {step[3] for step in steps} == {"ok"}, output
+    return [(step[0], step[1]) for step in steps]
 
 
 def test_a_new_store_starts_with_the_simulated_past(seeded: Seeded) -> None:
