@@ -51,20 +51,26 @@ SCALE_TESTS := tests/store/test_session_profile.py tests/posts tests/publishing/
 	tests/store/test_lake_integrity.py::test_a_take_out_racing_another_commit_takes_the_next_snapshot \
 	tests/notebooks/test_notebooks.py::test_notebook_runs_attached_read_only
 
-## The whole test suite, then the scale profile's run with the linters beside it.
-# Not side by side with the first pass: two Jupyter kernels started at once by the two passes'
-# notebook tests collided (a kernel died, another got an invalid message; 2026-11-28).
+## The whole test suite, the scale profile's run and the linters, side by side.
+# The scale pass (one worker) and the linters run beside the first pass (two workers): each
+# leaves a core idle at moments (a worker waiting on a process it started, a pass's servers
+# starting, a pass's last test), which the others fill. Their output is printed after.
+# The notebooks' kernels talk over sockets in their test's folder, not TCP ports (a port found
+# free by one pass was taken by the other's kernel: tests/notebooks/test_notebooks.py).
 # PYTHONDONTWRITEBYTECODE emptied for pytest: where it is set, pytest keeps no copy of the test
 # modules it rewrites for its asserts, and every process rewrote all of them again (12 CPU-s
 # a run in all); emptied, the first process writes them and the others read them.
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
+SCALE_PASS := $(PYTEST) -n 1 -q -p no:cacheprovider --store-profile=scale $(SCALE_TESTS)
 test: install browser postgres bytecode
-	$(PYTEST) -n 2 --dist loadgroup -q --durations=30
-	@lint_log=$$(mktemp); $(MAKE) --no-print-directory lint > $$lint_log 2>&1 & lint=$$!; \
-	echo "$(PYTEST) -n 2 -q --store-profile=scale $(SCALE_TESTS)"; \
-	$(PYTEST) -n 2 -q --store-profile=scale $(SCALE_TESTS); tests=$$?; \
-	wait $$lint; linted=$$?; cat $$lint_log; rm -f $$lint_log; \
-	test $$tests -eq 0 && test $$linted -eq 0
+	@scale_log=$$(mktemp); lint_log=$$(mktemp); \
+	$(SCALE_PASS) > $$scale_log 2>&1 & scale=$$!; \
+	$(MAKE) --no-print-directory lint > $$lint_log 2>&1 & lint=$$!; \
+	echo "$(PYTEST) -n 2 --dist loadgroup -q --durations=30"; \
+	$(PYTEST) -n 2 --dist loadgroup -q --durations=30; first=$$?; \
+	wait $$scale; scaled=$$?; wait $$lint; linted=$$?; \
+	echo "$(SCALE_PASS)"; cat $$scale_log; cat $$lint_log; rm -f $$scale_log $$lint_log; \
+	test $$first -eq 0 && test $$scaled -eq 0 && test $$linted -eq 0
 
 ## Debian's headless Chromium, for the test that renders the docs page offline.
 browser:

@@ -45,6 +45,10 @@ def _run(path: Path, settings: Settings, out: Path) -> Any:
     )
     client.km = client.create_kernel_manager()
     client.km.kernel_spec.env = env  # type: ignore[union-attr]
+    # Sockets in a folder of its own, not TCP ports: a free port is found by binding and
+    # letting go, and two suites' kernels started at once took the same ones (a kernel died).
+    client.km.transport = "ipc"
+    client.km.ip = str(out / "kernel")
     # The kernel as an analyst's shell starts it (umask 022), not with this process's 077.
     previous = os.umask(0o022)
     try:
