@@ -483,7 +483,7 @@ def _best_times(
     rows: list[dict[str, Any]] = []
     wins = _platform_windows(s, now, insights.BEST_TIMES_DAYS)
     for platform, w in wins:
-        posts = [p for p in post_rates(s, w, ["own"]) if p["platform"] == platform]
+        posts = post_rates(s, w, ["own"], platform=platform)
         rows += insights.best_times(w.workspace_id, posts, now)
     workspaces = sorted({w.workspace_id for _, w in wins})
     return rows, workspaces, {"window_days": insights.BEST_TIMES_DAYS}
@@ -574,8 +574,9 @@ def _rankings(
         posts: list[dict[str, Any]] = []
         for platform, w in windows:
             accounts += s.run(partial(ranked_accounts, w=w, platform=platform))
-            found = post_rates(s, w, ["creator", "competitor"], published_in_window=False)
-            posts += [p for p in found if p["platform"] == platform]
+            posts += post_rates(
+                s, w, ["creator", "competitor"], published_in_window=False, platform=platform
+            )
         rows += insights.creator_rankings(ws, accounts, posts, now)
     return rows, sorted(by_workspace), {"window_days": insights.RANKING_DAYS}
 

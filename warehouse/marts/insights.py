@@ -53,13 +53,19 @@ def platform_data_ends(cur: Cursor) -> dict[tuple[str, str], datetime]:
 
 
 def post_rates(
-    store: Lakehouse, w: Window, kinds: list[str], *, published_in_window: bool = True
+    store: Lakehouse,
+    w: Window,
+    kinds: list[str],
+    *,
+    published_in_window: bool = True,
+    platform: str | None = None,
 ) -> list[Row]:
     """Posts with their totals in the window (growth plus first-seen totals) and handle.
 
     ``published_in_window``: only posts published in the window (best times, top content);
     else every post with activity in it, however old (rankings count growth in the window
-    of posts published before it).
+    of posts published before it). ``platform``: that platform's posts only (each platform
+    has a window of its own).
     """
     return read(
         store,
@@ -68,11 +74,12 @@ def post_rates(
         " NULL::TIMESTAMP AS first_read"
         " FROM mart_post_daily WHERE workspace_id = ?"
         "  AND day >= CAST(? AS DATE) AND day < CAST(? AS DATE) + 1"
+        "  AND coalesce(platform = ?, true)"
         " UNION ALL"
         " SELECT workspace_id, platform, external_id, impressions, reach, views, engagements,"
         " captured_at AS first_read"
         " FROM mart_post_first_seen WHERE workspace_id = ?"
-        "  AND captured_at >= ? AND captured_at < ?)"
+        "  AND captured_at >= ? AND captured_at < ? AND coalesce(platform = ?, true))"
         " SELECT p.workspace_id, p.platform, p.account_external_id, p.external_id, p.post_id,"
         " p.kind, p.text, p.media_type, p.url, p.published_at,"
         # an export without publication times files a post as published when first read
@@ -94,9 +101,11 @@ def post_rates(
             w.workspace_id,
             w.start,
             w.end,
+            platform,
             w.workspace_id,
             w.start,
             w.end,
+            platform,
             w.workspace_id,
             published_in_window,
             w.start,
