@@ -468,25 +468,26 @@ def _insight_asset(
     return _insight
 
 
-def _platform_windows(s: Lakehouse, now: datetime, days: int) -> list[tuple[str, Window]]:
-    """One window per workspace and platform (each source ends at its own newest data)."""
-    ends = s.run(platform_data_ends)
-    return [
-        (platform, Window(ws, min(end, now) - timedelta(days=days), min(end, now)))
-        for (ws, platform), end in sorted(ends.items())
-    ]
+def _platform_windows(s: Lakehouse, now: datetime, days: int) -> dict[str, list[Window]]:
+    """Per workspace, a window per platform: each source ends at its own newest data (a
+    2017 export beside this week's captures is read over its own last days)."""
+    by_workspace: dict[str, list[Window]] = {}
+    for (ws, platform), end in sorted(s.run(platform_data_ends).items()):
+        last = min(end, now)
+        by_workspace.setdefault(ws, []).append(
+            Window(ws, last - timedelta(days=days), last, platform)
+        )
+    return by_workspace
 
 
 def _best_times(
     s: Lakehouse, now: datetime
 ) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    wins = _platform_windows(s, now, insights.BEST_TIMES_DAYS)
-    for platform, w in wins:
-        posts = post_rates(s, w, ["own"], platform=platform)
-        rows += insights.best_times(w.workspace_id, posts, now)
-    workspaces = sorted({w.workspace_id for _, w in wins})
-    return rows, workspaces, {"window_days": insights.BEST_TIMES_DAYS}
+    by_workspace = _platform_windows(s, now, insights.BEST_TIMES_DAYS)
+    for ws, windows in by_workspace.items():
+        rows += insights.best_times(ws, post_rates(s, windows, ["own"]), now)
+    return rows, sorted(by_workspace), {"window_days": insights.BEST_TIMES_DAYS}
 
 
 def _best_times_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
@@ -561,22 +562,10 @@ def _rankings(
     s: Lakehouse, now: datetime
 ) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    # One window per source (platform): a workspace holding a 2017 export and this week's
-    # captures ranks each over its own last 28 days, not the older one over an empty span.
-    ends = s.run(platform_data_ends)
-    by_workspace: dict[str, list[tuple[str, Window]]] = {}
-    for (ws, platform), end in sorted(ends.items()):
-        last = min(end, now)
-        window = Window(ws, last - timedelta(days=insights.RANKING_DAYS), last)
-        by_workspace.setdefault(ws, []).append((platform, window))
+    by_workspace = _platform_windows(s, now, insights.RANKING_DAYS)
     for ws, windows in by_workspace.items():
-        accounts: list[dict[str, Any]] = []
-        posts: list[dict[str, Any]] = []
-        for platform, w in windows:
-            accounts += s.run(partial(ranked_accounts, w=w, platform=platform))
-            posts += post_rates(
-                s, w, ["creator", "competitor"], published_in_window=False, platform=platform
-            )
+        accounts = ranked_accounts(s, windows)
+        posts = post_rates(s, windows, ["creator", "competitor"], published_in_window=False)
         rows += insights.creator_rankings(ws, accounts, posts, now)
     return rows, sorted(by_workspace), {"window_days": insights.RANKING_DAYS}
 
@@ -599,7 +588,7 @@ def _insights(
     wins = _windows(s, now, insights.TOP_CONTENT_DAYS)
     for w in wins:
         ws = w.workspace_id
-        own = post_rates(s, w, ["own"])
+        own = post_rates(s, [w], ["own"])
         saved = {
             t: s.run(partial(mart_rows, table=t, workspace_id=ws))
             for t in ("mart_best_times", "mart_anomalies", "mart_creator_rankings")

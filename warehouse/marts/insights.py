@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,6 +24,7 @@ class Window:
     workspace_id: str
     start: datetime
     end: datetime
+    platform: str | None = None  # one platform's window (each source ends at its own data)
 
 
 _DATA_ENDS = """
@@ -52,34 +54,56 @@ def platform_data_ends(cur: Cursor) -> dict[tuple[str, str], datetime]:
     return {(r["workspace_id"], r["platform"]): r["data_end"] for r in rows}
 
 
+# The windows of a read, one row each: a bound list of structs. A window names its platform
+# (each source ends at its own newest data), or none for all of them.
+_WINDOWS = (
+    "win AS (SELECT w.platform, w.start, w.end FROM (SELECT unnest("
+    'CAST(? AS STRUCT(platform VARCHAR, start TIMESTAMP, "end" TIMESTAMP)[])) AS w))'
+)
+
+
+def _windows_params(windows: Sequence[Window]) -> tuple[list[dict[str, Any]], str, Any, Any]:
+    """The bound windows, the join that picks a row's window, and the windows' overall span."""
+    if not windows or len({w.workspace_id for w in windows}) != 1:
+        raise ValueError("windows of one workspace")
+    if len(windows) > 1 and any(w.platform is None for w in windows):
+        raise ValueError("several windows each name their platform")
+    rows = [{"platform": w.platform, "start": w.start, "end": w.end} for w in windows]
+    # an equality join when each window names its platform: a hash join, not a loop
+    on = "x.platform = win.platform" if windows[0].platform is not None else "true"
+    return rows, on, min(w.start for w in windows), max(w.end for w in windows)
+
+
 def post_rates(
     store: Lakehouse,
-    w: Window,
+    windows: Sequence[Window],
     kinds: list[str],
     *,
     published_in_window: bool = True,
-    platform: str | None = None,
 ) -> list[Row]:
-    """Posts with their totals in the window (growth plus first-seen totals) and handle.
+    """Posts with their totals in their window (growth plus first-seen totals) and handle.
 
-    ``published_in_window``: only posts published in the window (best times, top content);
-    else every post with activity in it, however old (rankings count growth in the window
-    of posts published before it). ``platform``: that platform's posts only (each platform
-    has a window of its own).
+    ``windows``: one workspace's, each of its platform's posts (or of all). ``published_in_window``:
+    only posts published in the window (best times, top content); else every post with
+    activity in it, however old (rankings count growth in the window of posts published
+    before it).
     """
+    bound, on, first, last = _windows_params(windows)
+    workspace_id = windows[0].workspace_id
     return read(
         store,
-        "WITH m AS ("
-        " SELECT workspace_id, platform, external_id, impressions, reach, views, engagements,"
-        " NULL::TIMESTAMP AS first_read"
-        " FROM mart_post_daily WHERE workspace_id = ?"
-        "  AND day >= CAST(? AS DATE) AND day < CAST(? AS DATE) + 1"
-        "  AND coalesce(platform = ?, true)"
+        f"WITH {_WINDOWS}, m AS ("  # noqa: S608 - only constant fragments are rendered
+        " SELECT x.workspace_id, x.platform, x.external_id, x.impressions, x.reach, x.views,"
+        " x.engagements, NULL::TIMESTAMP AS first_read, win.start AS win_start, win.end AS win_end"
+        f" FROM mart_post_daily x JOIN win ON {on}"
+        "  AND x.day >= CAST(win.start AS DATE) AND x.day < CAST(win.end AS DATE) + 1"
+        " WHERE x.workspace_id = ? AND x.day >= CAST(? AS DATE) AND x.day < CAST(? AS DATE) + 1"
         " UNION ALL"
-        " SELECT workspace_id, platform, external_id, impressions, reach, views, engagements,"
-        " captured_at AS first_read"
-        " FROM mart_post_first_seen WHERE workspace_id = ?"
-        "  AND captured_at >= ? AND captured_at < ? AND coalesce(platform = ?, true))"
+        " SELECT x.workspace_id, x.platform, x.external_id, x.impressions, x.reach, x.views,"
+        " x.engagements, x.captured_at AS first_read, win.start, win.end"
+        f" FROM mart_post_first_seen x JOIN win ON {on}"
+        "  AND x.captured_at >= win.start AND x.captured_at < win.end"
+        " WHERE x.workspace_id = ? AND x.captured_at >= ? AND x.captured_at < ?)"
         " SELECT p.workspace_id, p.platform, p.account_external_id, p.external_id, p.post_id,"
         " p.kind, p.text, p.media_type, p.url, p.published_at,"
         # an export without publication times files a post as published when first read
@@ -94,22 +118,20 @@ def post_rates(
         "  AND da.platform = p.platform AND da.external_id = p.account_external_id"
         " LEFT JOIN pub.accounts acc ON acc.workspace_id = p.workspace_id"
         "  AND acc.platform = p.platform AND acc.external_id = p.account_external_id"
-        " WHERE p.workspace_id = ? AND (NOT ? OR (p.published_at >= ? AND p.published_at < ?))"
+        " WHERE p.workspace_id = ?"
+        " AND (NOT ? OR (p.published_at >= m.win_start AND p.published_at < m.win_end))"
         " AND list_contains(?, p.kind)"
         " GROUP BY ALL",
         [
-            w.workspace_id,
-            w.start,
-            w.end,
-            platform,
-            w.workspace_id,
-            w.start,
-            w.end,
-            platform,
-            w.workspace_id,
+            bound,
+            workspace_id,
+            first,
+            last,
+            workspace_id,
+            first,
+            last,
+            workspace_id,
             published_in_window,
-            w.start,
-            w.end,
             kinds,
         ],
     )
@@ -233,22 +255,25 @@ FROM pa GROUP BY ALL ORDER BY ALL
     )
 
 
-def ranked_accounts(cur: Cursor, w: Window, platform: str | None = None) -> list[Row]:
-    """Competitor, creator and own accounts seen in the window, with first and last followers."""
-    return fetch_all(
-        cur,
-        "SELECT s.platform, s.external_id AS account_external_id, any_value(s.kind) AS kind,"
-        " arg_max(s.handle, s.captured_at) AS handle,"
-        " arg_max(s.category, s.captured_at) AS category,"
-        " arg_min(s.followers, s.captured_at) FILTER (WHERE s.followers IS NOT NULL)"
+def ranked_accounts(store: Lakehouse, windows: Sequence[Window]) -> list[Row]:
+    """Competitor, creator and own accounts seen in their window, with first and last followers."""
+    bound, on, first, last = _windows_params(windows)
+    return read(
+        store,
+        f"WITH {_WINDOWS}"  # noqa: S608 - only constant fragments are rendered
+        " SELECT x.platform, x.external_id AS account_external_id, any_value(x.kind) AS kind,"
+        " arg_max(x.handle, x.captured_at) AS handle,"
+        " arg_max(x.category, x.captured_at) AS category,"
+        " arg_min(x.followers, x.captured_at) FILTER (WHERE x.followers IS NOT NULL)"
         "   AS followers_first,"
-        " arg_max(s.followers, s.captured_at) FILTER (WHERE s.followers IS NOT NULL)"
+        " arg_max(x.followers, x.captured_at) FILTER (WHERE x.followers IS NOT NULL)"
         "   AS followers_last,"
-        " datediff('second', min(s.captured_at), max(s.captured_at)) / 86400.0 AS span_days"
-        " FROM raw_account_snapshots s WHERE s.workspace_id = ?"
-        " AND s.captured_at >= ? AND s.captured_at < ? AND (? IS NULL OR s.platform = ?)"
-        " GROUP BY ALL",
-        [w.workspace_id, w.start, w.end, platform, platform],
+        " datediff('second', min(x.captured_at), max(x.captured_at)) / 86400.0 AS span_days"
+        f" FROM raw_account_snapshots x JOIN win ON {on}"
+        "  AND x.captured_at >= win.start AND x.captured_at < win.end"
+        " WHERE x.workspace_id = ? AND x.captured_at >= ? AND x.captured_at < ?"
+        " GROUP BY x.platform, x.external_id",
+        [bound, windows[0].workspace_id, first, last],
     )
 
 
