@@ -62,12 +62,14 @@ _WINDOWS = (
 )
 
 
-def _windows_params(windows: Sequence[Window]) -> tuple[list[dict[str, Any]], str, Any, Any]:
+def _windows_params(
+    windows: Sequence[Window],
+) -> tuple[list[dict[str, Any]], str, datetime, datetime]:
     """The bound windows, the join that picks a row's window, and the windows' overall span."""
     if not windows or len({w.workspace_id for w in windows}) != 1:
         raise ValueError("windows of one workspace")
     if len(windows) > 1 and any(w.platform is None for w in windows):
-        raise ValueError("several windows each name their platform")
+        raise ValueError("each of several windows names its platform")
     rows = [{"platform": w.platform, "start": w.start, "end": w.end} for w in windows]
     # an equality join when each window names its platform: a hash join, not a loop
     on = "x.platform = win.platform" if windows[0].platform is not None else "true"
@@ -83,10 +85,10 @@ def post_rates(
 ) -> list[Row]:
     """Posts with their totals in their window (growth plus first-seen totals) and handle.
 
-    ``windows``: one workspace's, each of its platform's posts (or of all). ``published_in_window``:
-    only posts published in the window (best times, top content); else every post with
-    activity in it, however old (rankings count growth in the window of posts published
-    before it).
+    ``windows``: one workspace's; each reads its platform's posts, or every platform's if it
+    names none. ``published_in_window``: only posts published in their window (best times,
+    top content); else every post with activity in it, however old (rankings count growth
+    in the window of posts published before it).
     """
     bound, on, first, last = _windows_params(windows)
     workspace_id = windows[0].workspace_id
