@@ -9,7 +9,6 @@ that makes its store through ``store_settings`` runs on either.
 from __future__ import annotations
 
 import signal
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -111,46 +110,3 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="embedded",
         help="Where the tests' stores live: files (embedded) or PostgreSQL + S3 (scale).",
     )
-
-
-# The units of `make test`'s first pass (a module, or an xdist group, which one worker runs
-# whole under --dist loadgroup) that take 25 s or more, longest first (a run of 2026-11-28,
-# seconds of one worker: 128, 124, 80, 66, 58, 46, 46, 45, 42, 41, 41, 33, 32, 30, 30).
-# Started first, so that the run does not end on one worker's long unit while the other has
-# none left; xdist would order the units by their number of tests, and put these last.
-SLOW_UNITS_FIRST = (
-    "tests/benchmarks/test_bench_smoke.py",
-    "tests/cli/test_lifecycle.py",
-    "dashboard-browser",
-    "tests/cli/test_keys_and_pipeline.py",
-    "tests.contract.test_openapi_fuzz",
-    "shared_exports_world",
-    "bench-import",
-    "tests.store.test_lake_integrity",
-    "tests.pipelines.test_parallel_partitions",
-    "tests/pipelines/test_marts.py",
-    "tests/analytics_truth/test_classes.py",
-    "tests/store/test_crash_handoff.py",
-    "tests/analytics/test_unified.py",
-    "tests/e2e/test_analytics_e2e.py",
-    "tests/publishing/test_worker.py",
-)
-
-
-def _unit(item: pytest.Item) -> str:
-    group = item.get_closest_marker("xdist_group")
-    if group is not None:
-        return str(group.args[0] if group.args else group.kwargs.get("name", "default"))
-    return item.nodeid.split("::", 1)[0]
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow units first, then the others by their number of tests (xdist's own order)."""
-    units = [_unit(item) for item in items]
-    sizes = Counter(units)
-    rank = {unit: n for n, unit in enumerate(SLOW_UNITS_FIRST)}
-    order = {
-        id(item): (rank.get(unit, len(rank)), -sizes[unit], unit)
-        for item, unit in zip(items, units, strict=True)
-    }
-    items.sort(key=lambda item: order[id(item)])  # stable: a unit keeps its tests' order
