@@ -32,16 +32,17 @@ from murmur.settings import Settings
 from warehouse import workspaces as ws_repo
 from warehouse.store import Lakehouse, Store
 
-# Ports for servers a test starts in another process, which binds them later. Each xdist
-# worker draws from its own block below the kernel's ephemeral range (32768+ here), so
-# neither the other worker nor an outgoing connection can take a port between our check
-# and the child's bind (the race that port 0 has).
 # A step's line as `murmur pipeline run` prints it: name, partitions, seconds, ok or failed,
 # then the checks that failed and warned.
 PIPELINE_STEP = re.compile(
     r"^  (history|ingest|marts|insights)\s+(\S+)\s+(\d+\.\d) s  (ok|failed)"
     r"(; checks failed: [^;]*)?(; checks warned: .*)?$"
 )
+
+# Ports for servers a test starts in another process, which binds them later. Each xdist
+# worker draws from its own block below the kernel's ephemeral range (32768+ here), so
+# neither the other worker nor an outgoing connection can take a port between our check
+# and the child's bind (the race that port 0 has).
 _PORT_BLOCK = 1_500
 _PORT_BASE = 20_000
 _ports = itertools.count(random.randrange(_PORT_BLOCK))
