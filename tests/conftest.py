@@ -11,15 +11,21 @@ from __future__ import annotations
 import signal
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from benchmarks.servers import ScaleServers, start_servers
 from murmur.logs import configure_logging
-from murmur.settings import Settings
 from tests.servers import StoreSettings
-from tests.support import LiveServer, Tenant, free_port, grant_analysts, new_tenant, start_server
+from tests.support import (
+    LiveServer,
+    Tenant,
+    embedded_settings,
+    free_port,
+    grant_analysts,
+    new_tenant,
+    start_server,
+)
 from warehouse.store import Store
 
 
@@ -36,10 +42,7 @@ def store_settings(request: pytest.FixtureRequest) -> StoreSettings:
         servers: ScaleServers = request.getfixturevalue("scale_servers")
         return servers.settings
 
-    def embedded(data_dir: Path, **options: Any) -> Settings:
-        return Settings(data_dir=data_dir, **options)
-
-    return embedded
+    return embedded_settings
 
 
 @pytest.fixture(scope="session")

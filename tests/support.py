@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
 import itertools
 import json
 import os
 import random
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -38,6 +43,36 @@ PIPELINE_STEP = re.compile(
     r"^  (history|ingest|marts|insights)\s+(\S+)\s+(\d+\.\d) s  (ok|failed)"
     r"(; checks failed: [^;]*)?(; checks warned: .*)?$"
 )
+
+
+def embedded_settings(data_dir: Path, **options: Any) -> Settings:
+    """Settings of an embedded store at ``data_dir``; a new one starts as a copy of an empty one.
+
+    Creating a store (its two schemas, the lake's statistics) costs ~0.5 CPU-s, ~150 times a
+    run of the suite; a copy of this process's empty store costs milliseconds. Each copy
+    mints its own secrets on first open. Tests of a store's creation (tests/store) make
+    theirs with ``Settings`` directly, as every `murmur` command a test starts does.
+    """
+    settings = Settings(data_dir=data_dir, **options)
+    own_files = settings.publishing_url is None and settings.lake_catalog is None
+    if own_files and settings.lake_data is None and not data_dir.exists():
+        shutil.copytree(_empty_store(), data_dir, ignore=shutil.ignore_patterns(".secret*"))
+    return settings
+
+
+@functools.cache
+def _empty_store() -> Path:
+    """A store made once per process, migrated and closed: what every new store starts as."""
+    folder = Path(tempfile.mkdtemp(prefix="murmur-empty-store-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    # Named outright: a test's environment may point the store elsewhere (the scale profile).
+    made = Settings(
+        data_dir=folder / "data", publishing_url=None, lake_catalog=None, lake_data=None
+    )
+    with made.open_store():
+        pass
+    return folder / "data"
+
 
 # Ports for servers a test starts in another process, which binds them later. Each xdist
 # worker draws from its own block below the kernel's ephemeral range (32768+ here), so

@@ -17,6 +17,7 @@ from pipelines.definitions import resources
 from pipelines.importers import run_import
 from pipelines.partitions import range_tags
 from pipelines.run import run_all
+from tests.support import embedded_settings
 from warehouse import analytics
 from warehouse.rows import fetch_all
 
@@ -35,7 +36,7 @@ def _fr_row(video: str, day: str, channel: str, publish: str, views: int, likes:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    found = Settings(data_dir=tmp_path / "data")
+    found = embedded_settings(tmp_path / "data")
     found.ensure_dirs()
     return found
 

@@ -25,7 +25,7 @@ from dagster import DagsterInstance, DagsterRunStatus
 from domain.workspaces.keys import ALL_SCOPES
 from murmur.cli.up import prepare_dagster_home
 from murmur.settings import Settings
-from tests.support import HANG_SECONDS, PIPELINE_STEP, free_port
+from tests.support import HANG_SECONDS, PIPELINE_STEP, embedded_settings, free_port
 from warehouse import workspaces as repo
 from warehouse.ids import utcnow
 from warehouse.rows import Cursor
@@ -430,7 +430,7 @@ def test_run_all_reports_each_step_to_its_progress_callback(tmp_path: Path) -> N
 
     from pipelines.run import StepSummary, run_all
 
-    settings = Settings(data_dir=tmp_path / "data")
+    settings = embedded_settings(tmp_path / "data")
     seen: list[StepSummary] = []
     summary = run_all(
         settings, now=datetime(2025, 3, 7, tzinfo=UTC), ingest=False, progress=seen.append

@@ -9,6 +9,7 @@ import pytest
 
 from murmur.settings import Settings
 from pipelines.importers import ImportResult, run_import
+from tests.support import embedded_settings
 from warehouse.extensions import connect
 
 HEADER = (
@@ -59,8 +60,8 @@ def both_paths(
 ) -> tuple[ImportResult, ImportResult, Settings, Settings]:
     path = tmp_path / "trending.csv"
     path.write_text(HEADER + "".join(r + "\n" for r in rows), encoding="utf-8")
-    fast = Settings(data_dir=tmp_path / "fast")
-    careful = Settings(data_dir=tmp_path / "careful")
+    fast = embedded_settings(tmp_path / "fast")
+    careful = embedded_settings(tmp_path / "careful")
     a = run_import(path, "youtube-trending", settings=fast, workspace_id=None, progress=False)
     # Forcing the encoding takes the careful path (polars, every check with its line).
     b = run_import(
@@ -98,7 +99,7 @@ def test_direct_and_careful_paths_write_identical_rows(tmp_path: Path) -> None:
 def test_direct_path_reimport_replaces_its_batch(tmp_path: Path) -> None:
     path = tmp_path / "trending.csv"
     path.write_text(HEADER + "".join(r + "\n" for r in ROWS), encoding="utf-8")
-    settings = Settings(data_dir=tmp_path / "data")
+    settings = embedded_settings(tmp_path / "data")
     first = run_import(
         path, "youtube-trending", settings=settings, workspace_id=None, progress=False
     )
@@ -165,14 +166,14 @@ def test_direct_path_without_the_optional_columns(tmp_path: Path) -> None:
     fast = run_import(
         path,
         "youtube-trending",
-        settings=Settings(data_dir=tmp_path / "fast"),
+        settings=embedded_settings(tmp_path / "fast"),
         workspace_id=None,
         progress=False,
     )
     careful = run_import(
         path,
         "youtube-trending",
-        settings=Settings(data_dir=tmp_path / "careful"),
+        settings=embedded_settings(tmp_path / "careful"),
         workspace_id=None,
         progress=False,
         encoding="utf-8",

@@ -14,7 +14,7 @@ import pytest
 
 from murmur.settings import Settings
 from pipelines.importers import ImportRejectedError, ImportResult, run_import
-from tests.support import LiveServer, Tenant
+from tests.support import LiveServer, Tenant, embedded_settings
 from warehouse.cursor import StoreCursor
 from warehouse.extensions import connect
 
@@ -58,7 +58,7 @@ def count(settings: Settings, table: str, source: str) -> int:
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, dict[str, ImportResult]]:
     """All four files imported once into a store opened directly (no host)."""
-    settings = Settings(data_dir=tmp_path_factory.mktemp("import-direct"))
+    settings = embedded_settings(tmp_path_factory.mktemp("import-direct") / "data")
     results = {}
     for name, fmt in [
         ("youtube_trending_us.csv", "youtube-trending"),
@@ -239,7 +239,7 @@ GOOD = "abcdefghijk,17.14.11,A title,22,100,10,1,5\n"
 def reject(tmp_path: Path, body: bytes, fmt: str = "youtube-trending") -> ImportRejectedError:
     path = tmp_path / "bad.csv"
     path.write_bytes(body)
-    settings = Settings(data_dir=tmp_path / "data")
+    settings = embedded_settings(tmp_path / "data")
     with pytest.raises(ImportRejectedError) as caught:
         run_import(path, fmt, settings=settings, workspace_id=None, progress=False)
     if (settings.data_dir / "lake.sqlite").exists():
@@ -293,7 +293,7 @@ def test_latin1_bytes_in_a_utf8_file_are_rejected(tmp_path: Path) -> None:
 def test_a_wholly_windows_1252_file_is_read_as_such(tmp_path: Path) -> None:
     path = tmp_path / "legacy.csv"
     path.write_bytes((US_HEADER + "abcdefghijk,17.14.11,It\u2019s,22,1,1,1,1\n").encode("cp1252"))
-    settings = Settings(data_dir=tmp_path / "data")
+    settings = embedded_settings(tmp_path / "data")
     result = run_import(
         path, "youtube-trending", settings=settings, workspace_id=None, progress=False
     )
@@ -310,7 +310,7 @@ def test_duplicates_and_conflicts_are_counted(tmp_path: Path) -> None:
         "abcdefghijk,17.15.11,A title,22,300,20,1,6\n",
     ]
     path.write_text(US_HEADER + "".join(lines))
-    settings = Settings(data_dir=tmp_path / "data")
+    settings = embedded_settings(tmp_path / "data")
     result = run_import(
         path, "youtube-trending", settings=settings, workspace_id=None, progress=False
     )
@@ -346,7 +346,7 @@ def test_a_short_record_is_read_with_empty_trailing_fields(tmp_path: Path) -> No
     )
     path = tmp_path / "short.csv"
     path.write_text(body)
-    settings = Settings(data_dir=tmp_path / "data")
+    settings = embedded_settings(tmp_path / "data")
     result = run_import(path, "tweets", settings=settings, workspace_id=None, progress=False)
     assert (result.rows_read, result.posts, result.snapshots) == (2, 2, 2)
     likes = query(

@@ -7,6 +7,7 @@ from pathlib import Path
 from murmur.settings import Settings
 from pipelines.importers import run_import
 from tests.importers.test_direct_path import TABLES, dump
+from tests.support import embedded_settings
 from warehouse.extensions import connect
 
 HEADER = "video_id,trending_date,title,channel_title,category_id,views,likes,comment_count,"
@@ -30,7 +31,7 @@ PICTURES = {
 def _import(tmp_path: Path, name: str, rows: list[str], encoding: str | None) -> Settings:
     path = tmp_path / f"{name}.csv"
     path.write_text(HEADER + "".join(r + "\n" for r in rows), encoding="utf-8")
-    settings = Settings(data_dir=tmp_path / name)
+    settings = embedded_settings(tmp_path / name)
     result = run_import(
         path,
         "youtube-trending",
@@ -67,7 +68,7 @@ def test_a_padded_thumbnail_takes_the_careful_path_which_trims_it(tmp_path: Path
     padded = [*ROWS[:-1], ROWS[-1] + " "]
     path = tmp_path / "padded.csv"
     path.write_text(HEADER + "".join(r + "\n" for r in padded), encoding="utf-8")
-    settings = Settings(data_dir=tmp_path / "padded")
+    settings = embedded_settings(tmp_path / "padded")
     result = run_import(
         path, "youtube-trending", settings=settings, workspace_id=None, progress=False
     )

@@ -22,6 +22,7 @@ from pipelines.partitions import (
 )
 from pipelines.run import run_all
 from tests.servers import StoreSettings
+from tests.support import embedded_settings
 from warehouse import analytics
 from warehouse.marts.runs import days_with_new_raw
 from warehouse.rows import fetch_value
@@ -86,7 +87,7 @@ def test_an_exports_publication_days_are_not_partitions_and_its_posts_all_count(
     )
     path = tmp_path / "tweets.csv"
     tweets.write_csv(path)
-    settings = Settings(data_dir=tmp_path / "data")
+    settings = embedded_settings(tmp_path / "data")
     settings.ensure_dirs()
     run_import(path, "tweets", settings=settings, workspace_id=None, kind="own", progress=False)
     summary = run_all(settings, now=datetime(2026, 11, 22, tzinfo=UTC), ingest=False)

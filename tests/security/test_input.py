@@ -27,8 +27,15 @@ from connectors.base import AccountRef, Conversation, Publisher
 from domain.inbox import drafts
 from domain.workspaces.keys import authenticate
 from murmur.logs import configure_logging
-from murmur.settings import Settings
-from tests.support import Api, LiveServer, Tenant, assert_error, new_tenant, start_server
+from tests.support import (
+    Api,
+    LiveServer,
+    Tenant,
+    assert_error,
+    embedded_settings,
+    new_tenant,
+    start_server,
+)
 from warehouse import workspaces as ws_repo
 from workers.engagement import inbox_sync
 from workers.engagement.content_automations import render_row
@@ -51,7 +58,7 @@ HYPOTHESIS = settings(
 def _own_server(**options: Any) -> Iterator[LiveServer]:
     configure_logging()
     with tempfile.TemporaryDirectory() as data_dir:
-        live = start_server(Settings(data_dir=Path(data_dir), **options))
+        live = start_server(embedded_settings(Path(data_dir) / "data", **options))
         try:
             yield live
         finally:

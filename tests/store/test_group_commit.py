@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from murmur.settings import Settings
+from tests.support import embedded_settings
 from warehouse.cursor import Cursor
 from warehouse.errors import DuplicateKeyError
 from warehouse.group_commit import GroupCommit
@@ -44,7 +44,7 @@ class Writer:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    with Settings(data_dir=tmp_path / "data").open_store() as store:
+    with embedded_settings(tmp_path / "data").open_store() as store:
         store.run(lambda cur: cur.execute("CREATE TABLE gc_items (k VARCHAR PRIMARY KEY)"))
         yield store
 
