@@ -66,8 +66,8 @@ test: install browser postgres bytecode
 	@scale_log=$$(mktemp); lint_log=$$(mktemp); \
 	$(SCALE_PASS) > $$scale_log 2>&1 & scale=$$!; \
 	$(MAKE) --no-print-directory lint > $$lint_log 2>&1 & lint=$$!; \
-	echo "$(PYTEST) -n 3 --dist loadgroup -q --durations=30"; \
-	$(PYTEST) -n 3 --dist loadgroup -q --durations=30; first=$$?; \
+	echo "$(PYTEST) -n 2 --dist loadgroup -q --durations=30"; \
+	$(PYTEST) -n 2 --dist loadgroup -q --durations=30; first=$$?; \
 	wait $$scale; scaled=$$?; wait $$lint; linted=$$?; \
 	echo "$(SCALE_PASS)"; cat $$scale_log; cat $$lint_log; rm -f $$scale_log $$lint_log; \
 	test $$first -eq 0 && test $$scaled -eq 0 && test $$linted -eq 0
