@@ -145,6 +145,8 @@ def _child_server(module: str, args: list[str], log_path: Path, probe: str) -> I
         stderr=subprocess.STDOUT,
         cwd=REPO,
     )
+    from benchmarks.servers import ssl_context
+
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -152,7 +154,7 @@ def _child_server(module: str, args: list[str], log_path: Path, probe: str) -> I
             if proc.poll() is not None:
                 raise RuntimeError(f"{module} exited: see {log_path}")
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(url + probe, timeout=2).status_code == 200:
+                if httpx.get(url + probe, timeout=2, verify=ssl_context()).status_code == 200:
                     break
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{module} did not start in time")

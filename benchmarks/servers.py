@@ -9,10 +9,12 @@ venv (ADR 0002 step 7). Both listen on 127.0.0.1 only and are stopped when the c
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import hashlib
 import os
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -46,6 +48,16 @@ ANALYST_FIELDS = ("analyst_role", "analyst_password", "analyst_s3_key_id", "anal
 # only to turn a hang into a failure (every wait polls and returns as soon as its condition
 # holds), so generous for a busy machine. The tests' waits use it too (tests/support.py).
 HANG_SECONDS = 240.0
+
+
+@functools.cache
+def ssl_context() -> ssl.SSLContext:
+    """One SSL context for the short-lived httpx clients of the benchmarks and the tests."""
+    # httpx makes one per client, reading the CA bundle (~20 ms of CPU), though every server
+    # they call is plain HTTP on loopback: ~1,000 clients a run of the suite.
+    return ssl.create_default_context()
+
+
 # Where a bench's child processes find the run's servers: "PORT ENDPOINT" (bench_settings).
 SERVERS_ENV = "MURMUR_BENCH_SERVERS"
 
@@ -148,7 +160,9 @@ def s3_server(work: Path, port: int | None = None) -> Iterator[str]:
             deadline = time.monotonic() + HANG_SECONDS
             while True:
                 try:
-                    httpx.get(f"http://127.0.0.1:{port}/", timeout=5).raise_for_status()
+                    httpx.get(
+                        f"http://127.0.0.1:{port}/", timeout=5, verify=ssl_context()
+                    ).raise_for_status()
                     break
                 except httpx.HTTPError:
                     if time.monotonic() > deadline or server.poll() is not None:
@@ -161,7 +175,7 @@ def s3_server(work: Path, port: int | None = None) -> Iterator[str]:
 
 
 def create_bucket(endpoint: str, bucket: str) -> None:
-    httpx.put(f"http://{endpoint}/{bucket}", timeout=30).raise_for_status()
+    httpx.put(f"http://{endpoint}/{bucket}", timeout=30, verify=ssl_context()).raise_for_status()
 
 
 @dataclass(frozen=True)

@@ -136,6 +136,12 @@ class Settings(BaseSettings):
         description="DuckDB's memory limit in each pipeline process (e.g. 8GiB); past it a"
         " build spills to pipeline_temp_dir. Default: half the machine's memory, at most 6 GiB.",
     )
+    duckdb_threads: int | None = Field(
+        default=None,
+        ge=1,
+        description="DuckDB threads per lake session, in every process; default one per core."
+        " One is cheaper on small stores and busy machines (docs/operations.md).",
+    )
     pipeline_temp_dir: Path | None = Field(
         default=None, description="Where a pipeline's DuckDB spills; default DATA_DIR/tmp."
     )
@@ -397,6 +403,7 @@ class Settings(BaseSettings):
             connections=self.request_threads,
         )
         store.sealer = Secrets.load(self.data_dir).sealer()
+        store.duckdb_threads = self.duckdb_threads
         return store
 
     def open_lakehouse(self) -> Lakehouse:

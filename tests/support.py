@@ -29,7 +29,7 @@ from api.app import BASE_PATH, create_app
 
 # How long a test waits for something before it fails (one figure with the servers' waits).
 from benchmarks.servers import HANG_SECONDS as HANG_SECONDS
-from benchmarks.servers import settings_env
+from benchmarks.servers import settings_env, ssl_context
 from connectors.platforms import PLATFORMS
 from domain.workspaces.keys import ALL_SCOPES, mint_key
 from domain.workspaces.service import bootstrap_test_workspace
@@ -178,7 +178,9 @@ class Api:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         if workspace_id:
             headers["X-Workspace-Id"] = workspace_id
-        self.http = httpx.Client(base_url=base_url + BASE_PATH, headers=headers, timeout=30)
+        self.http = httpx.Client(
+            base_url=base_url + BASE_PATH, headers=headers, timeout=30, verify=ssl_context()
+        )
 
     def close(self) -> None:
         self.http.close()
@@ -233,6 +235,14 @@ class Api:
             cursor = page["pagination"]["next_cursor"]
             if not cursor:
                 return items
+
+
+def answers(url: str) -> bool:
+    """Whether ``url`` answers 200 now (a server's start, polled)."""
+    try:
+        return httpx.get(url, timeout=5, verify=ssl_context()).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 def assert_error(response: httpx.Response, status: int, code: str) -> dict[str, Any]:

@@ -206,6 +206,9 @@ class Store:
         self.changes = changes
         # Set by whoever opens the store with its data directory (Settings.open_store).
         self.sealer: Sealer | None = None
+        # DuckDB threads of each of this process's lake sessions (None: DuckDB's own, one a
+        # core); set with the sealer.
+        self.duckdb_threads: int | None = None
         self._lake_lock = threading.Lock()
         self._lake_con: duckdb.DuckDBPyConnection | None = None
         self._lake_prepared = lake_prepared
@@ -287,6 +290,10 @@ class Store:
 
     # -- the analytics tables -------------------------------------------------------------
 
+    def duckdb_config(self) -> dict[str, str | bool | int | float | list[str]]:
+        """The DuckDB settings every lake session of this process starts with."""
+        return {} if self.duckdb_threads is None else {"threads": self.duckdb_threads}
+
     def analytics_cursor(self) -> StoreCursor:
         """A read-only DuckDB cursor on the lake (its tables unqualified); the caller closes it."""
         with self._lake_lock:
@@ -296,7 +303,7 @@ class Store:
                 if not self._lake_prepared:
                     lakes.prepare(self.lake)
                     self._lake_prepared = True
-                con = connect()
+                con = connect(self.duckdb_config())
                 try:
                     self.lake.attach(con, read_only=True)
                 except BaseException:
@@ -423,9 +430,9 @@ class Lakehouse:
         self.store = store
         self._owned = owned
         self._lock = threading.RLock()
+        config = store.duckdb_config()
         # Without both, an in-memory session takes 80% of the machine's memory and spills
         # into the working directory's .tmp (the full build over 100M snapshots: 20 GB RSS).
-        config: dict[str, str | bool | int | float | list[str]] = {}
         if memory_limit is not None:
             config["memory_limit"] = memory_limit
         if spill_dir is not None:

@@ -11,12 +11,10 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
-
 from api.app import create_app
 from api.server import server_options
 from murmur.settings import Settings
-from tests.support import HANG_SECONDS, free_port, serve_in_thread
+from tests.support import HANG_SECONDS, answers, free_port, serve_in_thread
 
 MURMUR = [sys.executable, "-m", "murmur"]
 
@@ -35,11 +33,9 @@ def _wait_for_api(proc: subprocess.Popen[str], env: dict[str, str]) -> None:
     while True:
         assert proc.poll() is None, proc.communicate()[1][-3000:]
         assert time.monotonic() < deadline, "murmur serve did not answer"
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.1)
+        if answers(url):
+            return
+        time.sleep(0.1)
 
 
 def test_a_second_api_asking_for_a_taken_port_is_refused_in_one_line(tmp_path: Path) -> None:

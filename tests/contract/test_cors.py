@@ -14,6 +14,7 @@ import pytest
 from pydantic import ValidationError
 
 from api.app import BASE_PATH
+from benchmarks.servers import ssl_context
 from murmur.settings import Settings
 from tests.servers import StoreSettings
 from tests.support import LiveServer, Tenant, assert_error, new_tenant, start_server
@@ -43,7 +44,7 @@ def preflight(
     """An OPTIONS as a browser sends it before a cross-origin request with a key."""
     asked = {"Origin": origin, "Access-Control-Request-Method": method}
     asked["Access-Control-Request-Headers"] = headers or "authorization,x-workspace-id"
-    return httpx.options(f"{root}{path}", headers=asked, timeout=30)
+    return httpx.options(f"{root}{path}", headers=asked, timeout=30, verify=ssl_context())
 
 
 def cors_server(tmp_path: Path, store_settings: StoreSettings, **options: object) -> LiveServer:

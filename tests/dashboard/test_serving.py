@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from api.dashboard.router import ASSETS, STATIC, VERSION
+from benchmarks.servers import ssl_context
 from tests.support import LiveServer
 
 PAGE = "/dashboard/"
@@ -18,7 +19,13 @@ SCRIPTS = STATIC / "js"
 
 
 def _get(server: LiveServer, path: str, **headers: str) -> httpx.Response:
-    return httpx.get(server.base_url + path, headers=headers, timeout=30, follow_redirects=False)
+    return httpx.get(
+        server.base_url + path,
+        headers=headers,
+        timeout=30,
+        follow_redirects=False,
+        verify=ssl_context(),
+    )
 
 
 def _policy(response: httpx.Response) -> dict[str, list[str]]:

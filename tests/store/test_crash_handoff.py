@@ -38,7 +38,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support import free_port
+from tests.support import answers, free_port
 
 pytestmark = pytest.mark.timeout(0)  # bounded by cycles; each wait below has its deadline
 
@@ -103,19 +103,12 @@ class Rig:
             # Ready as a load balancer sees it (docs/operations.md), not by the OpenAPI
             # document, which a new process would first build (~0.8 s of CPU) for nothing.
             _wait_until(
-                lambda r=replica: _answers(f"http://127.0.0.1:{self.ports[r]}/readyz"),
+                lambda r=replica: answers(f"http://127.0.0.1:{self.ports[r]}/readyz"),
                 proc,
                 what=f"murmur serve ({replica})",
                 log=log,
             )
         return [proc for _, proc in started]
-
-
-def _answers(url: str) -> bool:
-    try:
-        return httpx.get(url, timeout=5).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def _wait_until(
@@ -161,7 +154,7 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
     sim = made.spawn("simulator", "simulator", "--port", str(sim_port))
     try:
         _wait_until(
-            lambda: _answers(f"http://127.0.0.1:{sim_port}/_sim/health"),
+            lambda: answers(f"http://127.0.0.1:{sim_port}/_sim/health"),
             sim,
             what="simulator",
         )

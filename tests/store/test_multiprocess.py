@@ -22,9 +22,9 @@ from typing import Any
 import httpx
 import pytest
 
-from benchmarks.servers import settings_env
+from benchmarks.servers import settings_env, ssl_context
 from tests.servers import StoreSettings
-from tests.support import HANG_SECONDS, free_port
+from tests.support import HANG_SECONDS, answers, free_port
 
 MURMUR = [sys.executable, "-m", "murmur"]
 BASE = "/api/public/v1"
@@ -87,7 +87,9 @@ class Served:
 
     def client(self, replica: int, key: str | None = None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {key or self.key}"}
-        return httpx.Client(base_url=self.base_urls[replica], headers=headers, timeout=30)
+        return httpx.Client(
+            base_url=self.base_urls[replica], headers=headers, timeout=30, verify=ssl_context()
+        )
 
 
 def run_murmur(env: dict[str, str], *args: str) -> str:
@@ -103,11 +105,8 @@ def _wait_for(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     while True:
         assert proc.poll() is None, log.read_text()
         assert time.monotonic() < deadline, f"{url} did not answer\n{log.read_text()[-3000:]}"
-        try:
-            if httpx.get(f"{url}/openapi.json", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
+        if answers(f"{url}/openapi.json"):
+            return
         time.sleep(0.1)
 
 

@@ -207,6 +207,32 @@ def test_a_pipeline_session_spills_into_the_data_directory_past_its_memory_limit
         assert con.execute("SELECT count(DISTINCT h) FROM big").fetchone() == (3_000_000,)
 
 
+def test_every_lake_session_takes_the_duckdb_threads_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MURMUR_DUCKDB_THREADS reaches the pipeline's session and the API's lake reads; unset,
+    DuckDB keeps its own default (one thread a core)."""
+
+    def threads(settings: Settings) -> tuple[object, object]:
+        with settings.open_lakehouse() as lake, lake.cursor() as con:
+            pipeline = con.execute("SELECT current_setting('threads')").fetchone()
+        with settings.open_store() as store, store.analytics() as cur:
+            api = cur.execute("SELECT current_setting('threads')").fetchone()
+        return pipeline, api
+
+    monkeypatch.delenv("MURMUR_DUCKDB_THREADS", raising=False)
+    bare = duckdb.connect()
+    own = bare.execute("SELECT current_setting('threads')").fetchone()
+    bare.close()
+    assert threads(Settings(data_dir=tmp_path / "default")) == (own, own)
+    monkeypatch.setenv("MURMUR_DUCKDB_THREADS", "1")
+    one = Settings(data_dir=tmp_path / "one")
+    assert one.duckdb_threads == 1
+    assert threads(one) == ((1,), (1,))
+    with pytest.raises(ValueError, match="greater than or equal to 1"):
+        Settings(duckdb_threads=0)
+
+
 def test_the_pipelines_memory_limit_is_a_size() -> None:
     assert Settings(pipeline_memory_limit=" 8GiB ").pipeline_memory_limit == "8GiB"
     with pytest.raises(ValueError, match="a size such as 8GiB"):
