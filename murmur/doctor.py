@@ -52,7 +52,7 @@ def examine(settings: Settings, *, repair: bool, deep: bool = False) -> Report:
         report.problems.append(f"{catalog[0]}{more}; restore a backup: `murmur restore`")
     damaged: list[Damage] = []
     try:
-        damaged = _examine_store(settings, report, deep=deep)
+        damaged = _examine_store(settings, report, deep=deep, read_lake=not catalog)
     except Exception as exc:  # reported: what the doctor is for
         report.problems.append(f"the store does not open or read: {_first_line(exc, settings)}")
     else:
@@ -89,8 +89,12 @@ def _damaged(settings: Settings, *, deep: bool) -> list[Damage]:
         return damaged_files(cur.raw, "lake", deep=deep)  # type: ignore[arg-type]
 
 
-def _examine_store(settings: Settings, report: Report, *, deep: bool) -> list[Damage]:
-    with settings.open_store() as store:
+def _examine_store(
+    settings: Settings, report: Report, *, deep: bool, read_lake: bool
+) -> list[Damage]:
+    # Through a damaged catalog the lake is not read at all: which pages a read meets, and so
+    # whether it fails, varied with DuckDB's threads; the catalog's own problem says it all.
+    with settings.open_store(prepare_lake=read_lake) as store:
         engine = store.pub.engine
         report.publishing = (
             f"{engine.dialect.name} {engine.url.render_as_string(hide_password=True)},"
@@ -99,6 +103,9 @@ def _examine_store(settings: Settings, report: Report, *, deep: bool) -> list[Da
         report.problems += [
             f"publishing database: {line}" for line in store.pub.integrity_problems()
         ]
+        if not read_lake:
+            report.lake = f"{store.lake.catalog}, not read: its catalog is damaged"
+            return []
         with store.analytics() as cur:
             tables = lake_tables(cur.raw, alias="lake")  # type: ignore[arg-type]
             damaged = damaged_files(cur.raw, "lake", deep=deep)  # type: ignore[arg-type]

@@ -296,6 +296,8 @@ class Store:
 
     def analytics_cursor(self) -> StoreCursor:
         """A read-only DuckDB cursor on the lake (its tables unqualified); the caller closes it."""
+        import duckdb
+
         with self._lake_lock:
             if self._closed:
                 raise StoreUnavailableError("the store is closed")

@@ -278,6 +278,7 @@ def test_a_malformed_catalog_is_reported_and_no_run_commits_on_top_of_it(
         " restore a backup: `murmur restore`"
     ], doctor.stderr
     assert "repaired:" not in doctor.stdout  # the catalog is not mended, nor the files
+    assert "not read: its catalog is damaged" in doctor.stdout
     assert not (built.data_dir / "quarantine").exists()
 
     run = run_murmur(built, "pipeline", "run", "--no-ingest")

@@ -233,6 +233,23 @@ def test_every_lake_session_takes_the_duckdb_threads_setting(
         Settings(duckdb_threads=0)
 
 
+def test_a_lake_read_through_a_damaged_catalog_raises_the_stores_error(tmp_path: Path) -> None:
+    """Not a NameError: the read's DuckDB error is translated (it once named an unimported
+    module there). One thread: DuckDB's two read past the damaged page on this catalog."""
+    settings = Settings(data_dir=tmp_path / "data", duckdb_threads=1)
+    with settings.open_store():
+        pass
+    with (settings.data_dir / "lake.sqlite").open("r+b") as catalog:
+        catalog.seek(3 * 4096)  # the pages after the schema's: the catalog's tables
+        catalog.write(b"\xde\xad\xbe\xef" * 2048)
+    with (
+        settings.open_store(prepare_lake=False) as store,
+        pytest.raises(StoreError, match="malformed"),
+        store.analytics(),
+    ):
+        pass
+
+
 def test_the_pipelines_memory_limit_is_a_size() -> None:
     assert Settings(pipeline_memory_limit=" 8GiB ").pipeline_memory_limit == "8GiB"
     with pytest.raises(ValueError, match="a size such as 8GiB"):
