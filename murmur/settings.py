@@ -136,14 +136,14 @@ class Settings(BaseSettings):
         description="DuckDB's memory limit in each pipeline process (e.g. 8GiB); past it a"
         " build spills to pipeline_temp_dir. Default: half the machine's memory, at most 6 GiB.",
     )
+    pipeline_temp_dir: Path | None = Field(
+        default=None, description="Where a pipeline's DuckDB spills; default DATA_DIR/tmp."
+    )
     duckdb_threads: int | None = Field(
         default=None,
         ge=1,
         description="DuckDB threads per lake session, in every process; default one per core."
         " One is cheaper on small stores and busy machines (docs/operations.md).",
-    )
-    pipeline_temp_dir: Path | None = Field(
-        default=None, description="Where a pipeline's DuckDB spills; default DATA_DIR/tmp."
     )
     max_json_body_bytes: int = 1_048_576
     media_quota_bytes_per_workspace: int = Field(
