@@ -66,7 +66,7 @@ SCALE_TESTS := tests/store/test_session_profile.py tests/posts tests/publishing/
 # PYTHONDONTWRITEBYTECODE emptied for pytest: where it is set, pytest keeps no copy of the test
 # modules it rewrites for its asserts, and every process rewrote all of them again (12 CPU-s
 # a run in all); emptied, the first process writes them and the others read them.
-PYTEST := env PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 SCALE_PASS := $(PYTEST) -n 1 -q -p no:cacheprovider --store-profile=scale $(SCALE_TESTS)
 test: install browser postgres bytecode
 	@scale_log=$$(mktemp); lint_log=$$(mktemp); \

@@ -388,6 +388,16 @@ def analyst_rows(settings: Settings, sql: str, params: list[Any] | None = None) 
     return rows
 
 
+def corrupt_lake_catalog(settings: Settings) -> Path:
+    """Overwrite the embedded lake catalog's table pages (its schema left readable)."""
+    catalog = settings.data_dir / "lake.sqlite"
+    assert catalog.stat().st_size > 5 * 4096
+    with catalog.open("r+b") as file:
+        file.seek(3 * 4096)  # the pages after the schema's: the catalog's tables
+        file.write(b"\xde\xad\xbe\xef" * 2048)
+    return catalog
+
+
 def run_murmur(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
     """``murmur ARGS --data-dir …`` in a process of its own, on these settings' store."""
     return subprocess.run(

@@ -44,7 +44,13 @@ from murmur.settings import Settings
 from pipelines.importers.runner import run_import
 from pipelines.run import run_all
 from tests.servers import StoreSettings
-from tests.support import HANG_SECONDS, assert_error, run_murmur, start_server
+from tests.support import (
+    HANG_SECONDS,
+    assert_error,
+    corrupt_lake_catalog,
+    run_murmur,
+    start_server,
+)
 from warehouse import workspaces as ws_repo
 from warehouse.cursor import StoreCursor
 from warehouse.extensions import connect
@@ -226,15 +232,6 @@ def _a_file(settings: Settings, table: str) -> tuple[LakeFile, str]:
     return file, file.rows_and_days(settings.data_dir.parent)[1]
 
 
-def _corrupt_catalog(settings: Settings) -> Path:
-    catalog = settings.data_dir / "lake.sqlite"
-    assert catalog.stat().st_size > 5 * 4096
-    with catalog.open("r+b") as file:
-        file.seek(3 * 4096)  # the pages after the schema's: the catalog's tables
-        file.write(b"\xde\xad\xbe\xef" * 2048)
-    return catalog
-
-
 def test_the_doctor_names_a_cut_and_a_lost_lake_file_with_their_table_and_days(
     built: Settings,
 ) -> None:
@@ -267,7 +264,7 @@ def test_a_malformed_catalog_is_reported_and_no_run_commits_on_top_of_it(
     built_embedded: Settings,
 ) -> None:
     built = built_embedded
-    catalog = _corrupt_catalog(built)
+    catalog = corrupt_lake_catalog(built)
     before = hashlib.sha256(catalog.read_bytes()).hexdigest()
 
     doctor = run_murmur(built, "doctor")

@@ -12,6 +12,7 @@ import pytest
 
 from murmur.settings import Settings
 from tests.store.old_schema import available, migrate
+from tests.support import corrupt_lake_catalog
 from warehouse.cursor import Cursor, StoreCursor
 from warehouse.errors import StoreError, StoreUnavailableError
 from warehouse.lake.copy import lake_tables
@@ -239,9 +240,7 @@ def test_a_lake_read_through_a_damaged_catalog_raises_the_stores_error(tmp_path:
     settings = Settings(data_dir=tmp_path / "data", duckdb_threads=1)
     with settings.open_store():
         pass
-    with (settings.data_dir / "lake.sqlite").open("r+b") as catalog:
-        catalog.seek(3 * 4096)  # the pages after the schema's: the catalog's tables
-        catalog.write(b"\xde\xad\xbe\xef" * 2048)
+    corrupt_lake_catalog(settings)
     with (
         settings.open_store(prepare_lake=False) as store,
         pytest.raises(StoreError, match="malformed"),
