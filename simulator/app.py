@@ -243,6 +243,9 @@ def create_app(
     return app
 
 
+STOP_GRACE_SECONDS = 1  # how long a stopping simulator lets calls in flight finish
+
+
 def serve(
     host: str, port: int, seed: int, fault_rate: float = 0.0, state_dir: Path | None = None
 ) -> None:
@@ -254,4 +257,6 @@ def serve(
         port=port,
         log_level="warning",
         date_header=False,
+        # An answer held back by a fault (timeout_after_commit) is cut at stop, not waited for.
+        timeout_graceful_shutdown=STOP_GRACE_SECONDS,
     )

@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -251,8 +252,14 @@ def test_keys_revoke_of_an_unknown_id_is_one_line_and_exit_1(data_dir: Path) -> 
 
 
 @pytest.fixture
-def simulator(tmp_path: Path, data_dir: Path) -> Iterator[str]:
+def simulator(simulator_process: tuple[str, subprocess.Popen[bytes]]) -> str:
     """``murmur simulator`` on a free port; its root URL."""
+    return simulator_process[0]
+
+
+@pytest.fixture
+def simulator_process(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``murmur simulator`` on a free port: its root URL and its process."""
     port = free_port()
     proc = subprocess.Popen(
         [*MURMUR, "simulator", "--port", str(port)],
@@ -271,10 +278,53 @@ def simulator(tmp_path: Path, data_dir: Path) -> Iterator[str]:
                     break
             except httpx.HTTPError:
                 time.sleep(0.1)
-        yield url
+        yield url, proc
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_a_stopping_simulator_cuts_an_answer_it_holds_back(
+    simulator_process: tuple[str, subprocess.Popen[bytes]],
+) -> None:
+    """SIGTERM stops ``murmur simulator`` while a fault holds a post's answer for 10 minutes."""
+    url, proc = simulator_process
+    with httpx.Client(base_url=url, timeout=HANG_SECONDS) as sim:
+        fault = {"platform": "x", "kind": "timeout_after_commit", "delay": 600}
+        sim.post("/_sim/faults", json=fault).raise_for_status()
+        text = f"Held back {uuid.uuid4().hex}"
+        answered: list[BaseException | int] = []
+
+        def publish() -> None:
+            try:
+                answered.append(
+                    httpx.post(
+                        f"{url}/x/2/tweets",
+                        json={"text": text},
+                        headers={"Authorization": "Bearer any-user-token"},
+                        timeout=HANG_SECONDS,
+                    ).status_code
+                )
+            except httpx.HTTPError as error:
+                answered.append(error)
+
+        call = threading.Thread(target=publish)
+        call.start()
+        deadline = time.monotonic() + HANG_SECONDS
+        while not any(
+            p["text"] == text
+            for p in sim.get("/_sim/posts", params={"platform": "x"}).json()["posts"]
+        ):
+            assert time.monotonic() < deadline, "the simulator never created the post"
+            time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    # Without a bound on its graceful stop it waited out the 600 s hold. uvicorn raises the
+    # signal again once stopped: the exit is SIGTERM's.
+    assert proc.wait(timeout=HANG_SECONDS) in (0, -signal.SIGTERM)
+    call.join(timeout=HANG_SECONDS)
+    # Cut: a 500 (uvicorn's when it cancels a call mid-way) or the connection closed.
+    (answer,) = answered
+    assert answer != 201, answer
 
 
 @pytest.mark.timeout(300)
