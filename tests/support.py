@@ -11,6 +11,7 @@ import random
 import re
 import shutil
 import socket
+import socketserver
 import subprocess
 import sys
 import tempfile
@@ -18,9 +19,10 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import uvicorn
@@ -134,6 +136,23 @@ def serve_in_thread(app: Any, **options: Any) -> ThreadServer:
             raise RuntimeError("the server did not start")
         time.sleep(0.02)
     return ThreadServer(f"http://127.0.0.1:{port}", server, thread)
+
+
+_Server = TypeVar("_Server", bound=socketserver.BaseServer)
+
+
+@contextmanager
+def serving(server: _Server) -> Iterator[_Server]:
+    """``server`` (a stdlib HTTP server of a test's own) answering in a thread for the block."""
+    # shutdown() returns at the loop's next poll: 0.5 s by default, paid at every exit.
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 def start_simulator(seed: int) -> ThreadServer:

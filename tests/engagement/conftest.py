@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import LiveServer
+from tests.support import LiveServer, serving
 from workers.engagement.runner import run_engagement
 
 
@@ -60,16 +60,10 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
 def receiving() -> Iterator[Receiver]:
     """A webhook receiver on a loopback port of its own, for as long as the block runs."""
     made = Receiver(url="", server=None)
-    http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(made))
-    made.server = http
-    made.url = f"http://127.0.0.1:{http.server_address[1]}/hook"
-    thread = threading.Thread(target=http.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), _handler(made))) as http:
+        made.server = http
+        made.url = f"http://127.0.0.1:{http.server_address[1]}/hook"
         yield made
-    finally:
-        http.shutdown()
-        http.server_close()
 
 
 @pytest.fixture

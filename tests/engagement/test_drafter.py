@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -17,6 +16,7 @@ from domain.inbox.drafts import (
     PastExchange,
     drafter_for,
 )
+from tests.support import serving
 
 
 class FakeChat:
@@ -61,12 +61,8 @@ def chat() -> Iterator[tuple[FakeChat, str]]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield fake, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as server:
+        yield fake, f"http://127.0.0.1:{server.server_address[1]}"
 
 
 REQUEST = DraftRequest(

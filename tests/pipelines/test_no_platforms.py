@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -19,7 +18,7 @@ from murmur.settings import Settings
 from pipelines.importers import run_import
 from pipelines.run import run_all
 from tests.importers.test_importers import US_HEADER, query
-from tests.support import free_port
+from tests.support import free_port, serving
 from warehouse import workspaces as ws_repo
 from warehouse.rows import Cursor
 
@@ -53,15 +52,8 @@ def platforms() -> Iterator[tuple[str, list[str]]]:
     """A loopback HTTP server of the test's own: its URL and the requests it got."""
     seen: list[str] = []
     handler = type("Handler", (_Recorder,), {"seen": seen})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 def _export(tmp_path: Path) -> Path:

@@ -22,7 +22,7 @@ import pytest
 
 from murmur.settings import Settings
 from tests.engagement.conftest import wait_for
-from tests.support import LiveServer, Tenant, assert_error, free_port
+from tests.support import LiveServer, Tenant, assert_error, free_port, serving
 from warehouse.store import Store
 from workers.engagement import content_automations
 from workers.engagement.runner import engagement_for, run_engagement
@@ -122,15 +122,9 @@ def listening(
             pass
 
     cls = _Server6 if ":" in host else ThreadingHTTPServer
-    server = cls((host, port), Handler)
-    made.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(cls((host, port), Handler)) as server:
+        made.port = server.server_address[1]
         yield made
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @contextmanager
