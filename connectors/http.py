@@ -6,6 +6,7 @@ import functools
 import random
 import re
 import ssl
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -120,6 +121,7 @@ class PlatformHttp:
         jitter: Callable[[float], float] | None = None,
         clock: Callable[[], datetime] | None = None,
         retry_refused: bool = True,
+        stop: threading.Event | None = None,
     ) -> None:
         self.client = client or httpx.Client(
             timeout=httpx.Timeout(timeout, connect=5.0), verify=_tls_context()
@@ -138,6 +140,8 @@ class PlatformHttp:
         # A refused connection means nothing listens there: backing off for seconds rarely
         # finds it back, and a reader of many accounts would wait that long for each one.
         self.retry_refused = retry_refused
+        # Set when the caller is stopping: a wait before a retry ends, and the error is raised.
+        self.stop = stop
 
     def close(self) -> None:
         self.client.close()
@@ -212,9 +216,15 @@ class PlatformHttp:
             if not idempotent and not (unsent or isinstance(error, RateLimitedError)):
                 raise error
             delay = self.delay_for(error, attempt)
-            if delay > self.max_retry_after:
+            if delay > self.max_retry_after or self._stopped_waiting(delay):
                 raise error
+
+    def _stopped_waiting(self, delay: float) -> bool:
+        """Wait ``delay`` seconds before a retry; whether the caller stopped meanwhile."""
+        if self.stop is None:
             self.sleep(delay)
+            return False
+        return self.stop.wait(delay)
 
 
 def _refused(exc: BaseException) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 from datetime import UTC, datetime
 
 import httpx
@@ -92,6 +93,18 @@ def test_a_refused_connection_is_raised_at_once_when_told_and_a_timeout_still_re
             http.request("GET", url, classify=error_for_status)
     assert timed_out.value.code == "timeout"
     assert (http.attempts, sleeps.delays) == (2, [0.5])
+
+
+def test_a_caller_stopping_ends_the_wait_before_a_retry_and_gets_the_error() -> None:
+    """``murmur engagement`` told to stop mid back-off stops: the wait (here a minute) ends and
+    the error is raised, with no further attempt."""
+    stop = threading.Event()
+    http = PlatformHttp(base_delay=60.0, jitter=lambda c: c, max_attempts=5, stop=stop)
+    threading.Timer(0.1, stop.set).start()
+    with pytest.raises(TransientError) as refused:
+        http.request("GET", f"http://127.0.0.1:{free_port()}/", classify=error_for_status)
+    assert refused.value.code == "connection_refused"
+    assert http.attempts == 1
 
 
 def test_helpers() -> None:

@@ -31,16 +31,20 @@ class Platforms:
     """Publishers for each platform at the configured root URL (the simulator by default)."""
 
     root: str
-    _cache: dict[str, Publisher]
+    # The runner's stop: a platform call backing off before a retry gives up when it is set.
+    stop: threading.Event
+    _cache: dict[str, Publisher] = field(default_factory=dict)
 
     def publisher(self, platform: str) -> Publisher:
         if platform not in self._cache:
             from connectors import registry
+            from connectors.http import PlatformHttp
 
             self._cache[platform] = registry.build_publisher(
                 platform,
                 base_url=registry.simulator_base_url(self.root, platform),
                 token=registry.simulator_token(platform, "client"),
+                http=PlatformHttp(stop=self.stop),
             )
         return self._cache[platform]
 
@@ -121,11 +125,14 @@ class Engagement:
         return webhooks.deliver_due(self.store, self.worker, self.policy, self.http)
 
 
-def engagement_for(settings: Settings, store: Store) -> Engagement:
-    """The runner's parts, configured from ``settings``."""
+def engagement_for(
+    settings: Settings, store: Store, stop: threading.Event | None = None
+) -> Engagement:
+    """The runner's parts, configured from ``settings``; ``stop`` ends its loops."""
+    stop = stop or threading.Event()
     return Engagement(
         store=store,
-        platforms=Platforms(settings.platforms_url, {}),
+        platforms=Platforms(settings.platforms_url, stop),
         drafter=drafts.drafter_for(
             settings.drafter_base_url, settings.drafter_api_key, settings.drafter_model
         ),
@@ -137,6 +144,7 @@ def engagement_for(settings: Settings, store: Store) -> Engagement:
         http=outbound.OutboundClient(outbound.policy_for(settings.outbound_allow_hosts)),
         worker=f"{socket.gethostname()}:{os.getpid()}:{new_id('eng')}",
         sync_interval=settings.inbox_sync_interval_seconds,
+        stop=stop,
     )
 
 
@@ -145,8 +153,8 @@ def run_engagement(
 ) -> None:
     """Run the engagement loops until ``stop`` is set (forever without one)."""
     store = settings.open_store()
-    engagement = engagement_for(settings, store)
-    stop = engagement.stop = stop or engagement.stop
+    engagement = engagement_for(settings, store, stop)
+    stop = engagement.stop
     log.info("engagement.start", worker=engagement.worker)
     threads = [
         threading.Thread(
