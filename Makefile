@@ -68,7 +68,8 @@ SCALE_TESTS := tests/store/test_session_profile.py tests/posts tests/publishing/
 # a run in all); emptied, the first process writes them and the others read them.
 # The test modules that mostly wait (on `murmur up`'s children and Dagster's daemon, on posts
 # scheduled seconds ahead and their leases) run after the scale pass, in its lane: in the
-# first pass their waits left a core idle once the scale pass had ended.
+# first pass their waits left a core idle once the scale pass had ended (108 idle CPU-s a run,
+# 44 with them moved: 681 s, from 646-739 s).
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 SCALE_PASS := $(PYTEST) -n 1 -q -p no:cacheprovider --store-profile=scale $(SCALE_TESTS)
 WAITING_TESTS := tests/cli/test_lifecycle.py tests/publishing/test_worker.py
