@@ -26,6 +26,7 @@ from dagster import DagsterInstance, DagsterRunStatus
 from domain.workspaces.keys import ALL_SCOPES
 from murmur.cli.up import prepare_dagster_home
 from murmur.settings import Settings
+from tests.engagement.conftest import wait_for
 from tests.support import HANG_SECONDS, PIPELINE_STEP, embedded_settings, free_port
 from warehouse import workspaces as repo
 from warehouse.ids import utcnow
@@ -310,13 +311,13 @@ def test_a_stopping_simulator_cuts_an_answer_it_holds_back(
 
         call = threading.Thread(target=publish)
         call.start()
-        deadline = time.monotonic() + HANG_SECONDS
-        while not any(
-            p["text"] == text
-            for p in sim.get("/_sim/posts", params={"platform": "x"}).json()["posts"]
-        ):
-            assert time.monotonic() < deadline, "the simulator never created the post"
-            time.sleep(0.05)
+        wait_for(
+            lambda: any(
+                p["text"] == text
+                for p in sim.get("/_sim/posts", params={"platform": "x"}).json()["posts"]
+            ),
+            what="the simulator to create the post",
+        )
     proc.send_signal(signal.SIGTERM)
     # Without a bound on its graceful stop it waited out the 600 s hold. uvicorn raises the
     # signal again once stopped: the exit is SIGTERM's.

@@ -96,8 +96,8 @@ def test_a_refused_connection_is_raised_at_once_when_told_and_a_timeout_still_re
 
 
 def test_a_caller_stopping_ends_the_wait_before_a_retry_and_gets_the_error() -> None:
-    """``murmur engagement`` told to stop mid back-off stops: the wait (here a minute) ends and
-    the error is raised, with no further attempt."""
+    """The engagement runner (``murmur worker``) told to stop mid back-off stops: the wait
+    (here a minute) ends and the error is raised, with no further attempt."""
     stop = threading.Event()
     http = PlatformHttp(base_delay=60.0, jitter=lambda c: c, max_attempts=5, stop=stop)
     threading.Timer(0.1, stop.set).start()
