@@ -41,11 +41,15 @@ up: $(VENV)/.runtime
 
 # The API, worker, pipeline and analyst suites that run a second time on the scale profile
 # (PostgreSQL and S3, started on loopback by the tests; ADR 0002). A subset, for CI's time:
-# what differs by engine (writes, claims, reads of the marts, the lake's upkeep, analysts).
+# what differs by engine (writes, claims, reads of the marts, the lake's upkeep, analysts,
+# the review gate's edits racing decisions under read committed).
 SCALE_TESTS := tests/store/test_session_profile.py tests/posts tests/publishing/test_worker.py \
 	tests/health tests/analytics/test_unified.py tests/pipelines/test_ingest_simulator.py \
 	tests/pipelines/test_maintenance.py tests/pipelines/test_sensor.py \
 	tests/e2e/test_analytics_e2e.py::test_a_post_created_through_the_api_appears_in_analytics \
+	tests/approvals/test_approvals.py::test_an_edit_of_what_a_reviewer_approved_sends_the_post_back_for_review \
+	tests/approvals/test_approvals.py::test_a_decision_names_the_version_it_read \
+	tests/mcp/test_writes.py::test_an_agent_editing_an_approved_post_sends_it_back_for_review \
 	tests/store/test_multiprocess.py \
 	tests/store/test_lake_integrity.py::test_a_cut_raw_file_is_taken_out_and_its_loss_reported \
 	tests/store/test_lake_integrity.py::test_a_take_out_racing_another_commit_takes_the_next_snapshot \

@@ -1,4 +1,4 @@
-"""The edge middleware (request ids, access log, body limits, rate limits, last 500s) and CORS."""
+"""The edge middleware (request ids, access log, body and rate limits, headers, 500s) and CORS."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import structlog
-from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -26,6 +25,18 @@ log = structlog.get_logger("murmur.access")
 
 JSON_UTF8 = "application/json; charset=utf-8"
 _JSON_UTF8 = JSON_UTF8.encode()
+
+# Security headers (docs/security.md, "Response headers"), pre-encoded: the edge adds them to
+# every answer in the one pass it makes over the headers anyway.
+NOSNIFF = (b"x-content-type-options", b"nosniff")
+# An answer with an ETag is a conditional read (api/caching.py): a browser may keep it to
+# revalidate (a 304), but only for this user and never without asking; any other answer is
+# not kept at all. Both keep tenant data out of shared caches and proxies.
+NO_STORE = (b"cache-control", b"no-store")
+REVALIDATE = (b"cache-control", b"private, no-cache")
+# An HTML page (the docs page, the dashboard) may not be framed by any origin.
+NO_FRAMES = (b"x-frame-options", b"DENY")
+NO_FRAME_ANCESTORS = (b"content-security-policy", b"frame-ancestors 'none'")
 
 
 # CORS (docs/api.md, "CORS"): what a page on a listed origin may send and read.
@@ -69,7 +80,11 @@ class Cors(CORSMiddleware):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or any(n == b"origin" for n, _ in scope["headers"]):
-            await super().__call__(scope, receive, send)
+            if scope["type"] == "http" and scope["method"] == "OPTIONS":
+                # A preflight is answered here, never reaching the edge that adds the rest.
+                await super().__call__(scope, receive, _with_nosniff(send))
+            else:
+                await super().__call__(scope, receive, send)
             return
         if not self.allow_origins:
             await self.app(scope, receive, send)
@@ -81,6 +96,15 @@ class Cors(CORSMiddleware):
             await send(message)
 
         await self.app(scope, receive, vary_on_origin)
+
+
+def _with_nosniff(send: Send) -> Send:
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message["headers"] = [*message.get("headers", ()), NOSNIFF]
+        await send(message)
+
+    return sending
 
 
 class _BodyTooLarge(StarletteHTTPException):
@@ -159,21 +183,18 @@ class EdgeMiddleware:
             if message["type"] == "http.response.start":
                 status_holder["status"] = message["status"]
                 status_holder["sent"] = True
-                headers = MutableHeaders(scope=message)
-                replay_of = headers.get("X-Request-Id")
+                headers, replay_of = _complete(list(message.get("headers", ())))
                 if replay_of is None:
-                    headers["X-Request-Id"] = request_id
+                    headers.append((b"x-request-id", request_id.encode()))
                 else:  # an idempotent replay answers under the stored response's own id
                     status_holder["replay_of"] = replay_of
-                if headers.get("content-type") == "application/json":
-                    headers["Content-Type"] = JSON_UTF8  # the contract's media type
                 budget = state.rate_budget
                 if budget is None and not unmetered:
                     # A key was sent but never checked (no such path…): the address pays.
                     budget = self.limiter.hit(anonymous_bucket(address), anonymous_limit)
                 if budget is not None:
-                    for name, value in _rate_headers(budget):
-                        headers[name] = value
+                    headers += _encoded_rate_headers(budget)
+                message["headers"] = headers
             await send(message)
 
         refused = state.rate_budget
@@ -248,18 +269,21 @@ class EdgeMiddleware:
             return False
         etag = found.cached.etag.encode()
         if_none_match = signed[1]
+        # What the full path's answer carries (send_wrapper's _complete), as one list.
         if if_none_match is not None and etag in if_none_match:
             status, body = 304, b""
-            headers = [(b"etag", etag)]
+            headers = [(b"etag", etag), NOSNIFF, REVALIDATE]
         else:
             status, body = 200, envelope(found.cached.data_at(now), request_id_var.get())
             headers = [
                 (b"content-length", str(len(body)).encode()),
                 (b"content-type", _JSON_UTF8),
                 (b"etag", etag),
+                NOSNIFF,
+                REVALIDATE,
             ]
         headers.append((b"x-request-id", request_id_var.get().encode()))
-        headers += [(name.lower().encode(), v.encode()) for name, v in _rate_headers(budget)]
+        headers += _encoded_rate_headers(budget)
         scope["route"] = found.route  # the metrics' template
         try:
             await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -292,6 +316,49 @@ def _rate_headers(budget: Budget) -> tuple[tuple[str, str], ...]:
         ("X-RateLimit-Remaining", str(budget.remaining)),
         ("X-RateLimit-Reset", reset),
     )
+
+
+def _encoded_rate_headers(budget: Budget) -> list[tuple[bytes, bytes]]:
+    return [(name.lower().encode(), value.encode()) for name, value in _rate_headers(budget)]
+
+
+def _complete(headers: list[tuple[bytes, bytes]]) -> tuple[list[tuple[bytes, bytes]], str | None]:
+    """``headers`` with the contract's media type and the security headers; the request id.
+
+    One pass over what the app set: a JSON answer names its charset; every answer gets
+    ``nosniff`` and a ``Cache-Control`` unless it set its own; an HTML page gets
+    ``X-Frame-Options`` and ``frame-ancestors`` unless it set a policy of its own.
+    """
+    request_id = None
+    nosniff = cache = frames = policy = etag = html = False
+    for index, (name, value) in enumerate(headers):
+        if name == b"content-type":
+            if value == b"application/json":
+                headers[index] = (name, _JSON_UTF8)  # the contract's media type
+            else:
+                html = value.startswith(b"text/html")
+        elif name == b"x-request-id":
+            request_id = value
+        elif name == b"etag":
+            etag = True
+        elif name == b"cache-control":
+            cache = True
+        elif name == b"x-content-type-options":
+            nosniff = True
+        elif name == b"x-frame-options":
+            frames = True
+        elif name == b"content-security-policy":
+            policy = True
+    if not nosniff:
+        headers.append(NOSNIFF)
+    if not cache:
+        headers.append(REVALIDATE if etag else NO_STORE)
+    if html:
+        if not frames:
+            headers.append(NO_FRAMES)
+        if not policy:
+            headers.append(NO_FRAME_ANCESTORS)
+    return headers, None if request_id is None else request_id.decode("latin-1")
 
 
 def _has_credentials(scope: Scope) -> bool:

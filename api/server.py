@@ -38,6 +38,8 @@ class EnvelopeProtocol(_Protocol):
             head.append(name + b": " + value + b"\r\n")
         head += [
             b"content-type: application/json; charset=utf-8\r\n",
+            b"x-content-type-options: nosniff\r\n",
+            b"cache-control: no-store\r\n",
             b"content-length: " + str(len(body)).encode("ascii") + b"\r\n",
             b"connection: close\r\n\r\n",
         ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Any
 
 from warehouse.ids import new_id, utcnow
 from warehouse.posts import PostStatus
@@ -45,7 +46,7 @@ class ItemRow(TableRow):
 
 @dataclass(frozen=True, slots=True)
 class EventRow(TableRow):
-    """Something done to an item: submit, approve, reject, return, cancel."""
+    """Something done to an item: submit, approve, reject, return, cancel, edit, supersede."""
 
     TABLE = "approval_events"
 
@@ -66,13 +67,16 @@ class ReviewRow(ResultRow):
     post_text: str
     post_status: str
     post_scheduled_at: datetime | None
+    post_media_ids: list[str]
+    post_platform_options: dict[str, Any]
 
 
 _BATCH = columns(BatchRow)
 _PENDING = literal(PostStatus.PENDING_APPROVAL)
 _ITEM = columns(ItemRow)
 _REVIEW = (
-    f"SELECT {columns(ItemRow, 'i')}, p.text, p.status, p.scheduled_at"  # noqa: S608 - constants
+    f"SELECT {columns(ItemRow, 'i')}, p.text, p.status, p.scheduled_at, p.media_ids,"  # noqa: S608 - constants
+    " p.platform_options"
     " FROM approval_items i JOIN posts p ON p.id = i.post_id"
 )
 
@@ -233,6 +237,21 @@ def items_of_batches(cur: Cursor, batch_ids: list[str]) -> dict[str, list[Review
 
 def item_with_post(cur: Cursor, item_id: str) -> ReviewRow | None:
     return fetch_row(cur, f"{_REVIEW} WHERE i.id = ?", [item_id], ReviewRow.make)
+
+
+def successors(cur: Cursor, item_ids: list[str]) -> dict[str, str]:
+    """The next item of the same post, for each of these items that has one."""
+    if not item_ids:
+        return {}
+    rows = fetch_rows(
+        cur,
+        "SELECT i.id, min(n.id) FROM approval_items i"  # noqa: S608 - constants
+        " JOIN approval_items n ON n.post_id = i.post_id AND n.id > i.id"
+        f" WHERE {one_of(cur, 'i.id')} GROUP BY i.id",
+        [item_ids],
+        tuple,
+    )
+    return {str(item): str(successor) for item, successor in rows}
 
 
 def events_of_items(cur: Cursor, item_ids: list[str]) -> dict[str, list[EventRow]]:

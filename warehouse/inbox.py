@@ -17,6 +17,10 @@ from warehouse.ids import new_id, utcnow
 from warehouse.rows import Cursor, ResultRow, TableRow, columns, fetch_one, fetch_row, fetch_rows
 from warehouse.sql import given, holds, later_of
 
+# Characters of the latest message an item row carries: one more than a preview shows
+# (domain/inbox/bounds.py), so that the domain sees whether it was cut.
+PREVIEW_READ = 281
+
 
 @dataclass(frozen=True, slots=True)
 class ItemRow(ResultRow):
@@ -39,7 +43,7 @@ class ItemRow(ResultRow):
     updated_at: datetime
     stored_status: str
     status: str
-    preview: str | None
+    preview: str | None  # the latest message's first PREVIEW_READ characters
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,7 +294,8 @@ def list_items(
         " i.external_id, i.post_id, i.author_handle, i.author_name, i.snoozed_until, i.tags,"
         " i.assignee, i.last_message_at, i.created_at, i.updated_at,"
         f" i.status AS stored_status, {status} AS status,"
-        " (SELECT m.text FROM inbox_messages m WHERE m.item_id = i.id"
+        # The preview's first PREVIEW_READ characters only: a list never reads whole texts.
+        f" (SELECT SUBSTR(m.text, 1, {PREVIEW_READ}) FROM inbox_messages m WHERE m.item_id = i.id"
         "  ORDER BY m.created_at DESC, m.id DESC LIMIT 1) AS preview"
         f" FROM inbox_items i WHERE {' AND '.join(where)}) AS v"
         " ORDER BY last_message_at DESC, id DESC LIMIT ?",

@@ -39,9 +39,18 @@ MOVES: dict[PostStatus, frozenset[PostStatus]] = {
     _S.DRAFT: frozenset({_S.PENDING_APPROVAL, _S.SCHEDULED, _S.CANCELED}),
     # approved, returned, rejected or canceled
     _S.PENDING_APPROVAL: frozenset({_S.SCHEDULED, _S.DRAFT, _S.CANCELED}),
-    # claimed by the worker (or settled at once), its queue slot lost, canceled
+    # claimed by the worker (or settled at once), its queue slot lost, canceled, or what a
+    # reviewer approved edited (back for review)
     _S.SCHEDULED: frozenset(
-        {_S.PUBLISHING, _S.PUBLISHED, _S.PARTIALLY_PUBLISHED, _S.FAILED, _S.DRAFT, _S.CANCELED}
+        {
+            _S.PUBLISHING,
+            _S.PUBLISHED,
+            _S.PARTIALLY_PUBLISHED,
+            _S.FAILED,
+            _S.DRAFT,
+            _S.CANCELED,
+            _S.PENDING_APPROVAL,
+        }
     ),
     # every destination settled
     _S.PUBLISHING: frozenset({_S.PUBLISHED, _S.PARTIALLY_PUBLISHED, _S.FAILED}),
@@ -216,13 +225,18 @@ def update_post(
     tags: list[str],
     media_ids: list[str],
     platform_options: dict[str, Any],
+    was: PostStatus,
 ) -> bool:
-    """Edit a post that is still editable (and may move as :data:`MOVES` allows); else False."""
+    """Edit a post still ``was`` (editable, and may move as :data:`MOVES` allows); else False.
+
+    ``was``: the status the edit was decided on; a post moved meanwhile (an approval
+    committed between the read and this write) is not edited.
+    """
     cur.execute(
         "UPDATE posts SET text = ?, status = ?, scheduled_at = ?, tags = ?, media_ids = ?,"  # noqa: S608 - constants
         " platform_options = ?, updated_at = ?"
-        f" WHERE id = ? AND status IN {sql_in(EDITABLE)} AND status IN {sql_in(sources(status))}"
-        " RETURNING id",
+        f" WHERE id = ? AND status = ? AND status IN {sql_in(EDITABLE)}"
+        f" AND status IN {sql_in(sources(status))} RETURNING id",
         [
             text,
             status,
@@ -232,6 +246,7 @@ def update_post(
             json.dumps(platform_options),
             utcnow(),
             post_id,
+            was,
         ],
     )
     return cur.fetchone() is not None
@@ -245,18 +260,26 @@ def move(
     scheduled_at: datetime | None = None,
     canceled_at: datetime | None = None,
     reschedule: bool = False,
+    unchanged_since: datetime | None = None,
 ) -> bool:
     """Move a post to ``to`` if :data:`MOVES` allows it from where it is; False otherwise.
 
     ``scheduled_at`` is set only when given, unless ``reschedule``, which sets it to the value
     given, None included (a queue slot lost); ``canceled_at`` keeps the first cancellation.
+    ``unchanged_since``: only if the post was not edited after this ``updated_at`` (a decision
+    on what was read, when an edit may commit between the read and this write).
     """
+    params = [to, reschedule, scheduled_at, scheduled_at, canceled_at, utcnow(), post_id]
+    unchanged = ""
+    if unchanged_since is not None:
+        unchanged = " AND updated_at = ?"
+        params.append(unchanged_since)
     cur.execute(
         "UPDATE posts SET status = ?,"  # noqa: S608 - constants
         " scheduled_at = CASE WHEN ? THEN ? ELSE coalesce(?, scheduled_at) END,"
         " canceled_at = coalesce(canceled_at, ?), updated_at = ?"
-        f" WHERE id = ? AND status IN {sql_in(sources(to))} RETURNING id",
-        [to, reschedule, scheduled_at, scheduled_at, canceled_at, utcnow(), post_id],
+        f" WHERE id = ? AND status IN {sql_in(sources(to))}{unchanged} RETURNING id",
+        params,
     )
     return cur.fetchone() is not None
 

@@ -23,6 +23,7 @@ EventType = Literal[
     "approval.approved",
     "approval.rejected",
     "approval.returned",
+    "approval.superseded",
 ]
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Header, Path, Query
 
 from api.deps import ApprovalsRead, ApprovalsWrite
 from api.pagination import PageParams
@@ -17,6 +17,13 @@ from domain.schemas import Page
 router = APIRouter(tags=["Approvals"], route_class=MurmurRoute)
 
 Id = Annotated[str, Path(max_length=64)]
+IfMatch = Annotated[
+    str | None,
+    Header(
+        max_length=512,
+        description="The post's `ETag` (its `version`) as the reviewer read it: another is `409`.",
+    ),
+]
 
 
 @router.get(
@@ -49,6 +56,8 @@ def get_batch(ctx: ApprovalsRead, batch_id: Id) -> Envelope[ApprovalBatch]:
     response_model=Envelope[ApprovalItem],
     operation_id="act_on_approval_item",
 )
-def act(ctx: ApprovalsWrite, item_id: Id, body: ApprovalAction) -> Envelope[ApprovalItem]:
+def act(
+    ctx: ApprovalsWrite, item_id: Id, body: ApprovalAction, if_match: IfMatch = None
+) -> Envelope[ApprovalItem]:
     """Approve, reject (comment required) or return one approval item (`api_…`, not a batch id)."""
-    return ok(service.act(ctx.tx, ctx.workspace_id, ctx.actor, item_id, body))
+    return ok(service.act(ctx.tx, ctx.workspace_id, ctx.actor, item_id, body, if_match))

@@ -36,8 +36,10 @@ CSP = "; ".join(
         "frame-ancestors 'none'",
     )
 )
+# X-Frame-Options too: browsers that predate frame-ancestors (or ignore it) refuse to frame.
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
+    "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }

@@ -69,15 +69,11 @@ class Args(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-WORKSPACE_DESCRIPTION = (
-    "The workspace to act in (`ws_…`, from list_workspaces). Optional when the key has one "
-    "workspace, or when the connection names one (the X-Workspace-Id header)."
-)
+# Short: every tool repeats them in tools/list; the server's instructions say the rest.
+WORKSPACE_DESCRIPTION = "`ws_…` (list_workspaces); optional with one workspace or X-Workspace-Id."
 KEY_DESCRIPTION = (
-    "Any unique string (1 to 255 printable ASCII characters; a UUID is fine) naming this one "
-    "write. Reuse the SAME key when you retry the same call after an error or a timeout: a "
-    "repeat answers the first call's result without doing it twice. Use a new key for a new "
-    "write; the same key with other arguments is refused (IDEMPOTENCY_CONFLICT)."
+    "A new unique string (a UUID) per write. Reuse the SAME key when you retry this call: it "
+    "is done once. The same key with other arguments (another id) is IDEMPOTENCY_CONFLICT."
 )
 WorkspaceId = Annotated[str | None, Field(max_length=64, description=WORKSPACE_DESCRIPTION)]
 IdempotencyKey = Annotated[
@@ -303,6 +299,9 @@ class Tool:
     raw: bool = False
     #: Counted against the key's budget of writes (REST's method is a write).
     counts_as_write: bool = False
+    #: Where its `data` holds text from the platforms, written by third parties (dotted paths,
+    #: `[]` for each item of a list): the description names them as data, never instructions.
+    platform_text: tuple[str, ...] = ()
 
     @property
     def idempotent(self) -> bool:
@@ -538,6 +537,7 @@ TOOLS: tuple[Tool, ...] = (
         output=Page[Account],
         run=_list_accounts,
         summary=_page("account"),
+        platform_text=("items[].handle", "items[].display_name"),
     ),
     Tool(
         name="list_posts",
@@ -549,6 +549,7 @@ TOOLS: tuple[Tool, ...] = (
         output=Page[Post],
         run=_list_posts,
         summary=_page("post"),
+        platform_text=("items[].destinations[].error.message",),
     ),
     Tool(
         name="get_post",
@@ -560,14 +561,17 @@ TOOLS: tuple[Tool, ...] = (
         output=Post,
         run=_get_post,
         summary=_post("is"),
+        platform_text=("destinations[].error.message",),
     ),
     Tool(
         name="validate_post",
         title="Validate a post (dry run)",
-        description="Check a post exactly as create_post would, without creating anything: "
-        "every problem at once (each destination's text limit, media rules, unknown or "
-        "ambiguous accounts, a time in the past), or the state and accounts it would get. "
-        "Call it before create_post and fix every listed `errors` entry.",
+        description="A read-only dry run of create_post: it stores and sends nothing and takes "
+        "no idempotency_key. Answers every problem at once in `errors` (each destination's text "
+        "limit, media rules, unknown or ambiguous accounts, a time in the past, unknown or "
+        "missing fields), or, when `valid`, the state and accounts the post would get. Call it "
+        "before create_post and fix every `errors` entry. Counted against the key's writes, as "
+        "its REST twin POST /posts/validate is.",
         scope="posts:write",
         args=ValidatePost,
         output=PostCheck,
@@ -588,6 +592,7 @@ TOOLS: tuple[Tool, ...] = (
         output=Post,
         run=_create_post,
         summary=_post("created"),
+        platform_text=("destinations[].error.message",),
         read_only=False,
         open_world=True,
         write=Write("POST", lambda a: f"{BASE_PATH}/posts", 201),
@@ -597,12 +602,15 @@ TOOLS: tuple[Tool, ...] = (
         title="Edit a post",
         description="Edit a draft, pending or scheduled post: only the fields given change "
         "(`scheduled_at: null` publishes as soon as allowed); `draft: false` submits a draft. "
-        "A post being published or later is refused (INVALID_STATE).",
+        "A post that needed approval goes back to review (`pending_approval`) when its text, "
+        "media, destinations or platform options change. A post being published or later is "
+        "refused (INVALID_STATE).",
         scope="posts:write",
         args=UpdatePost,
         output=Post,
         run=_update_post,
         summary=_post("updated"),
+        platform_text=("destinations[].error.message",),
         read_only=False,
         open_world=True,
         write=Write("PATCH", lambda a: f"{BASE_PATH}/posts/{a.post_id}", 200, ("post_id",)),
@@ -617,6 +625,7 @@ TOOLS: tuple[Tool, ...] = (
         output=Post,
         run=_cancel_post,
         summary=_post("canceled"),
+        platform_text=("destinations[].error.message",),
         read_only=False,
         destructive=True,
         write=Write(
@@ -657,24 +666,27 @@ TOOLS: tuple[Tool, ...] = (
         name="list_inbox_items",
         title="List inbox conversations",
         description="List the inbox's conversations (comments, mentions, direct messages), "
-        "newest activity first, with their latest message. " + _PAGED,
+        "newest activity first, each with its latest message's text (`preview`). " + _PAGED,
         scope="inbox:read",
         args=ListInboxItems,
         output=Page[InboxItem],
         run=_list_inbox_items,
         summary=_page("conversation"),
+        platform_text=("items[].preview", "items[].author_handle", "items[].author_name"),
     ),
     Tool(
         name="draft_reply",
         title="Draft a reply",
         description="Draft a reply to a conversation's latest inbound message (the configured "
-        "drafter; it may call a language model). Nothing is sent: pass the draft's text and "
-        "id to respond_to_inbox_item to send it.",
+        "drafter: a past reply, a template or a language model, `source`). Nothing is "
+        "sent: read `text`, then pass it (or your edit) and the draft's `id` as `draft_id` to "
+        "respond_to_inbox_item to send it.",
         scope="inbox:write",
         args=DraftReply,
         output=InboxDraft,
         run=_draft_reply,
         summary=lambda d: f"Draft {d['id']}: {d['text'][:120]}",
+        platform_text=("text",),
         read_only=False,
         open_world=True,
         write=Write(
@@ -696,6 +708,7 @@ TOOLS: tuple[Tool, ...] = (
         output=Responded,
         run=_respond,
         summary=lambda d: f"Reply queued on {d['item']['id']}; it is {d['item']['status']}.",
+        platform_text=("item.preview", "item.author_handle", "item.author_name"),
         read_only=False,
         open_world=True,
         write=Write(
@@ -730,12 +743,16 @@ TOOLS: tuple[Tool, ...] = (
         name="list_viral_trends",
         title="Viral trends",
         description="Posts, hashtags and topics trending against their own baseline, highest "
-        "score first, each with its evidence (robust z-score, window)." + _FIGURES,
+        "score first: `score` = log2((velocity + 1) / (baseline + 1)), in engagements per hour, "
+        "abnormal from 1; `status` emerging, peaking or declining; `evidence` holds "
+        "`window_hours`, `previous_velocity`, `baseline_source` and the baseline's windows."
+        + _FIGURES,
         scope="analytics:read",
         args=TrendArgs,
         output=ViralTrends,
         run=_viral_trends,
         summary=_page("trend"),
+        platform_text=("items[].entity", "items[].label"),
     ),
     Tool(
         name="get_insights",
@@ -747,13 +764,14 @@ TOOLS: tuple[Tool, ...] = (
         output=Insights,
         run=_insights,
         summary=_page("insight"),
+        platform_text=("items[].label", "items[].title", "items[].body"),
     ),
     Tool(
         name="get_best_times",
         title="Best times to post",
-        description="One account's weekday x hour grid of engagement indices (1.0 = the "
-        "account's average), shrunk toward 1.0 where there are few posts, and its top slots."
-        + _FIGURES,
+        description="One account's weekday x hour grid (UTC, 168 cells) of engagement indices "
+        "(1.0 = the account's average), shrunk toward 1.0 where there are few posts, and up to "
+        "3 best slots." + _FIGURES,
         scope="analytics:read",
         args=BestTimesArgs,
         output=BestTimes,
@@ -763,13 +781,16 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         name="list_creators",
         title="Creators",
-        description="Creators ranked by the composite score, with its parts (reach, "
-        "engagement, growth, consistency)." + _FIGURES,
+        description="Creators ranked by a composite `score`: the weighted sum of three parts, "
+        "each z-scored among the ranked creators (`parts`, each with its value, z, weight and "
+        "contribution): `engagement_rate` (shrunk toward the mean), `growth_rate` (followers) "
+        "and `reach`." + _FIGURES,
         scope="analytics:read",
         args=CreatorArgs,
         output=Creators,
         run=_creators,
         summary=_page("creator"),
+        platform_text=("items[].handle", "items[].label", "items[].category"),
     ),
     Tool(
         name="list_competitors",
@@ -781,6 +802,7 @@ TOOLS: tuple[Tool, ...] = (
         output=Competitors,
         run=_competitors,
         summary=_page("competitor"),
+        platform_text=("items[].label", "items[].ranking.label"),
     ),
     Tool(
         name="get_post_analytics",
@@ -791,6 +813,7 @@ TOOLS: tuple[Tool, ...] = (
         output=PostAnalytics,
         run=_post_analytics_of,
         summary=_post_analytics,
+        platform_text=("destinations[].label",),
     ),
     Tool(
         name="explain_error",

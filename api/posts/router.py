@@ -189,16 +189,25 @@ async def list_posts(
     )
 
 
+def _versioned(post: Post, response: Response) -> Envelope[Post]:
+    """The post's envelope, its `version` as the ETag a reviewer's `If-Match` names."""
+    response.headers["ETag"] = f'"{post.version}"'
+    return ok(post)
+
+
 @router.get("/posts/{post_id}", response_model=Envelope[Post])
-def get_post(ctx: PostsRead, post_id: Id) -> Envelope[Post]:
+def get_post(ctx: PostsRead, post_id: Id, response: Response) -> Envelope[Post]:
     """Get one post with its destinations' statuses."""
-    return ok(reads.get_post(ctx.tx, ctx.workspace_id, post_id))
+    return _versioned(reads.get_post(ctx.tx, ctx.workspace_id, post_id), response)
 
 
 @router.patch("/posts/{post_id}", response_model=Envelope[Post])
-def update_post(ctx: PostsWrite, post_id: Id, body: PostUpdate) -> Envelope[Post]:
-    """Edit a draft, pending or scheduled post; `draft: false` submits a draft."""
-    return ok(service.update_post(ctx.tx, ctx.workspace_id, ctx.actor, post_id, body))
+def update_post(
+    ctx: PostsWrite, post_id: Id, body: PostUpdate, response: Response
+) -> Envelope[Post]:
+    """Edit a draft, pending or scheduled post; an approved post edited goes back for review."""
+    post = service.update_post(ctx.tx, ctx.workspace_id, ctx.actor, post_id, body)
+    return _versioned(post, response)
 
 
 @router.post("/posts/{post_id}/cancel", response_model=Envelope[Post])

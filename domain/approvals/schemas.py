@@ -21,12 +21,20 @@ class ApprovalAction(Model):
     comment: str | None = Field(
         default=None, max_length=2000, description="Required to reject; kept with the event."
     )
+    post_version: str | None = Field(
+        default=None,
+        max_length=64,
+        description="The post's `version` the reviewer read (or send it as `If-Match`): another"
+        " is `409 INVALID_STATE` naming the current one.",
+    )
 
 
 class ApprovalEvent(BaseModel):
     id: str
-    action: Literal["submit", "approve", "reject", "return", "cancel"] = Field(
-        description="`cancel`: the post was canceled while it waited."
+    action: Literal["submit", "approve", "reject", "return", "cancel", "edit", "supersede"] = Field(
+        description="`cancel`: the post was canceled while it waited; `edit`: what is reviewed"
+        " changed while it waited; `supersede`: what was approved changed, and a new item"
+        " (`superseded_by`) reviews it again."
     )
     actor: str = Field(description="The API key that acted.")
     comment: str | None
@@ -38,6 +46,7 @@ class PostSummary(BaseModel):
     text: str = Field(description="The first 280 characters of the post's text.")
     status: PostStatus
     scheduled_at: UtcDatetime | None
+    version: str = Field(description="The post's `version` now: what an approval approves.")
 
 
 class ApprovalItem(BaseModel):
@@ -50,6 +59,9 @@ class ApprovalItem(BaseModel):
     comment: str | None
     decided_by: str | None
     decided_at: UtcDatetime | None
+    superseded_by: str | None = Field(
+        description="The item that reviews the post again after what this one approved was edited."
+    )
     post: PostSummary
     events: list[ApprovalEvent]
     created_at: UtcDatetime

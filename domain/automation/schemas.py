@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from domain.posts.options import DestinationOptions
 from domain.schemas import Model, UtcDatetime, omitted
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
@@ -127,7 +128,9 @@ class ContentAutomation(BaseModel):
 
 class PresetDestinationIn(Model):
     account_id: Ident
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: DestinationOptions = Field(
+        default_factory=dict, description="The platform's options; at most 16 KiB as JSON."
+    )
 
 
 class PresetCreate(Model):

@@ -36,7 +36,10 @@ class InboxMessage(BaseModel):
     item_id: str
     direction: Literal["inbound", "outbound"]
     author_handle: str
-    text: str
+    text: str = Field(
+        description="At most 10,000 characters: a longer inbound message is kept cut, ending"
+        " with ` [… cut by Murmur at 10,000 characters]`."
+    )
     external_id: str | None = Field(description="The platform's id, once delivered.")
     delivery: Literal["received", "pending", "sent", "failed"] = Field(
         description="`received` for inbound; an outbound reply is `pending` until the delivery "
@@ -72,7 +75,10 @@ class InboxItem(BaseModel):
     snoozed_until: UtcDatetime | None
     tags: list[str]
     assignee: str | None
-    preview: str | None = Field(description="The latest message's text.")
+    preview: str | None = Field(
+        description="The latest message's first 280 characters: a longer text is cut to 279"
+        " and `…` (the whole message, up to 10,000 characters, is in the item's `messages`)."
+    )
     last_message_at: UtcDatetime
     created_at: UtcDatetime
     updated_at: UtcDatetime

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from domain.errors import InvalidState, ValidationFailed, found
-from domain.inbox import drafts
+from domain.inbox import bounds, drafts
 from domain.inbox.schemas import (
     Action,
     Automation,
@@ -39,7 +39,9 @@ DETAIL_DRAFTS = 20
 def item_out(row: repo.ItemRow) -> InboxItem:
     # A snooze that has run out reads as open, with no snoozed_until.
     snoozed = row.snoozed_until if row.status == "snoozed" else None
-    return from_row(InboxItem, row, snoozed_until=from_db(snoozed))
+    return from_row(
+        InboxItem, row, snoozed_until=from_db(snoozed), preview=bounds.preview(row.preview)
+    )
 
 
 def message_out(row: repo.MessageRow) -> InboxMessage:

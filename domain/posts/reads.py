@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
+from typing import Any
 
 from domain.errors import found
 from domain.pagination import PageRequest
@@ -24,6 +27,22 @@ def _destination_out(row: repo.DestinationRow) -> PostDestination:
     return from_row(PostDestination, row, error=error)
 
 
+def content_version(
+    text: str, media_ids: Sequence[str], account_ids: Sequence[str], options: dict[str, Any]
+) -> str:
+    """The version of what a reviewer approves: text, media, destinations and platform options."""
+    # Destinations are a set to the worker, so their order is not part of what was reviewed.
+    reviewed = [text, list(media_ids), sorted(account_ids), options]
+    canonical = json.dumps(reviewed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.blake2b(canonical.encode(), digest_size=8).hexdigest()
+
+
+def version_of(row: repo.PostRow, destinations: Sequence[repo.DestinationRow]) -> str:
+    """A stored post's :func:`content_version`."""
+    accounts = [d.account_id for d in destinations]
+    return content_version(row.text, row.media_ids, accounts, row.platform_options or {})
+
+
 def post_out(
     row: repo.PostRow, destinations: list[repo.DestinationRow], item: approvals_repo.ItemRow | None
 ) -> Post:
@@ -43,6 +62,7 @@ def post_out(
         platform_options=row.platform_options,
         approval_required=row.approval_required,
         approval=approval,
+        version=version_of(row, destinations),
         created_at=from_db(row.created_at),
         updated_at=from_db(row.updated_at),
         canceled_at=from_db(row.canceled_at),

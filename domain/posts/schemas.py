@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from domain.posts.options import PlatformOptions
 from domain.schemas import Model, UtcDatetime, omitted
 from domain.workspaces.schemas import Platform
 from warehouse.posts import PostStatus
@@ -59,8 +60,9 @@ class PostCreate(Model):
     )
     draft: bool = Field(default=False, description="Keep as a draft; nothing is published.")
     tags: list[Tag] = Field(default_factory=list, max_length=50)
-    platform_options: dict[Platform, dict[str, Any]] = Field(
-        default_factory=dict, description="Per-platform options, keyed by platform name."
+    platform_options: PlatformOptions = Field(
+        default_factory=dict,
+        description="Per-platform options, keyed by platform name; at most 16 KiB as JSON.",
     )
 
 
@@ -79,7 +81,7 @@ class PostUpdate(Model):
         default=None, description="A new time; an explicit null means publish as soon as allowed."
     )
     tags: list[Tag] | None = omitted(max_length=50)
-    platform_options: dict[Platform, dict[str, Any]] | None = omitted()
+    platform_options: PlatformOptions | None = omitted("At most 16 KiB as JSON.")
     draft: bool | None = omitted("`false` submits a draft (for approval or to the schedule).")
 
 
@@ -120,6 +122,10 @@ class Post(BaseModel):
     platform_options: dict[str, dict[str, Any]]
     approval_required: bool
     approval: PostApproval | None
+    version: str = Field(
+        description="Changes whenever what a reviewer approves changes (text, media, destinations,"
+        " platform options), never with time or status; the `ETag` of `GET /posts/{post_id}`."
+    )
     created_at: UtcDatetime
     updated_at: UtcDatetime
     canceled_at: UtcDatetime | None

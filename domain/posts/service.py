@@ -9,10 +9,12 @@ from datetime import datetime
 from typing import Any
 
 import pydantic
+from pydantic_core import to_json
 
 from connectors.platforms import SPECS
 from domain.errors import InvalidState, PayloadTooLarge, ValidationFailed, found, shape_details
 from domain.posts import reads
+from domain.posts.options import MAX_OPTIONS_BYTES
 from domain.posts.schemas import (
     CheckedDestination,
     Destination,
@@ -53,6 +55,15 @@ class Checked:
         merged: dict[str, Any] = {k: dict(v) for k, v in self.preset_options.items()}
         for platform, value in given.items():
             merged[platform] = {**merged.get(platform, {}), **value}
+        size = len(to_json(merged))
+        if self.preset_options and size > MAX_OPTIONS_BYTES:
+            # Each part passed its own bound; what is stored and shown is the merge.
+            raise ValidationFailed.on(
+                "platform_options",
+                "too_large",
+                f"With the presets' options beneath them, the options take {size} bytes as"
+                f" JSON; at most {MAX_OPTIONS_BYTES}.",
+            )
         return merged
 
 
@@ -402,7 +413,8 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
     given = body.model_fields_set
     if body.draft is True and status != PostStatus.DRAFT:
         raise InvalidState(f"A {status} post cannot go back to draft; cancel it instead.")
-    if any(d.status != "pending" for d in repo.destinations_of(cur, [post_id])[post_id]):
+    current = repo.destinations_of(cur, [post_id])[post_id]
+    if any(d.status != "pending" for d in current):
         # The worker has claimed a destination: editing now could change what goes out.
         raise InvalidState("This post is being published and can no longer be edited.")
     for name in ("text", "platforms", "media_ids", "tags", "platform_options", "draft"):
@@ -418,12 +430,24 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
     if body.platforms is not None:
         platforms: Sequence[Destination] = body.platforms
     else:
-        current = repo.destinations_of(cur, [post_id])[post_id]
         platforms = [d.account_id for d in current]
     checked = validate(cur, workspace_id, text, platforms, media_ids, prior=past)
+    options: dict[str, Any] = checked.options(
+        {str(k): v for k, v in body.platform_options.items()}
+        if body.platform_options is not None
+        else row.platform_options
+    )
+    edited = _reviewed_changes(row, current, text, checked, options)
+    item = (
+        approvals_repo.latest_items_of_posts(cur, [post_id]).get(post_id)
+        if edited and status in (PostStatus.SCHEDULED, PostStatus.PENDING_APPROVAL)
+        else None
+    )
+    # What a reviewer approved was changed: the approval no longer covers the post.
+    review_again = status == PostStatus.SCHEDULED and item is not None and item.status == "approved"
 
     submit = status == PostStatus.DRAFT and body.draft is False
-    new_status = status
+    new_status = PostStatus.PENDING_APPROVAL if review_again else status
     if submit:
         new_status = (
             PostStatus.PENDING_APPROVAL
@@ -432,12 +456,7 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
         )
     if new_status == PostStatus.SCHEDULED and scheduled_at is None:
         scheduled_at = utcnow()
-    options: dict[str, Any] = (
-        {str(k): v for k, v in body.platform_options.items()}
-        if body.platform_options is not None
-        else row.platform_options
-    )
-    edited = repo.update_post(
+    changed = repo.update_post(
         cur,
         post_id,
         text=text,
@@ -445,18 +464,65 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
         scheduled_at=scheduled_at,
         tags=list(body.tags) if body.tags is not None else row.tags,
         media_ids=checked.media_ids,
-        platform_options=checked.options(options),
+        platform_options=options,
+        was=status,
     )
-    if not edited:
+    if not changed:
         raise _moved_meanwhile(cur, workspace_id, post_id)
     if body.platforms is not None:
         repo.replace_destinations(cur, post_id, workspace_id, checked.accounts)
     if submit and new_status == PostStatus.PENDING_APPROVAL:
         approvals_repo.submit(cur, workspace_id, post_id, actor)
+    elif item is not None:
+        _record_edit(cur, workspace_id, actor, item, edited, review_again)
     post = reads.get_post(cur, workspace_id, post_id)
+    if review_again and item is not None and post.approval is not None:
+        # The post's `approval` is the new item; `superseded`, the approved one it replaces.
+        superseded = {"item_id": item.id, "batch_id": item.batch_id, "status": item.status}
+        payload = {"post": post.model_dump(mode="json"), "superseded": superseded}
+        webhooks_repo.enqueue_event(cur, workspace_id, "approval.superseded", payload)
     if submit and new_status == PostStatus.SCHEDULED:
         reads.emit(cur, workspace_id, "post.scheduled", post)
     return post
+
+
+def _reviewed_changes(
+    row: repo.PostRow,
+    current: Sequence[repo.DestinationRow],
+    text: str,
+    checked: Checked,
+    options: dict[str, Any],
+) -> list[str]:
+    """The fields a reviewer approves (the post's `version`) that this edit changes."""
+    accounts = sorted(account for account, _ in checked.accounts)
+    pairs = [
+        ("text", row.text, text),
+        ("media_ids", row.media_ids, checked.media_ids),
+        ("platforms", sorted(d.account_id for d in current), accounts),
+        ("platform_options", row.platform_options or {}, options),
+    ]
+    return [name for name, before, after in pairs if before != after]
+
+
+def _record_edit(
+    cur: Cursor,
+    workspace_id: str,
+    actor: str,
+    item: approvals_repo.ItemRow,
+    edited: list[str],
+    review_again: bool,
+) -> None:
+    """Keep an edit of reviewed content on the post's item; an approved one is superseded."""
+    fields = ", ".join(edited)
+    if not review_again:
+        if item.status == "pending":
+            approvals_repo.insert_event(
+                cur, item.id, workspace_id, "edit", actor, f"Edited: {fields}."
+            )
+        return
+    new_item = approvals_repo.submit(cur, workspace_id, item.post_id, actor)
+    note = f"Edited after approval ({fields}); under review again as {new_item}."
+    approvals_repo.insert_event(cur, item.id, workspace_id, "supersede", actor, note)
 
 
 def cancel_post(cur: Cursor, workspace_id: str, actor: str, post_id: str) -> Post:

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from murmur.cli import serving
 from murmur.cli.common import err
 from murmur.supervise import StopSignals, Supervisor
 from warehouse.errors import StoreUnavailableError
@@ -91,10 +92,14 @@ class Api:
         # (a database server down, a bad URL) is one line, not uvicorn's traceback; the port
         # too, so that one taken is refused before anything else starts.
         self.socket = listen(settings.host, settings.port, shared=shared_port)
+        # Where it listens, for the commands that print a link to it (murmur/cli/serving.py).
+        self.serving = serving.record(
+            settings.data_dir, settings.host, self.socket.getsockname()[1]
+        )
         try:
             self.store = settings.open_store()
         except BaseException:
-            self.socket.close()
+            self._unbind()
             raise
         # In a thread uvicorn installs no signal handlers (it may not); StopSignals does.
         self.server = uvicorn.Server(
@@ -128,8 +133,13 @@ class Api:
         if self.thread.is_alive():
             return False
         self.store.close()
-        self.socket.close()
+        self._unbind()
         return True
+
+    def _unbind(self) -> None:
+        if self.serving is not None:
+            self.serving.close()
+        self.socket.close()
 
 
 def listen(host: str, port: int, *, shared: bool) -> socket.socket:

@@ -290,6 +290,16 @@ def sign_in_link(store: Store, settings: Settings, workspace: str | None) -> tup
         made = store.run(lambda cur: create_link(cur, workspace))
     except LookupError as exc:
         raise Refused(str(exc)) from None
+    from murmur.cli.serving import link_host, running
+
     minutes = int(LINK_LIFETIME.total_seconds() // 60)
     note = f"Dashboard sign-in link for workspace {made.workspace_id} (once, within {minutes} min):"
-    return made.url(settings.host, settings.port), note
+    # The port a running API serves, which its command line may have chosen; else the settings'.
+    served = running(settings.data_dir)
+    host, port = served or (settings.host, settings.port)
+    if served is None:
+        note = (
+            f"No Murmur API serves {settings.data_dir} now: the link is for"
+            f" {host}:{port}, as the settings say.\n{note}"
+        )
+    return made.url(link_host(host), port), note

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.posts.helpers import create_post, future
+from tests.posts.helpers import PNG, create_post, future, upload
 from tests.support import Api, LiveServer, Tenant, assert_error, new_tenant
 
 
@@ -201,3 +202,125 @@ def test_action_idempotency(reviewed: Tenant) -> None:
         api.post(path, json={"action": "return"}, idempotency_key=key), 409, "IDEMPOTENCY_CONFLICT"
     )
     assert_error(api.http.post(path, json={"action": "approve"}), 400, "IDEMPOTENCY_KEY_REQUIRED")
+
+
+def _approve(api: Api, post: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    body = {"action": "approve", **extra.pop("body", {})}
+    item: dict[str, Any] = api.ok(
+        api.post(f"/approvals/{_item_of(api, post)}/action", json=body, **extra)
+    )
+    return item
+
+
+def _outbox(server: LiveServer, tenant: Tenant, event_type: str) -> list[dict[str, Any]]:
+    """The data of the workspace's webhook events of this type, oldest first."""
+    rows = server.store.run(
+        lambda cur: cur.execute(
+            "SELECT payload FROM webhook_events WHERE workspace_id = ? AND event_type = ?"
+            " ORDER BY id",
+            [tenant.workspace_id, event_type],
+        ).fetchall()
+    )
+    return [json.loads(payload) for (payload,) in rows]
+
+
+def test_an_edit_of_what_a_reviewer_approved_sends_the_post_back_for_review(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    # An author who may write posts but not decide on them: the review is its only gate.
+    author = tenant.key_with(server, scopes=["posts:read", "posts:write"])
+    reviewer = tenant.api
+    image = reviewer.ok(upload(reviewer, PNG), 201)["id"]
+    edits: list[dict[str, Any]] = [
+        {"text": "Launch day! Now 50% off"},
+        {"platforms": ["linkedin", "x"]},
+        {"media_ids": [image]},
+        {"platform_options": {"linkedin": {"visibility": "connections"}}},
+    ]
+    for edit in edits:
+        post = create_post(author, approval_required=True, scheduled_at=future())
+        approved = _approve(reviewer, post)
+        assert approved["post"]["status"] == "scheduled"
+        after = author.ok(author.patch(f"/posts/{post['id']}", json=edit))
+        assert after["status"] == "pending_approval", edit
+        assert after["scheduled_at"] == post["scheduled_at"]
+        assert after["version"] != post["version"]
+        assert after["approval"]["status"] == "pending"
+        assert after["approval"]["item_id"] != approved["id"]
+        old = reviewer.ok(reviewer.get(f"/approvals/{approved['batch_id']}"))
+        (superseded,) = [i for i in old["items"] if i["id"] == approved["id"]]
+        assert superseded["status"] == "approved"
+        assert superseded["superseded_by"] == after["approval"]["item_id"]
+        assert superseded["actionable"] is False
+        assert [e["action"] for e in superseded["events"]] == ["submit", "approve", "supersede"]
+        assert next(iter(edit)) in superseded["events"][-1]["comment"]
+        (fresh,) = [i for i in old["items"] if i["id"] == after["approval"]["item_id"]]
+        assert fresh["actionable"] is True
+        assert fresh["post"]["version"] == after["version"]
+        # Nothing goes out until a reviewer approves the edited post.
+        assert _approve(reviewer, after)["post"]["status"] == "scheduled"
+    events = _outbox(server, tenant, "approval.superseded")
+    assert len(events) == len(edits)
+    assert events[-1]["superseded"] == {
+        "item_id": approved["id"],
+        "batch_id": approved["batch_id"],
+        "status": "approved",
+    }
+    assert events[-1]["post"]["id"] == after["id"]
+    assert events[-1]["post"]["approval"] == {**after["approval"], "status": "pending"}
+
+    # A new time, or new tags, keep the approval: they are not what was reviewed.
+    post = create_post(author, approval_required=True, scheduled_at=future())
+    approved = _approve(reviewer, post)
+    for edit in ({"scheduled_at": future(48)}, {"tags": ["moved"]}):
+        kept = author.ok(author.patch(f"/posts/{post['id']}", json=edit))
+        assert kept["status"] == "scheduled"
+        assert kept["approval"] == {**post["approval"], "status": "approved"}
+        assert kept["version"] == post["version"]
+    assert approved["superseded_by"] is None
+    # A post that needed no review is edited as before.
+    free = create_post(author, scheduled_at=future())
+    assert author.ok(author.patch(f"/posts/{free['id']}", json={"text": "v2"}))["status"] == (
+        "scheduled"
+    )
+
+
+def test_a_decision_names_the_version_it_read(reviewed: Tenant) -> None:
+    api = reviewed.api
+    post = create_post(api, scheduled_at=future())
+    read = api.get(f"/posts/{post['id']}")
+    assert read.headers["ETag"] == f'"{post["version"]}"'
+    edited = api.patch(f"/posts/{post['id']}", json={"text": "Edited after it was read"})
+    assert edited.headers["ETag"] == f'"{api.ok(edited)["version"]}"'
+    current = api.ok(edited)["version"]
+    assert current != post["version"]
+    path = f"/approvals/{_item_of(api, post)}/action"
+    stale = assert_error(
+        api.post(path, json={"action": "approve"}, headers={"If-Match": read.headers["ETag"]}),
+        409,
+        "INVALID_STATE",
+    )
+    assert current in stale["message"]
+    assert stale["details"][0] == {
+        "field": "If-Match",
+        "issue": "stale",
+        "message": f"The post's current version is {current!r}.",
+    }
+    by_field = assert_error(
+        api.post(path, json={"action": "reject", "comment": "no", "post_version": post["version"]}),
+        409,
+        "INVALID_STATE",
+    )
+    assert by_field["details"][0]["field"] == "post_version"
+    item = api.ok(api.get(f"/approvals/{post['approval']['batch_id']}"))["items"][0]
+    assert [e["action"] for e in item["events"]] == ["submit", "edit"]
+    assert item["events"][1]["comment"] == "Edited: text."
+    assert item["post"]["version"] == current
+    decided = api.ok(
+        api.post(
+            path,
+            json={"action": "approve", "post_version": current},
+            headers={"If-Match": f'W/"{current}"'},
+        )
+    )
+    assert decided["status"] == "approved"

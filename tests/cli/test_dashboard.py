@@ -7,6 +7,7 @@ its token, from the fragment, to ``POST /sessions`` without a key.
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import httpx
@@ -14,8 +15,9 @@ import pytest
 
 from api.app import BASE_PATH
 from murmur.settings import Settings
-from tests.cli.test_keys_and_pipeline import _env, _start_up, _stop_up, murmur, ok
-from tests.support import assert_error, start_server
+from tests.cli.test_keys_and_pipeline import MURMUR, _env, _start_up, _stop_up, murmur, ok
+from tests.engagement.conftest import wait_for
+from tests.support import answers, assert_error, free_port, start_server
 
 LINK = re.compile(r"http://127\.0\.0\.1:(\d+)/dashboard/#token=([\w-]+)")
 
@@ -40,6 +42,7 @@ def test_murmur_dashboard_prints_a_link_whose_token_signs_in_once(data_dir: Path
     found = LINK.fullmatch(link)
     assert found, done.stdout
     assert found.group(1) == "8123"  # the settings' host and port
+    assert "No Murmur API serves" in done.stderr  # and it says so: none runs
     assert test_workspace in done.stderr
     assert "10 min" in done.stderr
     token = found.group(2)
@@ -58,6 +61,36 @@ def test_murmur_dashboard_prints_a_link_whose_token_signs_in_once(data_dir: Path
         assert _redeem(served.base_url, other_match.group(2)).status_code == 201
     finally:
         served.stop()
+
+
+@pytest.mark.timeout(240)
+def test_murmur_dashboard_links_to_the_port_a_running_api_serves(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """Beside `murmur serve --port P`, a shell whose settings say another port gets P."""
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        served = subprocess.Popen(
+            [*MURMUR, "serve", "--port", str(port)],
+            env=_env(data_dir),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    root = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: answers(f"{root}/healthz") or served.poll() is not None, what="serve")
+        done = murmur(data_dir, "dashboard")  # MURMUR_PORT is another free port
+        assert done.returncode == 0, done.stdout + done.stderr + log.read_text()
+        found = LINK.fullmatch(done.stdout.strip())
+        assert found, done.stdout
+        assert found.group(1) == str(port)
+        assert _redeem(root, found.group(2)).status_code == 201
+    finally:
+        served.terminate()
+        assert served.wait(90) == 0, log.read_text()
+    # Stopped, it leaves no record: a later link is the settings' again (the test above).
+    assert not list((data_dir / "serving").iterdir())
 
 
 def test_murmur_dashboard_for_a_missing_workspace_is_refused_in_one_line(

@@ -35,6 +35,16 @@ def test_every_asset_of_the_page_is_served_here(server: LiveServer) -> None:
         assert answer.content, url
 
 
+def test_the_docs_page_cannot_be_framed_by_any_origin(server: LiveServer) -> None:
+    """The docs page and its OAuth redirect page refuse every frame, old browsers' too."""
+    for path in (DOCS, f"{DOCS}/oauth2-redirect"):
+        answer = httpx.get(server.base_url + path, timeout=30)
+        assert answer.status_code == 200, path
+        assert answer.headers["X-Frame-Options"] == "DENY", path
+        assert answer.headers["Content-Security-Policy"] == "frame-ancestors 'none'", path
+        assert answer.headers["X-Content-Type-Options"] == "nosniff", path
+
+
 def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 

@@ -54,6 +54,38 @@ def test_a_repeat_answers_the_same_body_and_headers_as_the_first(
     assert remaining == [remaining[0], remaining[0] - 1, remaining[0] - 2]
 
 
+def test_every_answer_says_nosniff_and_how_a_cache_may_keep_it(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    """nosniff everywhere; a conditional read private, no-cache on both paths; the rest no-store."""
+    _post(tenant.api, "headers")
+    first = tenant.api.get("/posts")
+    again = tenant.api.get("/posts")  # answered at the edge
+    assert _fast_reads(server)
+    unchanged = tenant.api.get("/posts", headers={"If-None-Match": first.headers["ETag"]})
+    assert (first.status_code, again.status_code, unchanged.status_code) == (200, 200, 304)
+    for answer in (first, again, unchanged):
+        assert answer.headers["X-Content-Type-Options"] == "nosniff"
+        assert answer.headers["Cache-Control"] == "private, no-cache"
+    draft = {"text": "w", "platforms": ["x"], "draft": True}
+    root = server.base_url
+    others = {
+        "a read": tenant.api.get("/inbox/items"),
+        "a write": tenant.api.post("/posts", json=draft),
+        "a 401": httpx.get(f"{root}/api/public/v1/posts", timeout=30),
+        "a probe": httpx.get(f"{root}/healthz", timeout=30),
+    }
+    for what, answer in others.items():
+        assert answer.headers["X-Content-Type-Options"] == "nosniff", what
+        assert answer.headers["Cache-Control"] == "no-store", what
+    preflight = httpx.options(
+        f"{root}/api/public/v1/posts",
+        headers={"Origin": "https://elsewhere.example", "Access-Control-Request-Method": "GET"},
+        timeout=30,
+    )
+    assert preflight.headers["X-Content-Type-Options"] == "nosniff"
+
+
 def test_a_write_anywhere_is_seen_by_the_next_repeat(server: LiveServer, tenant: Tenant) -> None:
     _post(tenant.api, "one")
     before = tenant.api.ok(tenant.api.get("/posts"))

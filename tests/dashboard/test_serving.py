@@ -45,6 +45,9 @@ def _assert_locked_down(response: httpx.Response, *, metered: bool = False) -> N
     assert "*" not in every
     assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert response.headers["Referrer-Policy"] == "no-referrer"
+    # Browsers that ignore frame-ancestors still refuse to frame it (issue 50, point 7).
+    assert policy["frame-ancestors"] == ["'none'"]
+    assert response.headers["X-Frame-Options"] == "DENY"
     # The files are not API calls: no budget spent, no rate headers (a path that is no file
     # is counted, as any unknown path is).
     assert ("X-RateLimit-Limit" in response.headers) is metered

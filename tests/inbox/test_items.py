@@ -314,3 +314,14 @@ def test_a_refused_reply_is_the_keys_stored_outcome(server: LiveServer, tenant: 
     again = tenant.api.post(path, json={"text": "hi"}, idempotency_key="closed-1")
     assert again.headers["Idempotent-Replayed"] == "true"
     assert again.status_code == 409
+
+
+def test_a_preview_is_an_excerpt_of_a_long_stored_message(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    """A message stored whole (before the ingest bound) still lists as a 280-character preview."""
+    item_id = seed_item(server, tenant, "y" * 200_008, kind="dm")
+    (item,) = [i for i in tenant.api.list_all("/inbox/items") if i["id"] == item_id]
+    assert item["preview"] == "y" * 279 + "…"
+    exact = seed_item(server, tenant, "z" * 280, kind="dm")
+    assert tenant.api.ok(tenant.api.get(f"/inbox/items/{exact}"))["preview"] == "z" * 280

@@ -5,6 +5,7 @@ Tests are plain functions; the client's async calls run on an anyio blocking por
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -74,14 +75,17 @@ class Agent:
 
     def ok(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
         """The structured `data` of a successful call (the client checked it against the
-        tool's output schema), after checking its one-line summary and request id."""
+        tool's output schema), after checking its one-line summary, the same data as JSON
+        text, and its request id."""
         result = self.call(name, arguments)
         assert not result.is_error, result.content
         assert isinstance(result.structured_content, dict)
-        (summary,) = result.content
+        summary, data = result.content
         assert isinstance(summary, types.TextContent)
         assert summary.text
         assert "\n" not in summary.text
+        assert isinstance(data, types.TextContent)
+        assert json.loads(data.text) == result.structured_content
         assert result.meta is not None
         assert result.meta["murmur/request_id"].startswith("req_")
         return result.structured_content
@@ -95,10 +99,12 @@ class Agent:
         assert envelope["success"] is False
         assert envelope["error"]["code"] == code, envelope
         assert envelope["request_id"].startswith("req_")
-        text = result.content[0]
+        text, as_json = result.content
         assert isinstance(text, types.TextContent)
         assert text.text.startswith(f"{code}: ")
         assert "Traceback" not in text.text
+        assert isinstance(as_json, types.TextContent)
+        assert json.loads(as_json.text) == envelope
         error: dict[str, Any] = envelope["error"]
         return error
 

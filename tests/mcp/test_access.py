@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
+from mcp import MCPError
 
 from domain.workspaces.keys import hash_key, revoke_key
 from tests.mcp.agent import agent
@@ -31,7 +34,7 @@ MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
         ("Basic x", "AUTH_REQUIRED"),
     ],
 )
-def test_a_missing_or_invalid_key_is_refused_in_the_envelope_before_any_exchange(
+def test_a_missing_or_invalid_key_is_refused_before_any_exchange(
     server: LiveServer, authorization: str | None, code: str
 ) -> None:
     headers = dict(MCP_HEADERS)
@@ -39,12 +42,22 @@ def test_a_missing_or_invalid_key_is_refused_in_the_envelope_before_any_exchange
         headers["Authorization"] = authorization
     response = httpx.post(server.base_url + "/mcp", json=INITIALIZE, headers=headers)
     assert response.status_code == 401
+    challenge = response.headers["WWW-Authenticate"]
+    assert challenge.startswith("Bearer")
+    if code == "API_KEY_INVALID":  # RFC 6750: the reason beside the error code
+        assert 'error_description="The API key is unknown or revoked."' in challenge
+    # A JSON-RPC error answering the request, the contract's envelope as its data.
     body = response.json()
-    assert body["success"] is False
-    assert body["error"]["code"] == code
-    assert body["request_id"] == response.headers["X-Request-Id"]
-    assert response.headers["WWW-Authenticate"].startswith("Bearer")
-    assert "jsonrpc" not in body
+    assert (body["jsonrpc"], body["id"]) == ("2.0", 1)
+    assert body["error"]["message"].startswith(f"{code}: ")
+    envelope = body["error"]["data"]
+    assert envelope["success"] is False
+    assert envelope["error"]["code"] == code
+    assert envelope["request_id"] == response.headers["X-Request-Id"]
+    # What is no JSON-RPC request gets the envelope itself.
+    bare = httpx.post(server.base_url + "/mcp", json={"hello": 1}, headers=headers)
+    assert bare.status_code == 401
+    assert bare.json()["error"]["code"] == code
 
 
 def test_a_revoked_key_is_refused(server: LiveServer, tenant: Tenant) -> None:
@@ -55,7 +68,7 @@ def test_a_revoked_key_is_refused(server: LiveServer, tenant: Tenant) -> None:
     headers = {**MCP_HEADERS, "Authorization": f"Bearer {tenant.key}"}
     response = httpx.post(server.base_url + "/mcp", json=INITIALIZE, headers=headers)
     assert response.status_code == 401
-    assert response.json()["error"]["code"] == "API_KEY_INVALID"
+    assert response.json()["error"]["data"]["error"]["code"] == "API_KEY_INVALID"
 
 
 def test_a_workspace_header_the_key_lacks_is_refused_before_any_exchange(
@@ -68,7 +81,7 @@ def test_a_workspace_header_the_key_lacks_is_refused_before_any_exchange(
     }
     response = httpx.post(server.base_url + "/mcp", json=INITIALIZE, headers=headers)
     assert response.status_code == 403
-    assert response.json()["error"]["code"] == "WORKSPACE_FORBIDDEN"
+    assert response.json()["error"]["data"]["error"]["code"] == "WORKSPACE_FORBIDDEN"
 
 
 def test_a_tool_the_key_cannot_use_names_the_missing_scope(
@@ -128,13 +141,14 @@ def test_the_workspace_comes_from_the_header_or_the_argument(
 
 
 def test_tool_calls_count_against_the_keys_budget(server: LiveServer, tenant: Tenant) -> None:
-    limited = tenant.key_with(server, read_rate_limit=2, write_rate_limit=1)
+    limited = tenant.key_with(server, read_rate_limit=4, write_rate_limit=1)
     key = limited.http.headers["Authorization"].removeprefix("Bearer ")
-    with agent(server, key) as a:
+    with agent(server, key) as a:  # the client's server/discover: 1 read
+        a.tools()  # 2: listed now, else by the client before its first call
         a.ok("list_posts")
         a.ok("list_accounts")
         error = a.error("list_posts", {}, "RATE_LIMITED")
-        assert "2 reads a minute" in error["message"]
+        assert "4 reads a minute" in error["message"]
         result = a.call("list_posts")
         assert result.meta is not None
         assert result.meta["murmur/retry_after"] >= 1
@@ -157,3 +171,54 @@ def test_each_call_has_its_request_id(server: LiveServer, tenant: Tenant) -> Non
         ids.add(refused.structured_content["request_id"])
     assert len(ids) == 4
     assert all(i.startswith("req_") for i in ids)
+
+
+def _rpc(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 7, "method": method, "params": params or {}}
+
+
+def test_every_message_spends_the_keys_reads_and_get_opens_no_stream(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    limited = tenant.key_with(server, read_rate_limit=3)
+    key = limited.http.headers["Authorization"].removeprefix("Bearer ")
+    url = server.base_url + "/mcp"
+    headers = {
+        **MCP_HEADERS,
+        "Authorization": f"Bearer {key}",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    # A stateless server has no stream to offer: GET opened one that never ended, unmetered.
+    stream = httpx.get(url, headers=headers)
+    assert stream.status_code == 405
+    assert stream.headers["Allow"] == "POST"
+    assert stream.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+    spent = [
+        httpx.post(url, json=_rpc("tools/list"), headers=headers),
+        httpx.post(url, json=_rpc("resources/read", {"uri": "murmur://docs/mcp"}), headers=headers),
+    ]
+    assert [r.status_code for r in spent] == [200, 200]
+    assert [r.headers["X-RateLimit-Remaining"] for r in spent] == ["2", "1"]
+    # The client's server/discover spends the last read.
+    over_budget = pytest.raises(MCPError, match=r"^RATE_LIMITED: Over 3 reads a minute")
+    with agent(server, key) as a, over_budget as refused:
+        a.tools()
+    assert refused.value.data["error"]["code"] == "RATE_LIMITED"
+    over = httpx.post(url, json=_rpc("tools/list"), headers=headers)
+    assert over.status_code == 429
+    assert int(over.headers["Retry-After"]) >= 1
+    assert over.headers["X-RateLimit-Remaining"] == "0"
+    body = over.json()
+    assert body["id"] == 7
+    assert body["error"]["data"]["request_id"] == over.headers["X-Request-Id"]
+    assert httpx.get(url, headers=headers).status_code == 405  # over budget too, and at once
+    limited.close()
+
+
+def test_the_sdk_client_reads_why_its_key_was_refused(server: LiveServer) -> None:
+    with pytest.raises(ExceptionGroup) as refused, agent(server, "sk_test_nope"):
+        pass
+    # Before, "Server returned an error response": the SDK reads no envelope, only JSON-RPC.
+    assert refused.group_contains(
+        MCPError, match=r"^API_KEY_INVALID: The API key is unknown or revoked\."
+    )

@@ -165,3 +165,70 @@ def test_validate_post_over_rest_answers_a_valid_post_and_malformed_json(
     assert operation["operationId"] == "validate_post"
     schema = operation["requestBody"]["content"]["application/json"]["schema"]
     assert schema == {"$ref": "#/components/schemas/PostCreate"}
+
+
+def test_an_agent_editing_an_approved_post_sends_it_back_for_review(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    author = tenant.key_with(server, scopes=["posts:read", "posts:write"]).http
+    key = author.headers["Authorization"].removeprefix("Bearer ")
+    when = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    body = {**POST, "draft": False, "approval_required": True, "scheduled_at": when}
+    with agent(server, key) as a:
+        post = a.ok("create_post", {**body, "idempotency_key": "review-1"})
+        a.error(
+            "act_on_approval",
+            {"item_id": post["approval"]["item_id"], "action": "approve", "idempotency_key": "r"},
+            "SCOPE_FORBIDDEN",
+        )
+    with agent(server, tenant.key) as reviewer:
+        approved = reviewer.ok(
+            "act_on_approval",
+            {
+                "item_id": post["approval"]["item_id"],
+                "action": "approve",
+                "post_version": post["version"],
+                "idempotency_key": "review-2",
+            },
+        )
+    assert approved["post"]["status"] == "scheduled"
+    with agent(server, key) as a:
+        edited = a.ok(
+            "update_post",
+            {"post_id": post["post_id"], "text": "Rewritten", "idempotency_key": "review-3"},
+        )
+    assert edited["status"] == "pending_approval"
+    assert edited["approval"]["status"] == "pending"
+    assert edited["approval"]["item_id"] != approved["id"]
+    with agent(server, tenant.key) as reviewer:
+        stale = reviewer.error(
+            "act_on_approval",
+            {
+                "item_id": edited["approval"]["item_id"],
+                "action": "approve",
+                "post_version": post["version"],
+                "idempotency_key": "review-4",
+            },
+            "INVALID_STATE",
+        )
+    assert edited["version"] in stale["message"]
+
+
+def test_a_key_reused_on_another_id_is_a_conflict_and_acts_on_nothing(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    with agent(server, tenant.key) as a:
+        first = a.ok("create_post", {**POST, "idempotency_key": "two-1"})
+        second = a.ok("create_post", {**POST, "text": "Another", "idempotency_key": "two-2"})
+        a.ok("cancel_post", {"post_id": first["post_id"], "idempotency_key": "cancel-x"})
+        # REST files a key under its path: this once canceled the second post.
+        error = a.error(
+            "cancel_post",
+            {"post_id": second["post_id"], "idempotency_key": "cancel-x"},
+            "IDEMPOTENCY_CONFLICT",
+        )
+        assert "another post_id" in error["message"]
+        again = a.call("cancel_post", {"post_id": first["post_id"], "idempotency_key": "cancel-x"})
+        assert again.meta is not None
+        assert again.meta["murmur/replayed"] is True
+        assert a.ok("get_post", {"post_id": second["post_id"]})["status"] == "draft"

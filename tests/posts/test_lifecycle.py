@@ -103,9 +103,38 @@ def test_an_edit_is_refused_once_the_post_left_the_editable_states(fresh_store: 
             "media_ids": [],
             "platform_options": {},
         }
-        before = posts.update_post(cur, post_id, status=S.SCHEDULED, **edit)
+        before = posts.update_post(cur, post_id, status=S.SCHEDULED, was=S.SCHEDULED, **edit)
         assert posts.move(cur, post_id, S.PUBLISHING)  # the worker claimed it meanwhile
-        after = posts.update_post(cur, post_id, status=S.SCHEDULED, **edit)
+        after = posts.update_post(cur, post_id, status=S.SCHEDULED, was=S.SCHEDULED, **edit)
         return before, after
 
     assert fresh_store.run(work) == (True, False)
+
+
+def test_a_decision_on_a_post_edited_since_it_was_read_moves_nothing(fresh_store: Store) -> None:
+    def work(cur: Any) -> tuple[bool, bool, str]:
+        org = ws_repo.create_organization(cur, "Decisions")
+        ws = ws_repo.create_workspace(cur, org, "Decisions")
+        post_id = posts.insert_post(
+            cur, posts.NewPost(ws, "text", S.PENDING_APPROVAL, None, True, [], [], {}, "key_d")
+        )
+        read = posts.get_post(cur, ws, post_id)
+        assert read is not None
+        # An author's edit commits between a reviewer's read and decision.
+        edit: dict[str, Any] = {"scheduled_at": None, "tags": [], "media_ids": []}
+        assert posts.update_post(
+            cur,
+            post_id,
+            text="rewritten",
+            status=S.PENDING_APPROVAL,
+            was=S.PENDING_APPROVAL,
+            platform_options={},
+            **edit,
+        )
+        stale = posts.move(cur, post_id, S.SCHEDULED, unchanged_since=read.updated_at)
+        now = posts.get_post(cur, ws, post_id)
+        assert now is not None
+        fresh = posts.move(cur, post_id, S.SCHEDULED, unchanged_since=now.updated_at)
+        return stale, fresh, now.text
+
+    assert fresh_store.run(work) == (False, True, "rewritten")

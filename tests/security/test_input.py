@@ -541,3 +541,102 @@ def test_a_null_the_document_does_not_offer_is_a_400_naming_the_field(tenant: Te
     for field in ("text", "tags", "platform_options"):
         refused(api.patch(f"/posts/{post['id']}", json={field: None}), field)
     api.ok(api.patch(f"/posts/{post['id']}", json={"scheduled_at": None}))
+
+
+# -- 11. stored content has a bound (issue 50, point 5) ----------------------------------------
+
+# A control character is the JSON's worst case: six bytes (\u0001) for one character.
+WORST = "\x01"
+# The most an inbox list item can take as JSON (docs/api/inbox.md): a page of 100, 100 times it.
+INBOX_ITEM_BYTES = 13_400
+
+
+def _options(size: int) -> dict[str, Any]:
+    """Options that take exactly ``size`` bytes as compact JSON."""
+    return {"x": {"note": "a" * (size - len('{"x":{"note":""}}'))}}
+
+
+def test_platform_options_take_at_most_16_kib(tenant: Tenant) -> None:
+    """Options over 16 KiB as JSON are a 400 naming the field, on posts and presets alike."""
+    api = tenant.api
+    body = {"text": "bounded", "platforms": ["x"], "draft": True}
+    post = api.ok(api.post("/posts", json={**body, "platform_options": _options(16_384)}), 201)
+    assert len(json.dumps(post["platform_options"], separators=(",", ":"))) == 16_384
+    error = refused(api.post("/posts", json={**body, "platform_options": _options(16_385)}))
+    assert [(d["field"], d["issue"]) for d in error["details"]] == [
+        ("platform_options", "too_large")
+    ]
+    huge = {"x": {"note": "a" * 900_000}}  # ~900 KB a post was taken before
+    refused(api.post("/posts", json={**body, "platform_options": huge}), "platform_options")
+    patch = {"platform_options": _options(16_385)}
+    refused(api.patch(f"/posts/{post['id']}", json=patch), "platform_options")
+    preset = {
+        "name": "big",
+        "destinations": [{"account_id": tenant.accounts["x"], "options": {"note": "a" * 16_384}}],
+    }
+    refused(api.post("/destination-presets", json=preset), "destinations.0.options")
+    # Each part within its bound, their merge over it: what is stored is the merge.
+    half = {"account_id": tenant.accounts["x"], "options": {"preset_note": "b" * 10_000}}
+    made = api.ok(
+        api.post("/destination-presets", json={"name": "half", "destinations": [half]}), 201
+    )
+    merged = {**body, "platforms": [{"preset_id": made["id"]}]}
+    refused(
+        api.post("/posts", json={**merged, "platform_options": _options(10_000)}),
+        "platform_options",
+    )
+    api.ok(api.post("/posts", json={**merged, "platform_options": _options(1_000)}), 201)
+
+
+class _Verbose:
+    """A platform whose DMs to ``account`` are over every bound: text, names and an id."""
+
+    def __init__(self, account: str, received: datetime) -> None:
+        self.platform = "x"
+        self.account = account
+        self.received = received
+
+    def list_conversations(self, ref: AccountRef, since: datetime | None) -> list[Conversation]:
+        if ref.account_id != self.account:
+            return []
+
+        def dm(external_id: str) -> Conversation:
+            return Conversation(
+                platform=ref.platform,
+                external_id=external_id,
+                kind="dm",
+                author_handle=WORST * 1_000,
+                author_name=WORST * 1_000,
+                text=WORST * 200_008,
+                message_external_id=f"{external_id[:8]}-msg",
+                received_at=self.received,
+            )
+
+        return [dm(WORST * 256), dm("t" * 257)]
+
+
+def test_a_huge_dm_is_kept_cut_and_an_inbox_page_stays_bounded(proxied: LiveServer) -> None:
+    """A 200,008-character DM is kept cut to 10,000 characters; its list item is bounded."""
+    tenant = new_tenant(proxied)
+    account = tenant.accounts["x"]
+    platform = cast(Publisher, _Verbose(account, datetime.now(UTC).replace(microsecond=0)))
+    remote = proxied.settings.open_store()
+    try:
+        report = inbox_sync.sync_inbox(
+            remote, lambda _: platform, lambda _p, _e: None, drafts.drafter_for(None)
+        )
+    finally:
+        remote.close()
+    # An id cannot be cut: the conversation with one over 256 characters is skipped.
+    assert report.errors == [f"{account}: ValueError: external_id is over 256 characters"]
+    (item,) = tenant.api.list_all("/inbox/items")
+    cut = " [… cut by Murmur at 10,000 characters]"
+    (message,) = tenant.api.ok(tenant.api.get(f"/inbox/items/{item['id']}"))["messages"]
+    assert message["text"] == WORST * (10_000 - len(cut)) + cut
+    assert item["preview"] == WORST * 279 + "…"
+    assert item["author_handle"] == item["author_name"] == WORST * 199 + "…"
+    # The rest of an item at its bound too, then the page's bytes as sent.
+    update = {"tags": [f"{n:02}{WORST * 48}" for n in range(20)], "assignee": WORST * 200}
+    tenant.api.ok(tenant.api.patch(f"/inbox/items/{item['id']}", json=update))
+    page = tenant.api.get("/inbox/items", params={"limit": 100})
+    assert len(page.content) <= INBOX_ITEM_BYTES + 400  # one item and the envelope

@@ -4,11 +4,12 @@ Sync reads each active account's conversations since the last one seen and recor
 with ``warehouse.inbox.upsert_conversation`` (idempotent on the platform's message id); a
 message recorded for the first time is claimed once (``inbox_automation_marks``) and its
 automations evaluated. What a platform sends is untrusted text: NUL characters and lone
-surrogates are replaced (U+FFFD) before anything is stored, and an item that still cannot be
-recorded is logged and skipped, so that one bad item never stops an account, nor one account
-the round. Replies created by ``POST /inbox/items/{id}/respond`` (or by an
-automation) are leased with one ``UPDATE … RETURNING``, sent through ``Publisher.reply``
-with the message id as ``client_ref``, and marked ``sent`` or ``failed``.
+surrogates are replaced (U+FFFD) and over-long texts and names cut (domain/inbox/bounds.py)
+before anything is stored, and an item that still cannot be recorded is logged and skipped,
+so that one bad item never stops an account, nor one account the round. Replies created by
+``POST /inbox/items/{id}/respond`` (or by an automation) are leased with one
+``UPDATE … RETURNING``, sent through ``Publisher.reply`` with the message id as
+``client_ref``, and marked ``sent`` or ``failed``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from connectors.base import (
     RateLimitedError,
 )
 from domain import text
-from domain.inbox import drafts
+from domain.inbox import bounds, drafts
 from warehouse import inbox as inbox_repo
 from warehouse import posts as posts_repo
 from warehouse import workspaces as ws_repo
@@ -75,6 +76,34 @@ def _scrubbed(conv: Conversation) -> Conversation:
         platform=conv.platform,
         message=text.scrub(conv.message_external_id),
         fields=sorted(changes),
+    )
+    return dataclasses.replace(conv, **changes)
+
+
+def _bounded(conv: Conversation) -> Conversation:
+    """``conv`` within the inbox's bounds (domain/inbox/bounds.py): text and names cut.
+
+    Raises ValueError for an id over its bound: cut, two threads could become one.
+    """
+    for name in ("external_id", "message_external_id", "post_external_id"):
+        value = getattr(conv, name)
+        if value is not None and len(value) > bounds.EXTERNAL_ID_CHARS:
+            raise ValueError(f"{name} is over {bounds.EXTERNAL_ID_CHARS} characters")
+    changes: dict[str, Any] = {}
+    if len(conv.text) > bounds.MESSAGE_CHARS:
+        changes["text"] = bounds.message(conv.text)
+    if len(conv.author_handle) > bounds.NAME_CHARS:
+        changes["author_handle"] = bounds.name(conv.author_handle)
+    if conv.author_name is not None and len(conv.author_name) > bounds.NAME_CHARS:
+        changes["author_name"] = bounds.name(conv.author_name)
+    if not changes:
+        return conv
+    log.warning(
+        "inbox.item_cut",
+        platform=conv.platform,
+        message=conv.message_external_id,
+        fields=sorted(changes),
+        text_chars=len(conv.text),
     )
     return dataclasses.replace(conv, **changes)
 
@@ -131,6 +160,7 @@ def sync_inbox(
                 report.messages += 1
                 conv = _scrubbed(listed)
                 try:
+                    conv = _bounded(conv)
                     if _record(store, account, conv, drafter, report):
                         report.new_messages += 1
                 except Exception as exc:  # this item only: skip it, keep the others
@@ -139,7 +169,7 @@ def sync_inbox(
                     log.warning(
                         "inbox.item_skipped",
                         account=account.id,
-                        message=conv.message_external_id,
+                        message=conv.message_external_id[: bounds.EXTERNAL_ID_CHARS],
                         error=error,
                     )
                 if newest is None or conv.received_at > newest:
