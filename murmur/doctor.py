@@ -1,6 +1,6 @@
 """``murmur doctor``: is the store sound? Both halves answer, SQLite's own checks, the lake's
 files, file modes; with ``repair``, loose modes tightened and damaged lake files mended
-(murmur/repair.py)."""
+(murmur/repair.py). A full disk is said as such: checks failing on it are no damage."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from murmur.repair import pending, repair_lake
 from murmur.settings import Settings
+from warehouse.errors import DiskFullError
 from warehouse.health import disk_full
 from warehouse.lake.copy import lake_tables
 from warehouse.lake.integrity import Damage, catalog_problems, damaged_files
@@ -40,12 +41,26 @@ def _loose(data_dir: Path) -> list[Path]:
 
 def examine(settings: Settings, *, repair: bool, deep: bool = False) -> Report:
     """Open both halves, run SQLite's integrity checks, check that every file of the lake's
-    current snapshot is there and reads (``deep``: every row), check the files' modes; with
+    current snapshot is there and reads (``deep``: every page), check the files' modes; with
     ``repair``, tighten the modes and mend the lake (damaged files out, raw ones moved aside,
     derived days rebuilt), then check the lake again."""
     report = Report()
     settings.ensure_dirs()  # makes the data directory owner-only again
-    catalog = catalog_problems(settings.lake)
+    # On a full disk SQLite cannot open a WAL database nor DuckDB write, and each check
+    # fails or passes by the bytes another process frees meanwhile: none of it is damage,
+    # and a repair (or a restore) would only lose writes.
+    full = disk_full(settings.data_dir)
+    catalog: list[str] = []
+    if not full:
+        try:
+            catalog = catalog_problems(settings.lake)
+        except DiskFullError:
+            full = True
+    if full:
+        report.publishing = report.lake = "not opened: the disk is full"
+        report.problems.append(full_disk(settings, "murmur doctor"))
+        _modes(settings, report, repair=repair)
+        return report
     if catalog:
         # Not mended here: the catalog is the lake's only record of which file holds what.
         more = f" (and {len(catalog) - 1} more)" if len(catalog) > 1 else ""
@@ -70,13 +85,34 @@ def examine(settings: Settings, *, repair: bool, deep: bool = False) -> Report:
         elif pending(settings):
             report.problems.append("a repair of the lake was left unfinished: `murmur doctor`")
     report.problems += [f"lake file: {damage}" for damage in damaged]
+    if report.problems and disk_full(settings.data_dir):
+        # The disk filled while the doctor looked: what failed, failed on it.
+        report.problems = [full_disk(settings, "murmur doctor")]
+    _modes(settings, report, repair=repair)
+    return report
+
+
+def full_disk(settings: Settings, command: str) -> str:
+    """What to say of a full disk under the data directory, and what to do, then ``command``."""
+    return (
+        f"disk full: the disk under {settings.data_dir} has no space left and every write"
+        " fails meanwhile; a full disk is not damage (a restore would only lose the writes"
+        f" since the backup): free space, then `{command}` again"
+    )
+
+
+def lake_damage(settings: Settings) -> list[Damage]:
+    """Every damaged file of the lake's current snapshot, each of its pages decoded."""
+    return _damaged(settings, deep=True)
+
+
+def _modes(settings: Settings, report: Report, *, repair: bool) -> None:
     for path in _loose(settings.data_dir):
         if repair:
             path.chmod(0o700 if path.is_dir() else 0o600)
             report.repaired.append(f"made {path.relative_to(settings.data_dir.parent)} owner-only")
         else:
             report.loose_files.append(str(path.relative_to(settings.data_dir)))
-    return report
 
 
 def _first_line(exc: Exception, settings: Settings) -> str:

@@ -120,7 +120,9 @@ def repair_lake(settings: Settings, damaged: list[Damage]) -> Outcome:
         began = time.perf_counter()
         summary = rebuild_days(settings, None if plan.every_day else plan.days)
         if not summary.success:
-            failed = ", ".join(f"{s.name} {s.partitions}" for s in summary.steps if not s.success)
+            failed = ", ".join(
+                f"{s.name} {s.partitions}: {s.error}" for s in summary.steps if not s.success
+            )
             outcome.problems.append(
                 f"the rebuild of the derived tables failed ({failed}); `murmur doctor` again"
                 " runs it again"

@@ -7,3 +7,8 @@ sensor request as its run config: the daemon's runs take only the request's.
 """
 
 QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+# An in-process run (`murmur pipeline run`, the doctor's rebuild) says a failed step itself,
+# from the step's error (pipelines/run.py): one line for a full disk or a damaged file,
+# where Dagster's console printed each failure's trace (190 lines for one insights step).
+SILENT_CONSOLE = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}

@@ -18,7 +18,7 @@ from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
 from pipelines.definitions import resources
 from pipelines.ingest.assets import CAPTURE
-from pipelines.logs import QUIET_CONSOLE
+from pipelines.logs import SILENT_CONSOLE
 from pipelines.partitions import DayRange, due_days, plan, range_tags
 from pipelines.resources import PlatformsResource, StoreResource
 from warehouse.errors import StoreUnavailableError
@@ -41,6 +41,8 @@ class StepSummary:
     read_failures: int = 0  # platform reads that failed and were recorded (ingest)
     checks_warned: list[str] = field(default_factory=list)  # failed WARN-level checks
     asset_seconds: dict[str, float] = field(default_factory=dict)  # each step's own time
+    error: str = ""  # a failed step's first error, in one line: "ClassName: message"
+    trace: str = ""  # its whole trace, as Dagster records it
 
 
 @dataclass
@@ -51,6 +53,7 @@ class RunSummary:
     hour: str
     days: list[DayRange]
     steps: list[StepSummary] = field(default_factory=list)
+    complete: bool = False  # marked as a complete run: its days are not due again
 
     @property
     def success(self) -> bool:
@@ -149,6 +152,7 @@ def run_all(
                 run_id = f"run_all-{uuid.uuid4().hex[:12]}"
                 with store.open() as s:
                     s.execute_script(mark_run_script(wall, run_id, len(summary.days)))
+                summary.complete = True
     finally:
         if owned:
             inst.dispose()
@@ -196,6 +200,7 @@ def rebuild_days(
                 with store.open() as s:
                     run_id = f"rebuild-{uuid.uuid4().hex[:12]}"
                     s.execute_script(mark_run_script(wall, run_id, len(summary.days)))
+                summary.complete = True
     finally:
         inst.dispose()
     return summary
@@ -265,8 +270,8 @@ def _step(
             partition_key=partition_key,
             tags=tags,
             raise_on_error=False,
-            # The CLI prints the summary; Dagster's per-event DEBUG lines would drown it.
-            run_config=QUIET_CONSOLE,
+            # The CLI prints the summary and a failure's error (logs.py).
+            run_config=SILENT_CONSOLE,
         )
     evaluations = [e for e in result.get_asset_check_evaluations() if not e.passed]
     failed = [e.check_name for e in evaluations if e.severity == AssetCheckSeverity.ERROR]
@@ -280,6 +285,29 @@ def _step(
         e.step_key or "": getattr(e.event_specific_data, "duration_ms", 0.0) / 1000
         for e in result.get_step_success_events()
     }
+    error, trace = "", ""
+    # A step's failure, a resource's that failed to start, or the run's: the first recorded.
+    for event in result.all_events if not result.success else []:
+        info = getattr(event.event_specific_data, "error", None)
+        if info is None or not hasattr(info, "to_string"):  # Dagster's SerializableErrorInfo
+            continue
+        trace = str(info.to_string())
+        # Below Dagster's wrapper ("Error occurred while executing op …") is the step's own.
+        while info.cause is not None and (info.cls_name or "").startswith("Dagster"):
+            info = info.cause
+        lines = info.message.splitlines()
+        said = lines[0].split(": ", 1)[-1] if lines else ""
+        error = f"{info.cls_name or 'Error'}: {said}"
+        break
     return StepSummary(
-        name, partitions, result.success, time.perf_counter() - began, failed, reads, warned, took
+        name,
+        partitions,
+        result.success,
+        time.perf_counter() - began,
+        failed,
+        reads,
+        warned,
+        took,
+        error,
+        trace,
     )

@@ -53,6 +53,21 @@ class LakeDamagedError(StoreUnavailableError):
     """A file the lake's catalog names is missing or does not read (``murmur doctor``)."""
 
 
+class DiskFullError(StoreUnavailableError):
+    """The disk under the store has no space left: writes fail until space is freed."""
+
+
+# The engines' words for a full disk: SQLite's SQLITE_FULL, the OS's ENOSPC (DuckDB's,
+# Polars' "os error 28"). A write that meets it may name the file it was writing, and is
+# then no damaged file: this is checked first.
+_NO_SPACE = re.compile(r"no space left on device|database or disk is full|os error 28", re.I)
+
+
+def says_disk_full(text: str) -> bool:
+    """Whether an error's text says the disk is full."""
+    return _NO_SPACE.search(text) is not None
+
+
 # DuckDB reading a lake file that is cut short ("No magic bytes found at end of file
 # '….parquet'", 'Could not read enough bytes from file "….parquet"'), gone ('Cannot open file
 # "….parquet": No such file or directory') or otherwise not Parquet.
@@ -65,7 +80,7 @@ _DAMAGED_FILE = re.compile(
 # SQLite's extended result codes (Python's ``sqlite_errorname``) for the failures above.
 _SQLITE_DUPLICATE = {"SQLITE_CONSTRAINT_PRIMARYKEY", "SQLITE_CONSTRAINT_UNIQUE"}
 _SQLITE_BUSY = {"SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED"}
-_SQLITE_UNAVAILABLE = {"SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_FULL"}
+_SQLITE_UNAVAILABLE = {"SQLITE_CANTOPEN", "SQLITE_READONLY"}
 
 
 def _translate_sqlite(exc: sqlite3.Error) -> StoreError:
@@ -76,6 +91,8 @@ def _translate_sqlite(exc: sqlite3.Error) -> StoreError:
         # The write lock stayed with another writer past busy_timeout, or a reader's
         # snapshot went stale under a writer: the unit of work may run again.
         return ConflictError(str(exc))
+    if name == "SQLITE_FULL":
+        return DiskFullError(str(exc))
     if name.startswith("SQLITE_IOERR") or name in _SQLITE_UNAVAILABLE:
         return StoreUnavailableError(str(exc))
     return StoreError(str(exc))
@@ -89,6 +106,8 @@ def _translate_sqlstate(exc: BaseException) -> StoreError:
         return DuplicateKeyError(text)
     if state in ("40001", "40P01", "55P03"):  # serialization, deadlock, lock not available
         return ConflictError(text)
+    if state == "53100":  # disk_full
+        return DiskFullError(text)
     if state is None or state.startswith("08") or state.startswith("57P"):
         return StoreUnavailableError(text)  # no connection, or the server shutting down
     return StoreError(text)
@@ -138,6 +157,8 @@ def translate(exc: BaseException) -> BaseException:
         # In a statement (ConstraintException), at COMMIT (TransactionException), or under
         # another class whose text still names the key's constraint.
         translated = DuplicateKeyError(text)
+    elif says_disk_full(text):
+        translated = DiskFullError(text)
     elif _DAMAGED_FILE.search(text):
         translated = LakeDamagedError(text)
     else:

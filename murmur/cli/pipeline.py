@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from murmur.cli.common import DataDir, Refused, console, load_settings, refused
+from murmur.cli.common import DataDir, Refused, console, err, load_settings, refused
 
 if TYPE_CHECKING:
+    from murmur.settings import Settings
     from pipelines.run import RunSummary, StepSummary
 
 app = typer.Typer(help="Run the analytics pipeline.", no_args_is_help=True)
@@ -36,12 +37,14 @@ def run(
 ) -> None:
     """Materialize every asset once, in-process, for the partitions that are due.
 
-    One line per step as it finishes, then a summary; exit status 1 if a step failed.
+    One line per step as it finishes, then a summary; exit status 1 if a step failed, with
+    one line more saying why when the disk is full or a lake file is damaged.
     """
     from dagster import DagsterInstance
 
+    from murmur.doctor import full_disk
     from pipelines.run import run_all
-    from warehouse.errors import StoreUnavailableError
+    from warehouse.errors import DiskFullError, StoreUnavailableError
     from warehouse.health import disk_full
 
     if history and not ingest:
@@ -65,15 +68,56 @@ def run(
         )
     except StoreUnavailableError as exc:
         # One line, no traceback: what an operator acts on (docs/operations.md).
+        if isinstance(exc, DiskFullError) or disk_full(settings.data_dir):
+            raise refused(Refused(full_disk(settings, "murmur pipeline run"))) from None
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        cause = f"disk full ({first})" if disk_full(settings.data_dir) else first
-        raise refused(Refused(f"the store is unavailable: {cause}")) from None
+        raise refused(Refused(f"the store is unavailable: {first}")) from None
     finally:
         if instance is not None:
             instance.dispose()
     _print_summary(summary)
-    if not summary.success or summary.checks_failed:
+    failed = [step for step in summary.steps if not step.success]
+    if failed:
+        _say_why(settings, failed)
+    if failed or summary.checks_failed:
         raise typer.Exit(1)
+
+
+def _say_why(settings: Settings, failed: list[StepSummary]) -> None:
+    """One line for a full disk or a damaged lake file; any other failure's traces."""
+    from rich.markup import escape
+
+    from murmur.doctor import full_disk, lake_damage
+    from warehouse.errors import says_disk_full
+    from warehouse.health import disk_full
+
+    if disk_full(settings.data_dir) or any(says_disk_full(step.trace) for step in failed):
+        err.print(
+            f"[bold red]Stopped:[/] {escape(full_disk(settings, 'murmur pipeline run'))}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
+    try:
+        # The engine's error may name no file ("Variable-length int over 10 bytes."): every
+        # page of the lake is decoded to find it (0.3 CPU-s on a `murmur up` store).
+        damage = lake_damage(settings)
+    except Exception:  # the check's own failure: the steps' traces say more
+        damage = []
+    if damage:
+        more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
+        err.print(
+            f"[bold red]Stopped:[/] a lake file is damaged: {escape(str(damage[0]))}{more};"
+            " `murmur doctor --deep` mends it (a derived file rebuilt, a raw one moved aside"
+            " with its loss reported), then `murmur pipeline run` again",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
+    for step in failed:
+        err.print(
+            f"{step.name} {step.partitions} failed: {step.trace}", markup=False, highlight=False
+        )
 
 
 def _print_step(step: StepSummary) -> None:
@@ -99,9 +143,11 @@ def _print_summary(summary: RunSummary) -> None:
         if not failed
         else f"[bold red]failed[/] ({', '.join(f'{s.name} {s.partitions}' for s in failed)})"
     )
+    # A run not marked complete rebuilt no day for good: its due days are due again.
+    done = f"days rebuilt: {days}" if summary.complete else f"days due again next run: {days}"
     console.print(
         f"Pipeline {outcome}: {len(summary.steps)} steps in {summary.seconds:.1f} s;"
-        f" hour {summary.hour}; days rebuilt: {days}.",
+        f" hour {summary.hour}; {done}.",
         highlight=False,
         soft_wrap=True,
     )

@@ -138,7 +138,10 @@ def doctor(
         ),
     ] = True,
     deep: Annotated[
-        bool, typer.Option(help="Read every row of every lake file, not only its footer.")
+        bool,
+        typer.Option(
+            help="Decode every page of every column of every lake file, not only its footer."
+        ),
     ] = False,
 ) -> None:
     """Check that both halves of the store open and are sound, and the files are owner-only;

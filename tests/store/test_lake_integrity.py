@@ -3,10 +3,11 @@ refuses a malformed catalog, analytics answer 503 in the envelope, and /readyz r
 And it is mended: `murmur doctor` takes a damaged file out, moves a raw one aside, and
 rebuilds the derived days from the raw tables, also when killed half-way and run again.
 
-The damage is done as it happens to files: a Parquet file cut short, one gone, pages of the
-catalog overwritten (on S3: the object rewritten shorter, or deleted). The days each file
-holds are read from the file itself before it is damaged, not from the catalog the doctor
-reads them from.
+The damage is done as it happens to files: a Parquet file cut short, one gone, a page
+inside one overwritten (its size and footer intact: only decoding it fails), pages of the
+catalog overwritten (on S3: the object rewritten so, or deleted). The days each file holds
+are read from the file itself before it is damaged, not from the catalog the doctor reads
+them from.
 
 The tests run on the session's profile (``--store-profile=scale``: a PostgreSQL catalog, the
 files on S3); a SQLite catalog's, the API's and a kill's are the embedded profile's, a race
@@ -197,6 +198,32 @@ class LakeFile:
         whole = self.read()
         client, bucket, key = self._object
         client.put_object(Bucket=bucket, Key=key, Body=whole[: len(whole) // divisor])
+
+    def damage_page(self, column: str) -> None:
+        """Overwrite 256 bytes at the start of ``column``'s chunk (its first page's header
+        and data): the size and the footer stay, so the file's metadata still reads."""
+        whole = bytearray(self.read())
+        local = self.settings.data_dir.parent / f"page-{self.name}"
+        local.write_bytes(whole)
+        (start,) = duckdb.execute(
+            "SELECT coalesce(dictionary_page_offset, data_page_offset)"
+            " FROM parquet_metadata(?) WHERE path_in_schema = ?",
+            [str(local), column],
+        ).fetchone()  # type: ignore[misc]
+        whole[start : start + 256] = b"\xa5" * 256
+        local.write_bytes(whole)
+        # As a fresh reader meets it: counted from the footer, failing once decoded.
+        assert duckdb.execute("SELECT count(*) FROM read_parquet(?)", [str(local)]).fetchone()
+        with pytest.raises(duckdb.Error):
+            duckdb.execute("SELECT * FROM read_parquet(?)", [str(local)]).fetchall()
+        local.unlink()
+        if self.settings.lake.local_data is not None:
+            with Path(self.location).open("r+b") as file:
+                file.seek(start)
+                file.write(whole[start : start + 256])
+            return
+        client, bucket, key = self._object
+        client.put_object(Bucket=bucket, Key=key, Body=bytes(whole))
 
     def remove(self) -> None:
         if self.settings.lake.local_data is not None:
@@ -407,6 +434,50 @@ def test_a_cut_raw_file_is_taken_out_and_its_loss_reported(
     # Every reading was in that file: the marts rebuilt without it hold nothing.
     assert _rows(built, "mart_post_daily") == []
     assert _rows(built, "raw_posts")  # the other raw tables are whole
+
+
+def test_a_damaged_page_is_found_by_deep_and_mended_and_a_run_says_so_in_one_line(
+    request: pytest.FixtureRequest, built: Settings
+) -> None:
+    """A page overwritten inside a raw and a derived file: their footers read, so a count
+    answers; `--deep` decodes every page, names both, and mends them as cut files are."""
+    mart, mart_days = _a_file(built, "mart_post_daily")
+    raw, raw_days = _a_file(built, "raw_engagement_snapshots")
+    held, _ = raw.rows_and_days(built.data_dir.parent)
+    mart.damage_page("views")  # a column the insights read
+    raw.damage_page("views")
+
+    run = run_murmur(built, "pipeline", "run", "--no-ingest")
+    assert run.returncode == 1, run.stdout + run.stderr
+    (said,) = run.stderr.splitlines()
+    assert said.startswith("Stopped: a lake file is damaged: "), said
+    assert f"{mart.location} does not read: " in said or f"{raw.location} does not read: " in said
+    assert said.endswith(
+        " (and 1 more); `murmur doctor --deep` mends it (a derived file rebuilt, a raw one"
+        " moved aside with its loss reported), then `murmur pipeline run` again"
+    ), said
+    assert "days rebuilt" not in run.stdout
+    assert "Pipeline failed (insights all): " in run.stdout
+
+    mended = run_murmur(built, "doctor", "--deep")
+    assert mended.returncode == 0, mended.stdout + mended.stderr
+    repaired = [line.strip() for line in mended.stdout.splitlines() if "repaired:" in line]
+    assert any(
+        line.startswith(f"repaired: mart_post_daily: took out {mart.name} (does not read: ")
+        and line.endswith(f"holding {mart_days}")
+        for line in repaired
+    ), repaired
+    lost = f"lost {held:,} rows captured {raw_days}, ingested "
+    taken = "took out" if _scale(request) else "moved"
+    assert any(
+        line.startswith(f"repaired: raw_engagement_snapshots: {taken} {raw.name} (does not read:")
+        and lost in line
+        for line in repaired
+    ), repaired
+    assert any("repaired: rebuilt the derived tables of " in line for line in repaired), repaired
+    assert "Healthy." in mended.stdout  # checked again, every page decoded
+    assert _rows(built, "raw_engagement_snapshots") == []
+    assert _rows(built, "mart_post_daily") == []  # rebuilt without the lost readings
 
 
 def test_a_repair_killed_half_way_is_finished_by_the_next_doctor(

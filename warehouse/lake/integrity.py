@@ -1,9 +1,11 @@
 """Is the lake whole? Its catalog's own check, and every file its current snapshot names.
 
-A truncated or lost Parquet file, or a catalog SQLite calls malformed, used to go unseen
-until a read or a run failed on it. ``damaged_files`` names each bad file with its table
-and the days it holds (from the catalog's column statistics); ``first_damaged_file`` is the
-cheap form the readiness probe asks (each local file's presence and size).
+A truncated or lost Parquet file, a damaged page inside one, or a catalog SQLite calls
+malformed, used to go unseen until a read or a run failed on it. ``damaged_files`` names
+each bad file with its table and the days it holds (from the catalog's column statistics);
+``first_damaged_file`` is the cheap form the readiness probe asks (each local file's
+presence and size). A check that fails on a full disk says so, never that the lake is
+damaged.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse.errors import DiskFullError
+from warehouse.health import disk_full
 from warehouse.lake import Lake
 from warehouse.lake.copy import lake_tables
 
@@ -58,7 +62,11 @@ class Damage:
 
 
 def catalog_problems(lake: Lake, *, quick: bool = False) -> list[str]:
-    """SQLite's own check of an embedded catalog; a PostgreSQL catalog answers for itself."""
+    """SQLite's own check of an embedded catalog; a PostgreSQL catalog answers for itself.
+
+    Raises ``DiskFullError`` when the check fails on a full disk: SQLite cannot open a WAL
+    database without room for its shared-memory file ("disk I/O error"), which is no damage.
+    """
     if lake.kind != "sqlite":
         return []
     path = Path(lake.catalog.split(":", 1)[1])
@@ -82,6 +90,9 @@ def catalog_problems(lake: Lake, *, quick: bool = False) -> list[str]:
     found = [line for line in done.stdout.splitlines() if line]
     if done.returncode == 0 and found == ["ok"]:
         return []
+    if disk_full(path.parent):
+        said = found[0] if found else done.stderr.strip()[-300:]
+        raise DiskFullError(f"the lake's catalog {path.name} could not be checked ({said})")
     return [f"the lake's catalog {path.name} is damaged: {line}" for line in found[:10]] or [
         f"the lake's catalog {path.name} could not be checked: {done.stderr.strip()[-300:]}"
     ]
@@ -92,7 +103,7 @@ def damaged_files(
 ) -> list[Damage]:
     """Every file of the current snapshot that is missing, of another size, or unreadable.
 
-    Each file's footer is read; ``deep`` reads every row of it as well.
+    Each file's footer is read; ``deep`` decodes every column of every row of it as well.
     """
     days = _days_by_file(con, alias)
     found: list[Damage] = []
@@ -192,15 +203,20 @@ def _size_problem(reader: duckdb.DuckDBPyConnection, path: str, size: int | None
 
 
 def _read_problem(con: duckdb.DuckDBPyConnection, path: str, *, deep: bool) -> str | None:
-    """Whether the file reads: its footer, or with ``deep`` every row of it."""
+    """Whether the file reads: its footer, or with ``deep`` every page of every column."""
     try:
         if deep:
-            con.execute("SELECT count(*) FROM (SELECT * FROM read_parquet(?))", [path])
+            # A count, even of ``SELECT *``, is answered from the footer's row counts: no
+            # page is read, and a damaged one goes unseen. A hash of each column's every
+            # value has no statistic to answer it: each page is fetched and decoded.
+            con.execute("SELECT bit_xor(hash(COLUMNS(*))) FROM read_parquet(?)", [path])
         else:
             con.execute("SELECT count(*) FROM parquet_metadata(?)", [path])
         con.fetchall()
     except duckdb.Error as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        # The file is named beside the problem already.
+        first = first.replace(f'Failed to read file "{path}": ', "")
         return f"does not read: {first}"
     return None
 
