@@ -500,7 +500,7 @@ WITH p AS (
            coalesce(c.name, v.category_id) AS category,
            list_filter(list_transform(string_split(coalesce(v.tags, ''), '|'),
                                       x -> trim(x, '" ' || chr(9))),
-                       x -> x <> '' AND x <> '[none]') AS l,
+                       x -> x <> '' AND lower(x) <> '[none]') AS l,
            try_strptime(v.publish_time, {_PUBLISH_FORMATS}) AS publish_time,
            v.first_day, v.last_day, v.deleted_day,
            nullif(v.thumb, '') AS thumbnail_url,

@@ -31,6 +31,8 @@ _UTF8_SEQ = re.compile(
     rb"|\xf4[\x80-\x8f][\x80-\xbf]{2}"
 )
 FALLBACK_ENCODING = "cp1252"
+# A time's trailing UTC offset, as ISO 8601 writes it (+00:00) or without the colon (+0000).
+_OFFSET = r"[+-]\d{2}:?\d{2}$"
 
 
 class ImportRejectedError(MurmurError, ValueError):
@@ -100,12 +102,12 @@ def file_digest(path: Path) -> str:
 
 def load(
     path: Path,
-    required: Sequence[str],
+    required: Callable[[Sequence[str]], Sequence[str]],
     *,
     encoding: str | None,
     on_progress: Callable[[int], None],
 ) -> CsvTable:
-    """Read, decode and parse ``path``; check the header holds ``required`` columns."""
+    """Read, decode and parse ``path``; check the header holds the ``required(header)`` columns."""
     raw, digest = read_bytes(path, on_progress)
     name = path.name
     notes: list[str] = []
@@ -126,7 +128,7 @@ def load(
         raise ImportRejectedError(name, 1, "the file is empty")
     frame = _parse(name, text)
     frame = frame.rename({c: c.strip() for c in frame.columns})
-    missing = [c for c in required if c not in frame.columns]
+    missing = [c for c in required(frame.columns) if c not in frame.columns]
     if missing:
         raise ImportRejectedError(
             name,
@@ -299,19 +301,27 @@ def timestamp(
     problems: Problems,
     *,
     required: bool,
-    date_only: bool = False,
 ) -> pl.Expr:
     """``col`` parsed with the first of ``formats`` that fits, as naive UTC Datetime."""
     text = pl.col(col).str.strip_chars()
-    if date_only:
-        parsed = pl.coalesce(
-            [text.str.strptime(pl.Date, f, strict=False, exact=True) for f in formats]
-        ).cast(pl.Datetime("us"))
-    else:
-        parsed = pl.coalesce(
-            [text.str.strptime(pl.Datetime("us"), f, strict=False, exact=True) for f in formats]
-        )
+    # Newer exports end times with a UTC offset (+00:00, +0200, -05:00): each format with a
+    # time reads one too, converted to UTC. A date-only format reads midnight.
+    with_time = [f for f in formats if "%H" in f]
+    # Offset variants cost a parse of the column each: tried only when some value ends in one.
+    offsets = bool(with_time) and bool(frame.select(text.str.contains(_OFFSET).any()).item())
+    tried = [text.str.strptime(pl.Datetime("us"), f, strict=False, exact=True) for f in formats]
+    if offsets:
+        tried += [
+            text.str.strptime(pl.Datetime("us"), f + "%z", strict=False, exact=True)
+            .dt.convert_time_zone("UTC")
+            .dt.replace_time_zone(None)
+            for f in with_time
+            if not f.endswith(("Z", "%z"))
+        ]
+    parsed = pl.coalesce(tried)
     shown = " or ".join(formats)
+    if with_time:
+        shown += " (a time may end with a UTC offset such as +00:00)"
     problems.check(
         frame,
         (text != "") & parsed.is_null(),

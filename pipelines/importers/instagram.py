@@ -29,9 +29,7 @@ def parse(table: CsvTable, ctx: Context) -> Parsed:
     raw_cols = [c for c in frame.columns if c != ROW]
     problems = Problems()
     present = {src: dst for src, dst in METRICS.items() if src in frame.columns}
-    exprs = [
-        timestamp(frame, "Date", ["%Y-%m-%d", "%d/%m/%Y"], problems, required=True, date_only=True)
-    ]
+    exprs = [timestamp(frame, "Date", ["%Y-%m-%d", "%d/%m/%Y"], problems, required=True)]
     exprs += [whole_number(frame, src, problems) for src in present]
     problems.raise_first(table)
     caption = pl.col("Caption") if "Caption" in frame.columns else pl.lit("", dtype=pl.String)

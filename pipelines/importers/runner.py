@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -43,7 +43,7 @@ class Format:
     """A file format: the columns it needs and how it becomes raw rows."""
 
     name: str
-    required: tuple[str, ...]
+    required: Callable[[Sequence[str]], tuple[str, ...]]  # of the file's header
     parse: Callable[[CsvTable, Context], Parsed]
     platform: str
 
@@ -51,9 +51,9 @@ class Format:
 FORMATS = {
     f.name: f
     for f in (
-        Format("youtube-trending", youtube.REQUIRED, youtube.parse, "youtube"),
-        Format("tweets", tweets.REQUIRED, tweets.parse, "x"),
-        Format("instagram-insights", instagram.REQUIRED, instagram.parse, "instagram"),
+        Format("youtube-trending", youtube.required, youtube.parse, "youtube"),
+        Format("tweets", lambda _: tweets.REQUIRED, tweets.parse, "x"),
+        Format("instagram-insights", lambda _: instagram.REQUIRED, instagram.parse, "instagram"),
     )
 }
 KINDS = ("own", "competitor", "creator")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from connectors.platforms import profile_url
@@ -16,7 +18,26 @@ from pipelines.importers.csvfile import (
 )
 from warehouse.ingest import md5_hex
 
+# Kaggle's 2017-18 shape (US: 8 columns; FR and other countries: 16), by its own names.
 REQUIRED = ("video_id", "trending_date", "title", "category_id", "views", "likes", "comment_count")
+# The current public shape ("YouTube Trending Video Dataset", updated daily) names the same
+# fields in camelCase, with ISO times and the channel's id: its names → the 2017-18 ones.
+CURRENT_NAMES = {
+    "publishedAt": "publish_time",
+    "channelId": "channel_id",
+    "channelTitle": "channel_title",
+    "categoryId": "category_id",
+    "view_count": "views",
+}
+CURRENT_REQUIRED = (
+    "video_id", "trending_date", "title", "categoryId", "view_count", "likes", "comment_count",
+)  # fmt: skip
+_TRENDING_FORMATS = {
+    "kaggle": ["%y.%d.%m"],
+    "current": ["%Y-%m-%dT%H:%M:%S%.fZ", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"],
+}
+_PUBLISH_FORMATS = ["%Y-%m-%dT%H:%M:%S%.fZ", "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%d %H:%M:%S"]
+_CHANNEL_ID = r"^UC[A-Za-z0-9_-]{22}$"
 UNKNOWN_CHANNEL = "(unknown channel)"
 # YouTube Data API v3 videoCategories (regionCode US/FR); unknown ids are kept as the id.
 CATEGORIES = {
@@ -32,33 +53,48 @@ CATEGORIES = {
 _VIDEO_ID = r"^[A-Za-z0-9_-]{11}$"
 
 
+def is_current(header: Sequence[str]) -> bool:
+    """Whether a header is the current public shape's (camelCase), not Kaggle's 2017-18 one."""
+    return "views" not in header and any(c in header for c in ("view_count", "categoryId"))
+
+
+def required(header: Sequence[str]) -> tuple[str, ...]:
+    """The columns a file of this header's shape must hold, by the file's own names."""
+    return CURRENT_REQUIRED if is_current(header) else REQUIRED
+
+
 def parse(table: CsvTable, ctx: Context) -> Parsed:
     """Videos → posts, (video, trending day) → snapshots, channels → accounts."""
     frame = table.frame
     raw_cols = [c for c in frame.columns if c != ROW]
-    has = set(frame.columns)
+    shape = "current" if is_current(raw_cols) else "kaggle"
+    # Read by the file's own column names (problems name them), typed under the 2017-18 ones.
+    names = {v: k for k, v in CURRENT_NAMES.items() if k in raw_cols} if shape == "current" else {}
+
+    def src(name: str) -> str:
+        return names.get(name, name)
+
+    has = {CURRENT_NAMES.get(c, c) for c in raw_cols} if shape == "current" else set(raw_cols)
     problems = Problems()
     exprs = [
         required_text(frame, "video_id", problems),
-        timestamp(
-            frame, "trending_date", ["%y.%d.%m"], problems, required=True, date_only=True
-        ).alias("day"),
+        timestamp(frame, "trending_date", _TRENDING_FORMATS[shape], problems, required=True).alias(
+            "day"
+        ),
         pl.col("title").alias("title"),
-        pl.col("category_id").str.strip_chars().alias("category_id"),
-        whole_number(frame, "views", problems),
+        pl.col(src("category_id")).str.strip_chars().alias("category_id"),
+        whole_number(frame, src("views"), problems).alias("views"),
         whole_number(frame, "likes", problems),
         whole_number(frame, "comment_count", problems),
     ]
     if "publish_time" in has:
         exprs.append(
-            timestamp(
-                frame,
-                "publish_time",
-                ["%Y-%m-%dT%H:%M:%S%.fZ", "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%d %H:%M:%S"],
-                problems,
-                required=False,
+            timestamp(frame, src("publish_time"), _PUBLISH_FORMATS, problems, required=False).alias(
+                "publish_time"
             )
         )
+    if "channel_title" in has and src("channel_title") != "channel_title":
+        exprs.append(pl.col(src("channel_title")).alias("channel_title"))
     problems.raise_first(table)
     typed = frame.with_columns(exprs)
     kind = ctx.kind or "creator"
@@ -102,6 +138,15 @@ def parse(table: CsvTable, ctx: Context) -> Parsed:
         if "channel_title" in has
         else pl.lit(None, dtype=pl.String)
     )
+    # The current shape names each channel by its id too: the id is the account (a title can
+    # change, or be another channel's); the 2017-18 shape has only the title.
+    channel_id = (
+        pl.when(pl.col(src("channel_id")).str.strip_chars() != "").then(
+            pl.col(src("channel_id")).str.strip_chars()
+        )
+        if "channel_id" in has
+        else pl.lit(None, dtype=pl.String)
+    )
     removed = (
         pl.col("video_error_or_removed").str.strip_chars().str.to_lowercase() == "true"
         if "video_error_or_removed" in has
@@ -118,6 +163,7 @@ def parse(table: CsvTable, ctx: Context) -> Parsed:
     )
     typed = typed.with_columns(
         channel.alias("channel"),
+        pl.coalesce(channel_id, channel).alias("channel_key"),
         removed.alias("removed"),
         tags.alias("tags"),
         thumbnail.alias("thumbnail_url"),
@@ -137,7 +183,7 @@ def parse(table: CsvTable, ctx: Context) -> Parsed:
         .agg(
             pl.col("video_id").first(),
             pl.col("title").filter(latest).first().alias("text"),
-            pl.col("channel").drop_nulls().first().alias("channel"),
+            pl.col("channel_key").drop_nulls().first().alias("channel"),
             pl.col("category").filter(latest).first().alias("category"),
             pl.col("tags").filter(latest).first().alias("tags"),
             pl.col("thumbnail_url").filter(latest).first().alias("thumbnail_url"),
@@ -159,7 +205,11 @@ def parse(table: CsvTable, ctx: Context) -> Parsed:
             .fill_null("")
             .str.split("|")
             .list.eval(pl.element().str.strip_chars('" \t'))
-            .list.eval(pl.element().filter((pl.element() != "") & (pl.element() != "[none]")))
+            .list.eval(
+                pl.element().filter(
+                    (pl.element() != "") & (pl.element().str.to_lowercase() != "[none]")
+                )
+            )
             .list.unique(maintain_order=True)
             .alias("hashtags"),
         )
@@ -190,22 +240,33 @@ def parse(table: CsvTable, ctx: Context) -> Parsed:
             },
             schema_overrides={"account_id": pl.String, "captured_at": pl.Datetime("us")},
         )
-    elif "channel_title" in has:
+    elif "channel_title" in has or "channel_id" in has:
+        # A channel's title as of its newest day names it; a channel id links its page.
+        url = (
+            pl.when(pl.col("channel_key").str.contains(_CHANNEL_ID)).then(
+                pl.lit("https://www.youtube.com/channel/") + pl.col("channel_key")
+            )
+            if "channel_id" in has
+            else pl.lit(None, dtype=pl.String)
+        )
         accounts = (
-            typed.filter(pl.col("channel").is_not_null())
-            .group_by("channel")
+            typed.filter(pl.col("channel_key").is_not_null())
+            .group_by("channel_key")
             .agg(
                 pl.col("day").max().alias("captured_at"),
                 pl.col("category").mode().sort().first().alias("category"),
+                pl.col("channel").sort_by("day", ROW).drop_nulls().last().alias("title"),
             )
+            .with_columns(pl.coalesce("title", "channel_key").alias("title"))
             .select(
                 pl.lit("youtube").alias("platform"),
-                pl.col("channel").alias("external_id"),
+                pl.col("channel_key").alias("external_id"),
                 pl.lit(kind).alias("kind"),
-                pl.col("channel").alias("handle"),
-                pl.col("channel").alias("display_name"),
+                pl.col("title").alias("handle"),
+                pl.col("title").alias("display_name"),
                 "category",
                 "captured_at",
+                url.alias("url"),
             )
             .sort("external_id")
         )
