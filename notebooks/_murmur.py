@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,95 @@ def local(
     con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}", params or [])
     found = con.execute(f"SELECT count(*) FROM temp.main.{name}").fetchone()  # noqa: S608
     return int(found[0]) if found else 0
+
+
+def workspace() -> str | None:
+    """The workspace the figures are of: $MURMUR_WORKSPACE, else every one in the store."""
+    return os.environ.get("MURMUR_WORKSPACE") or None
+
+
+# Own posts' counters summed per post over UTC days, then per platform with, per basis, the
+# engagements and posts of the posts that have it: what a rate of the same posts divides.
+_RATES = """
+WITH post AS (
+    SELECT platform, external_id, sum(impressions) AS impressions, sum(views) AS views,
+           sum(engagements) AS engagements
+    FROM mart_post_daily
+    WHERE kind = 'own' AND (?::VARCHAR IS NULL OR workspace_id = ?) AND day BETWEEN ? AND ?
+    GROUP BY ALL
+)
+SELECT platform, sum(impressions)::BIGINT AS impressions, sum(views)::BIGINT AS views,
+       sum(engagements)::BIGINT AS engagements, count(*) AS posts,
+       coalesce(sum(engagements) FILTER (WHERE impressions > 0), 0)::BIGINT AS eng_impressions,
+       coalesce(sum(engagements) FILTER (WHERE views > 0), 0)::BIGINT AS eng_views,
+       count(*) FILTER (WHERE impressions > 0) AS posts_impressions,
+       count(*) FILTER (WHERE views > 0) AS posts_views
+FROM post GROUP BY platform ORDER BY engagements DESC, platform
+"""
+_SUMMED = (
+    "impressions",
+    "views",
+    "engagements",
+    "posts",
+    "eng_impressions",
+    "eng_views",
+    "posts_impressions",
+    "posts_views",
+)
+
+
+def _rate(row: dict[str, Any], parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The rate of ``row``'s posts with its basis, the platforms covered and the share left out."""
+    # the basis: impressions where any post has them, else views
+    basis = "impressions" if row["impressions"] else "views" if row["views"] else None
+    if basis is None:
+        return {
+            "basis": None,
+            "engagement_rate": None,
+            "covered": [],
+            "excluded": [],
+            "excluded_share": None,
+        }
+    covered = row[f"eng_{basis}"]
+    return {
+        "basis": basis,
+        "engagement_rate": covered / row[basis],
+        "covered": sorted(p["platform"] for p in parts if p[f"posts_{basis}"]),
+        "excluded": sorted(
+            p["platform"] for p in parts if p["engagements"] and not p[f"posts_{basis}"]
+        ),
+        "excluded_share": (row["engagements"] - covered) / row["engagements"]
+        if row["engagements"]
+        else 0.0,
+    }
+
+
+def engagement_rates(
+    con: duckdb.DuckDBPyConnection, first_day: date, last_day: date, workspace_id: str | None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Own posts' engagement rate per platform and over all, for the UTC days [first, last]."""
+    # what GET /analytics/unified answers for from=first, to=last + 1 day (its by_platform and
+    # totals; docs/api/analytics.md, engagement_rate): a rate of the same posts
+    per_platform = rows(con, _RATES, [workspace_id, workspace_id, first_day, last_day])
+    for r in per_platform:
+        r.update(_rate(r, [r]))
+    total = {k: sum(int(r[k]) for r in per_platform) for k in _SUMMED}
+    total.update(_rate(total, per_platform))
+    return per_platform, total
+
+
+def said(rate: dict[str, Any]) -> str:
+    """A rate as the dashboard says it: "6.26% of impressions (5 of 9 platforms, …)"."""
+    if rate["engagement_rate"] is None:
+        return "not measured"
+    scope = len(rate["covered"]) + len(rate["excluded"])
+    platforms = f"{len(rate['covered'])} of {scope} platforms, " if scope > 1 else ""
+    left = (
+        f"{rate['excluded_share']:.1%} of engagements not covered"
+        if rate["excluded_share"]
+        else "all engagements covered"
+    )
+    return f"{rate['engagement_rate']:.2%} of {rate['basis']} ({platforms}{left})"
 
 
 def output_dir() -> Path:

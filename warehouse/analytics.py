@@ -346,6 +346,37 @@ _ACCOUNT_SUMS = (
     " sum(posts)::BIGINT AS posts"
 )
 
+# A rate's coverage (docs/api/analytics.md, "engagement_rate"): per basis, the engagements of
+# the posts whose denominator is above 0 in the scope, how many posts those are, and how many
+# posts with engagements lack it, so that a rate divides the engagements and the impressions
+# (or views) of the same posts and says what it leaves out.
+COVERAGE = (
+    "cov_eng_impressions",
+    "cov_eng_views",
+    "cov_posts_impressions",
+    "cov_posts_views",
+    "cov_left_impressions",
+    "cov_left_views",
+)
+_COVERAGE_COLS = ", ".join(f"coalesce(p.{c}, 0)::BIGINT AS {c}" for c in COVERAGE)
+
+
+def _covered(impressions: str, views: str, *, posts: bool) -> str:
+    """A grouping's coverage sums; ``impressions``/``views``: whether a row's post has them."""
+    # with ``posts`` the rows are one per post, and the posts are counted too
+    sums = ", ".join(
+        f"coalesce(sum(engagements) FILTER (WHERE {has}), 0)::BIGINT AS cov_eng_{basis}"
+        for basis, has in (("impressions", impressions), ("views", views))
+    )
+    if not posts:
+        return sums
+    counts = ", ".join(
+        f"count(*) FILTER (WHERE {has}) AS cov_posts_{basis},"
+        f" count(*) FILTER (WHERE NOT ({has}) AND engagements > 0) AS cov_left_{basis}"
+        for basis, has in (("impressions", impressions), ("views", views))
+    )
+    return f"{sums}, {counts}"
+
 
 def unified_by_platform(cur: Cursor, f: UnifiedFilter) -> list[Row]:
     """Per platform over the whole range: counters, first-seen totals, posts and followers."""
@@ -355,7 +386,7 @@ def unified_by_platform(cur: Cursor, f: UnifiedFilter) -> list[Row]:
         facts = f"""{lifetimes},
         p AS (
             SELECT platform, {_SUMS}, count(*) FILTER (WHERE grew) AS active_posts,
-                   count(*) AS posts
+                   count(*) AS posts, {_covered("impressions > 0", "views > 0", posts=True)}
             FROM lp GROUP BY platform
         ),
         f AS (
@@ -367,10 +398,13 @@ def unified_by_platform(cur: Cursor, f: UnifiedFilter) -> list[Row]:
     else:
         growth, growth_params = _growth(f)
         first_seen, fs_params = _first_seen(f)
+        # per post first: a post's coverage is whether it has impressions (views) in the range
         facts = f"""g AS ({growth}),
+        gp AS (SELECT platform, external_id, {_SUMS} FROM g GROUP BY platform, external_id),
         p AS (
-            SELECT platform, {_SUMS}, count(DISTINCT external_id) AS active_posts
-            FROM g GROUP BY platform
+            SELECT platform, {_SUMS}, count(*) AS active_posts,
+                   {_covered("impressions > 0", "views > 0", posts=True)}
+            FROM gp GROUP BY platform
         ),
         f AS (
             SELECT platform, {_FS_SUMS}, count(DISTINCT external_id) AS fs_posts
@@ -386,7 +420,8 @@ def unified_by_platform(cur: Cursor, f: UnifiedFilter) -> list[Row]:
         per_account AS (SELECT platform, account_external_id, {_per_account("acct")}),
         a AS (SELECT platform, {_ACCOUNT_SUMS} FROM per_account GROUP BY platform)
         SELECT platform, {_COALESCED}, coalesce(p.active_posts, 0) AS active_posts,
-               {posts} AS posts, a.followers, a.follower_growth, {_FS_COLS}, f.fs_posts
+               {posts} AS posts, a.followers, a.follower_growth, {_FS_COLS}, f.fs_posts,
+               {_COVERAGE_COLS}
         FROM p FULL OUTER JOIN a USING (platform) FULL OUTER JOIN f USING (platform)
         ORDER BY platform
         """,  # noqa: S608 - only this module's constants are interpolated
@@ -415,18 +450,25 @@ def unified_series(cur: Cursor, f: UnifiedFilter) -> list[Row]:
         facts = f"""{lifetimes},
         p AS (
             SELECT {by}, {_SUMS}, count(*) FILTER (WHERE grew) AS active_posts,
-                   count(*) AS posts
+                   count(*) AS posts, {_covered("impressions > 0", "views > 0", posts=False)}
             FROM lp ASOF JOIN edges e ON lp.t >= e.bucket GROUP BY {by}
         )"""  # noqa: S608
         posts = "coalesce(p.posts, 0)"
     else:
         growth, params = _growth(f)
         times, starts = f.reading_times()
+        # a post's coverage is over the whole range (as in the totals), not bucket by bucket
         facts = f"""g AS ({growth}),
+        gc AS (
+            SELECT *, sum(impressions) OVER post > 0 AS has_impressions,
+                   sum(views) OVER post > 0 AS has_views
+            FROM g WINDOW post AS (PARTITION BY platform, external_id)
+        ),
         dated AS (SELECT unnest(?::TIMESTAMP[]) AS t, unnest(?::TIMESTAMP[]) AS bucket),
         p AS (
-            SELECT {by}, {_SUMS}, count(DISTINCT external_id) AS active_posts
-            FROM g JOIN dated USING (t) GROUP BY {by}
+            SELECT {by}, {_SUMS}, count(DISTINCT external_id) AS active_posts,
+                   {_covered("has_impressions", "has_views", posts=False)}
+            FROM gc JOIN dated USING (t) GROUP BY {by}
         )"""  # noqa: S608
         params = [*params, times, starts]
         posts = "coalesce(a.posts, 0)"
@@ -437,7 +479,9 @@ def unified_series(cur: Cursor, f: UnifiedFilter) -> list[Row]:
         per_account AS (SELECT bucket, platform, account_external_id, {_per_account("placed")}),
         a AS (SELECT {by}, {_ACCOUNT_SUMS} FROM per_account GROUP BY {by})
         SELECT {by}, {_COALESCED}, coalesce(p.active_posts, 0) AS active_posts,
-               {posts} AS posts, a.followers, a.follower_growth
+               {posts} AS posts, a.followers, a.follower_growth,
+               coalesce(p.cov_eng_impressions, 0)::BIGINT AS cov_eng_impressions,
+               coalesce(p.cov_eng_views, 0)::BIGINT AS cov_eng_views
         FROM p FULL OUTER JOIN a USING ({by})
         ORDER BY {by}
         """,  # noqa: S608 - only this module's constants are interpolated
@@ -508,6 +552,90 @@ def unified_spans(cur: Cursor, f: UnifiedFilter) -> list[Row]:
     )
 
 
+# How far before a range the series looks for each account's previous reading: the interval
+# a range's first read bucket covers (``covers_from``) starts there, or is unknown.
+READING_LOOKBACK_DAYS = 35
+
+
+@dataclass(frozen=True)
+class Readings:
+    """When a series' groups were read, besides their growth rows (docs: *0 and null*)."""
+
+    # (bucket, platform, account_external_id) of the buckets holding a first-seen reading,
+    # None above the grouping's level
+    first_seen: frozenset[tuple[datetime, str | None, str | None]]
+    # each own account's newest reading before the range (in the look-back), naive UTC
+    previous: dict[tuple[str, str], datetime]
+
+
+def unified_readings(cur: Cursor, f: UnifiedFilter, *, followers: bool) -> Readings:
+    """The first-seen readings of the range per bucket and group, and each account's newest
+    reading before the range (growth, first-seen and, with ``followers``, follower figures)."""
+    group = _GROUPS[f.group_by]
+    cols = ", ".join(
+        [f"fs.{c}" if c in group else f"NULL::VARCHAR AS {c}" for c in _GROUPS["account"]]
+    )
+    first_seen, fs_params = _first_seen(f)
+    placed = fetch_all(
+        cur,
+        f"WITH edges AS (SELECT unnest(?::TIMESTAMP[]) AS bucket), fs AS ({first_seen})"  # noqa: S608 - constants
+        f" SELECT DISTINCT e.bucket, {cols} FROM fs ASOF JOIN edges e ON fs.t >= e.bucket",
+        [list(f.edges[:-1]), *fs_params],
+    )
+    start, first_day = f.edges[0], f.first_day
+    since = first_day - timedelta(days=READING_LOOKBACK_DAYS)
+    # the day of each account's newest growth before the range's first day (the daily rollup),
+    # then its hour from the hourly mart on those days only
+    days = fetch_all(
+        cur,
+        "SELECT platform, account_external_id, max(day) AS day FROM mart_post_daily"  # noqa: S608 - constants
+        f" WHERE {_NARROW} AND day >= ? AND day < ? GROUP BY ALL",
+        [*_params(f), since, first_day],
+    )
+    earliest = min((r["day"] for r in days), default=first_day)
+    found = fetch_all(
+        cur,
+        f"""
+        SELECT platform, account_external_id, max(hour) AS at FROM mart_post_hourly
+        WHERE {_NARROW} AND day BETWEEN ? AND ? AND hour < ? GROUP BY ALL
+        UNION ALL
+        SELECT platform, account_external_id, max(captured_at) FROM mart_post_first_seen
+        WHERE {_NARROW} AND day BETWEEN ? AND ? AND captured_at < ? GROUP BY ALL
+        UNION ALL
+        SELECT platform, account_external_id, max({_DATED}) FROM {_ACCOUNT_DAYS}
+        WHERE ? AND {_NARROW} AND followers IS NOT NULL AND day BETWEEN ? AND ?
+          AND {_DATED} < ?
+        GROUP BY ALL
+        """,  # noqa: S608 - only this module's constants are interpolated
+        [
+            *_params(f),
+            earliest,
+            first_day,
+            start,
+            *_params(f),
+            since,
+            first_day,
+            start,
+            since.isoformat(),
+            first_day.isoformat(),
+            followers,
+            *_params(f),
+            since,
+            first_day,
+            start,
+        ],
+    )
+    previous: dict[tuple[str, str], datetime] = {}
+    for r in found:
+        key = (r["platform"], r["account_external_id"])
+        if r["at"] is not None and (key not in previous or previous[key] < r["at"]):
+            previous[key] = r["at"]
+    return Readings(
+        frozenset((r["bucket"], r["platform"], r["account_external_id"]) for r in placed),
+        previous,
+    )
+
+
 # -- snapshots ---------------------------------------------------------------------------------
 
 
@@ -540,6 +668,7 @@ class TrendFilter:
     status: str | None
     platform: str | None
     min_score: float | None
+    day: date | None = None  # the judged window ending that UTC day; None: the newest
 
 
 # What names a post or an account on a page of a list (domain/analytics/service.py makes the
@@ -559,29 +688,37 @@ _ACCOUNT_NAMES = (
 def list_viral_trends(
     cur: Cursor, workspace_id: str, f: TrendFilter, after: list[Any] | None, limit: int
 ) -> list[Row]:
-    """The latest window of each trending entity, by score (desc) then entity, after ``after``.
+    """The trends of one judged window, after ``after``: rising or peaking before declining
+    (``falling`` 0, then 1), then by score (desc), entity and id.
 
-    A post's row carries its description (``post_text``, ``post_url``, ``post_thumbnail_url``).
+    The window is the newest judged, or with ``f.day`` the newest ending in that UTC day (its
+    last instant in it). A post's row carries its description (``post_text``, ``post_url``,
+    ``post_thumbnail_url``).
     """
-    position = after or [None, None, None]
+    position = list(after) if after and len(after) == 4 else [None] * 4
     return fetch_all(
         cur,
         f"""
-        WITH latest AS (
-            SELECT *, 'trd_' || left(md5(concat_ws('|', entity_type, entity,
-                                                    coalesce(platform, ''))), 24) AS id
-            FROM mart_viral_trends
+        WITH judged AS (
+            SELECT max(window_end) AS window_end FROM mart_viral_trends
             WHERE workspace_id = ?
-              AND (? IS NULL OR entity_type = ?) AND (? IS NULL OR platform = ?)
-            QUALIFY row_number() OVER (PARTITION BY entity_type, entity, platform
-                                       ORDER BY window_end DESC, computed_at DESC) = 1
+              AND (?::DATE IS NULL OR (window_end > ?::DATE
+                                       AND window_end <= ?::DATE + INTERVAL 1 DAY))
         ),
-        -- Status and score filter the latest window only, not superseded ones.
+        listed AS (
+            SELECT t.*, 'trd_' || left(md5(concat_ws('|', entity_type, entity,
+                                                      coalesce(platform, ''))), 24) AS id,
+                   CASE WHEN status = 'declining' THEN 1 ELSE 0 END AS falling
+            FROM mart_viral_trends t JOIN judged USING (window_end)
+            WHERE t.workspace_id = ?
+              AND (? IS NULL OR entity_type = ?) AND (? IS NULL OR platform = ?)
+              AND (? IS NULL OR status = ?) AND (?::DOUBLE IS NULL OR score >= ?)
+        ),
         page AS (
-            SELECT * FROM latest
-            WHERE (? IS NULL OR status = ?) AND (?::DOUBLE IS NULL OR score >= ?)
-              AND (?::DOUBLE IS NULL OR score < ? OR (score = ? AND (entity, id) > (?, ?)))
-            ORDER BY score DESC, entity, id
+            SELECT * FROM listed
+            WHERE ?::INTEGER IS NULL OR falling > ?
+               OR (falling = ? AND (score < ? OR (score = ? AND (entity, id) > (?, ?))))
+            ORDER BY falling, score DESC, entity, id
             LIMIT ?
         )
         SELECT page.*, {_POST_NAMES}
@@ -589,9 +726,13 @@ def list_viral_trends(
         LEFT JOIN dim_posts p
           ON page.entity_type = 'post' AND p.workspace_id = page.workspace_id
          AND p.platform = page.platform AND p.external_id = page.entity
-        ORDER BY page.score DESC, page.entity, page.id
+        ORDER BY page.falling, page.score DESC, page.entity, page.id
         """,  # noqa: S608 - only this module's constants are interpolated
         [
+            workspace_id,
+            f.day,
+            f.day,
+            f.day,
             workspace_id,
             f.entity_type,
             f.entity_type,
@@ -605,7 +746,9 @@ def list_viral_trends(
             position[0],
             position[0],
             position[1],
+            position[1],
             position[2],
+            position[3],
             limit,
         ],
     )
@@ -683,20 +826,6 @@ def list_insights(
             position[1],
             limit,
         ],
-    )
-
-
-def best_times(cur: Cursor, workspace_id: str, platform: str, external_ids: list[str]) -> list[Row]:
-    """The weekday x hour cells of one account, Monday 00:00 first."""
-    return fetch_all(
-        cur,
-        """
-        SELECT * FROM mart_best_times
-        WHERE workspace_id = ? AND platform = ? AND list_contains(?, account_external_id)
-        QUALIFY row_number() OVER (PARTITION BY weekday, hour ORDER BY computed_at DESC) = 1
-        ORDER BY weekday, hour
-        """,
-        [workspace_id, platform, external_ids],
     )
 
 
@@ -790,6 +919,17 @@ def list_competitors(
     )
 
 
+def live_competitors(cur: Cursor, workspace_id: str) -> list[CompetitorRow]:
+    """Every live tracked competitor of the workspace (a list in rank order is sorted whole)."""
+    return fetch_rows(
+        cur,
+        f"SELECT {_COMPETITOR} FROM tracked_competitors"  # noqa: S608 - constants
+        " WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY id DESC",
+        [workspace_id],
+        CompetitorRow.make,
+    )
+
+
 def competitor_rankings(
     cur: Cursor, workspace_id: str, competitors: list[CompetitorRow]
 ) -> dict[str, Row]:
@@ -822,18 +962,14 @@ def competitor_rankings(
     return {row["tracked_id"]: row for row in found}
 
 
-def own_engagement(cur: Cursor, workspace_id: str, since: date) -> list[Row]:
-    """The workspace's own engagement per platform since ``since``: the benchmark's baseline."""
-    return fetch_all(
+def newest_own_day(cur: Cursor, workspace_id: str) -> date | None:
+    """The newest UTC day of our own posts' growth: where the benchmark's window ends."""
+    found = fetch_one(
         cur,
-        f"""
-        SELECT platform, {_SUMS}
-        FROM mart_post_daily
-        WHERE workspace_id = ? AND kind = 'own' AND day >= ?
-        GROUP BY platform
-        """,  # noqa: S608 - only this module's constants are interpolated
-        [workspace_id, since],
+        "SELECT max(day) AS day FROM mart_post_daily WHERE workspace_id = ? AND kind = 'own'",
+        [workspace_id],
     )
+    return None if found is None else found["day"]
 
 
 def own_followers(cur: Cursor, workspace_id: str) -> list[Row]:

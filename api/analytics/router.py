@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from functools import partial
 from typing import Annotated
 
@@ -160,10 +160,14 @@ async def list_viral_trends(
         float | None,
         Query(description="Only scores at least this (a finite number).", allow_inf_nan=False),
     ] = None,
+    day: Annotated[
+        date | None,
+        Query(description="The trends judged on this UTC day (`YYYY-MM-DD`); default the newest."),
+    ] = None,
 ) -> Response:
-    """Posts, hashtags and topics trending against their own baseline, highest score first."""
+    """Posts, hashtags and topics trending against their baseline: rising first, then by score."""
     where = TrendFilter(
-        entity_type=entity_type, status=status, platform=platform, min_score=min_score
+        entity_type=entity_type, status=status, platform=platform, min_score=min_score, day=day
     )
     return await cached_json(
         request,
@@ -193,9 +197,18 @@ def list_insights(
 def best_times(
     ctx: AnalyticsRead,
     account_id: Annotated[str, Query(max_length=64, description="A connected account (`acc_…`).")],
+    tz: Annotated[
+        str,
+        Query(
+            max_length=64,
+            description="IANA time zone of the weekdays, hours and blocks (`Europe/Paris`, "
+            "`America/New_York`); any case. Unknown: 400 on `tz`.",
+        ),
+    ] = "UTC",
 ) -> Envelope[BestTimes]:
-    """One account's weekday x hour grid of engagement indices, shrunk for small samples."""
-    return ok(service.best_times(ctx.txn, ctx.workspace_id, account_id))
+    """One account's best times in a zone: weekday x hour cells, 4-hour blocks, a recommendation."""
+    zone = service.time_zone(tz)
+    return ok(service.best_times(ctx.txn, ctx.workspace_id, account_id, zone))
 
 
 @router.get("/creators", response_model=Envelope[Creators])
@@ -213,7 +226,7 @@ def list_creators(
 
 @router.get("/competitors", response_model=Envelope[Competitors])
 def list_competitors(ctx: AnalyticsRead, page: PageParams) -> Envelope[Competitors]:
-    """Tracked competitors, newest first, with their latest ranking and a benchmark against us."""
+    """Tracked competitors in rank order, with their latest ranking and a benchmark against us."""
     return ok(service.competitors(ctx.txn, ctx.workspace_id, page))
 
 

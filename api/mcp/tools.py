@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -203,6 +203,9 @@ class TrendArgs(Paged):
     min_score: float | None = Field(
         default=None, allow_inf_nan=False, description="Only scores at least this."
     )
+    day: date | None = Field(
+        default=None, description="The trends judged on this UTC day; default the newest."
+    )
 
 
 class InsightArgs(Paged):
@@ -213,6 +216,9 @@ class InsightArgs(Paged):
 
 class BestTimesArgs(InWorkspace):
     account_id: Id = Field(description="A connected account (`acc_…`, from list_accounts).")
+    tz: str = Field(
+        default="UTC", max_length=64, description="IANA time zone of the weekdays and hours."
+    )
 
 
 class CreatorArgs(Paged):
@@ -347,13 +353,21 @@ def _unified(data: dict[str, Any]) -> str:
         for name in ("impressions", "engagements", "engagement_rate")
         if totals.get(name) is not None
     )
+    # a rate says what it divides: its basis and what it leaves out
+    coverage = totals.get("engagement_rate_coverage")
+    if coverage:
+        left = ", ".join(coverage.get("excluded_platforms") or []) or "none"
+        shown += (
+            f" (of {totals.get('engagement_rate_basis')}; platforms left out: {left}; "
+            f"{coverage['excluded_engagements_share']:.1%} of engagements not covered)"
+        )
     span = data.get("range", {})
     return f"Totals from {span.get('from')} to {span.get('to')}: {shown or 'no data'}."
 
 
 def _best_times(data: dict[str, Any]) -> str:
-    slots = ", ".join(str(c.get("label")) for c in data.get("best") or [])
-    return f"Best times for {data.get('account_id')}: {slots or 'not enough data yet'}."
+    rec = data.get("recommendation") or {}
+    return f"Best times for {data.get('account_id')}: {rec.get('text') or 'not enough data yet'}"
 
 
 def _post_analytics(data: dict[str, Any]) -> str:
@@ -469,6 +483,7 @@ def _viral_trends(call: Call, args: TrendArgs) -> BaseModel:
         status=args.status,
         platform=args.platform,
         min_score=args.min_score,
+        day=args.day,
     )
     page = call.page("/viral-trends", args)
     return analytics.viral_trends(call.transaction, call.workspace_id, where, page)
@@ -486,7 +501,8 @@ def _insights(call: Call, args: InsightArgs) -> BaseModel:
 
 
 def _best_times_of(call: Call, args: BestTimesArgs) -> BaseModel:
-    return analytics.best_times(call.transaction, call.workspace_id, args.account_id)
+    zone = analytics.time_zone(args.tz)
+    return analytics.best_times(call.transaction, call.workspace_id, args.account_id, zone)
 
 
 def _creators(call: Call, args: CreatorArgs) -> BaseModel:
@@ -742,9 +758,10 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         name="list_viral_trends",
         title="Viral trends",
-        description="Posts, hashtags and topics trending against their own baseline, highest "
-        "score first: `score` = log2((velocity + 1) / (baseline + 1)), in engagements per hour, "
-        "abnormal from 1; `status` emerging, peaking or declining; `evidence` holds "
+        description="Posts, hashtags and topics trending against their own baseline, emerging "
+        "and peaking before declining, then highest score first: `score` = log2((velocity + 1) "
+        "/ (baseline + 1)), in engagements per hour, abnormal from 1; `status` emerging, "
+        "peaking or declining; the newest judged window, or `day`'s; `evidence` holds "
         "`window_hours`, `previous_velocity`, `baseline_source` and the baseline's windows."
         + _FIGURES,
         scope="analytics:read",
@@ -784,7 +801,9 @@ TOOLS: tuple[Tool, ...] = (
         description="Creators ranked by a composite `score`: the weighted sum of three parts, "
         "each z-scored among the ranked creators (`parts`, each with its value, z, weight and "
         "contribution): `engagement_rate` (shrunk toward the mean), `growth_rate` (followers) "
-        "and `reach`." + _FIGURES,
+        "and `reach`. An item's `engagement_rate` is measured (null: not measured, never a "
+        "prior); `engagement_rate_estimate` is the shrunk estimate, with its prior and weight."
+        + _FIGURES,
         scope="analytics:read",
         args=CreatorArgs,
         output=Creators,
@@ -795,7 +814,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         name="list_competitors",
         title="Competitors",
-        description="Tracked competitors, newest first, with their latest ranking and a "
+        description="Tracked competitors in rank order (then those not ranked yet, newest "
+        "first), with their latest ranking and a "
         "benchmark against our own accounts." + _FIGURES,
         scope="analytics:read",
         args=Paged,

@@ -12,9 +12,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from connectors.platforms import profile_url
+from domain.analytics import best_times as wording
+from domain.analytics import rates
 from domain.analytics.schemas import (
     Basis,
     Benchmark,
+    BestTimeBlock,
     BestTimeCell,
     BestTimes,
     Competitor,
@@ -44,6 +47,7 @@ from domain.errors import InvalidState, NotFound, ValidationFailed, found
 from domain.pagination import PageRequest
 from domain.schemas import Deleted, Page, iso_z
 from warehouse import analytics as repo
+from warehouse import best_times as best_times_repo
 from warehouse import buckets
 from warehouse import posts as posts_repo
 from warehouse import workspaces as ws_repo
@@ -52,23 +56,7 @@ from warehouse.ids import from_db, utcnow
 from warehouse.rows import Cursor, Row
 from warehouse.store import Transaction
 
-BENCHMARK_WINDOW = timedelta(days=28)
-WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-
-
 # -- shared ------------------------------------------------------------------------------------
-
-
-def rate(row: Mapping[str, Any]) -> tuple[float | None, str | None]:
-    """Engagement rate from summed counters: per impression, else per view, else none."""
-    engagements = int(row.get("engagements") or 0)
-    impressions = int(row.get("impressions") or 0)
-    views = int(row.get("views") or 0)
-    if impressions > 0:
-        return engagements / impressions, "impressions"
-    if views > 0:
-        return engagements / views, "views"
-    return None, None
 
 
 def snapshot_at(snapshot: Snapshot, now: float) -> Snapshot:
@@ -257,12 +245,18 @@ def resolve_range(
     return start, end
 
 
-def _metrics(row: Mapping[str, Any]) -> dict[str, Any]:
-    er, basis = rate(row)
+def _metrics(
+    row: Mapping[str, Any],
+    basis: rates.RateBasis | None = None,
+    parts: list[Row] | None = None,
+) -> dict[str, Any]:
+    """A row's counters and its rate (``basis``: its series group's; ``parts``: its platforms')."""
+    measured = rates.measure(row, basis=basis, parts=parts)
     out: dict[str, Any] = {c: int(row.get(c) or 0) for c in COUNTERS}
     out.update(
-        engagement_rate=er,
-        engagement_rate_basis=basis,
+        engagement_rate=measured.value,
+        engagement_rate_basis=measured.basis,
+        engagement_rate_coverage=measured.coverage,
         posts=int(row.get("posts") or 0),
         active_posts=int(row.get("active_posts") or 0),
         followers=None if row.get("followers") is None else int(row["followers"]),
@@ -336,10 +330,64 @@ def _after(page: PageRequest) -> tuple[datetime, str, str] | None:
         ) from exc
 
 
+# A read bucket's (index, group) → where the interval its growth covers starts (None: unknown).
+Covers = dict[tuple[int, GroupKey], datetime | None]
+
+
+def _read_buckets(
+    where: repo.UnifiedFilter, rows: list[Row], readings: repo.Readings, tz: str
+) -> Covers:
+    """The buckets holding a reading of their group, each with the start of what it covers.
+
+    A reading is a growth row (``active_posts``: a post read in the bucket, changed or not), a
+    first-seen reading or, above hours, a follower figure. A read bucket's growth accrued
+    since the group's previous reading: it covers from the end of the bucket holding that one
+    (docs/api/analytics.md, "The series: groups, coverage, 0 and null").
+    """
+    edges = where.edges
+    index = {e: i for i, e in enumerate(edges[:-1])}
+    daily = where.granularity != "hour"  # follower figures are daily
+
+    def group(platform: str | None, account: str | None) -> GroupKey:
+        return (
+            None if where.group_by == "total" else platform,
+            account if where.group_by == "account" else None,
+        )
+
+    read: dict[GroupKey, set[int]] = {}
+    for r in rows:
+        if int(r["active_posts"] or 0) > 0 or (daily and r["followers"] is not None):
+            read.setdefault(group(r.get("platform"), r.get("account_external_id")), set()).add(
+                index[r["bucket"]]
+            )
+    for bucket, platform, account in readings.first_seen:
+        read.setdefault(group(platform, account), set()).add(index[bucket])
+    previous: dict[GroupKey, datetime] = {}
+    for (platform, account), at in readings.previous.items():
+        key = group(platform, account)
+        previous[key] = max(previous.get(key, at), at)
+    zone = buckets.zone(tz)
+    out: Covers = {}
+    for key, held in read.items():
+        since: datetime | None = None
+        if key in previous:
+            start = buckets.floor(previous[key].replace(tzinfo=UTC), where.granularity, zone)
+            since = buckets.following(start, where.granularity, zone).replace(tzinfo=None)
+        for i in sorted(held):
+            out[(i, key)] = since
+            since = edges[i + 1]
+    return out
+
+
 def _series(
-    where: repo.UnifiedFilter, rows: list[Row], accounts: list[Row], page: PageRequest
+    where: repo.UnifiedFilter,
+    rows: list[Row],
+    accounts: list[Row],
+    page: PageRequest,
+    covers: Covers | None = None,
 ) -> Page[SeriesPoint]:
-    """Every bucket for every group whose span meets the range: 0 inside the span, else null."""
+    """Every bucket for every group whose span meets the range: numbers where the group was
+    read (``covers``: the activity basis's read buckets; without, the whole span), else null."""
     edges = where.edges
     spans = _group_spans(where, accounts)
     groups = sorted(
@@ -347,6 +395,14 @@ def _series(
         key=lambda k: (k[0] or "", k[1] or ""),
     )
     found = {(r["bucket"], r.get("platform"), r.get("account_external_id")): r for r in rows}
+    # Each group's rate has one basis over the range (its totals'): a line never mixes
+    # buckets per impression with buckets per view.
+    sums: dict[GroupKey, list[int]] = {}
+    for r in rows:
+        acc = sums.setdefault((r.get("platform"), r.get("account_external_id")), [0, 0])
+        acc[0] += int(r["impressions"] or 0)
+        acc[1] += int(r["views"] or 0)
+    bases = {key: rates.basis_of(i, v) for key, (i, v) in sums.items()}
     after = _after(page)
     first = 0 if after is None else max(0, bisect_left(edges, after[0]))
     points: list[tuple[int, GroupKey]] = []
@@ -364,16 +420,20 @@ def _series(
         i, key = at
         start, end = edges[i], edges[i + 1]
         span = spans[key]
-        names = {
+        names: dict[str, Any] = {
             "bucket": _utc(start),
             "bucket_end": _utc(end),
             "platform": key[0],
             "account_id": span.account_id,
             "account_external_id": key[1],
         }
-        if not span.covers(start, end):
+        if not span.covers(start, end) or (covers is not None and (i, key) not in covers):
             return SeriesPoint(**names, **dict.fromkeys(_SERIES_METRICS))
-        metrics = _metrics(found.get((start, *key), {}))
+        if covers is not None:
+            since = covers[(i, key)]
+            names["covers_from"] = None if since is None else _utc(since)
+            names["covers_hours"] = None if since is None else (end - since) / timedelta(hours=1)
+        metrics = _metrics(found.get((start, *key), {}), bases.get(key))
         if where.granularity == "hour":  # follower figures are daily
             metrics.update(followers=None, follower_growth=None)
         return SeriesPoint(**names, **metrics)
@@ -389,6 +449,7 @@ _SERIES_METRICS = (
     *COUNTERS,
     "engagement_rate",
     "engagement_rate_basis",
+    "engagement_rate_coverage",
     "posts",
     "active_posts",
     "followers",
@@ -452,12 +513,21 @@ def unified(
         ("unified_spans", workspace_id, platform, account_id, basis),
         lambda cur: repo.unified_spans(cur, where),
     )
+    covers = None
+    if basis == "activity":
+        # which buckets a reading falls in: the others between readings are null, not 0
+        readings = repo.cache.value(
+            txn,
+            ("unified_readings", where.cache_key()),
+            lambda cur: repo.unified_readings(cur, where, followers=granularity != "hour"),
+        )
+        covers = _read_buckets(where, rows, readings, tz)
     totals_row: dict[str, Any] = {c: sum(int(r[c]) for r in platforms) for c in COUNTERS}
     for name in ("posts", "active_posts"):
         totals_row[name] = sum(int(r[name]) for r in platforms)
     totals_row["followers"] = _sum_optional([r["followers"] for r in platforms])
     totals_row["follower_growth"] = _sum_optional([r["follower_growth"] for r in platforms])
-    for name in ("fs_posts", *(f"fs_{c}" for c in COUNTERS)):
+    for name in ("fs_posts", *(f"fs_{c}" for c in COUNTERS), *repo.COVERAGE):
         totals_row[name] = sum(int(r[name] or 0) for r in platforms)
     return UnifiedAnalytics(
         range=Range(from_=start, to=end, first_bucket=_utc(naive[0]), last_bucket=_utc(naive[-2])),
@@ -465,12 +535,14 @@ def unified(
         tz=tz,
         basis=basis,
         group_by=group_by,
-        totals=Metrics(**_metrics(totals_row), first_seen=_first_seen(totals_row)),
+        totals=Metrics(**_metrics(totals_row, parts=platforms), first_seen=_first_seen(totals_row)),
         by_platform=[
-            PlatformMetrics(platform=r["platform"], **_metrics(r), first_seen=_first_seen(r))
+            PlatformMetrics(
+                platform=r["platform"], **_metrics(r, parts=[r]), first_seen=_first_seen(r)
+            )
             for r in platforms
         ],
-        series=_series(where, rows, accounts, page),
+        series=_series(where, rows, accounts, page, covers),
         snapshot=snapshot_out(snapshot_row, marts),
     )
 
@@ -523,7 +595,7 @@ def viral_trends(
             computed_at=_utc(r["computed_at"]),
             evidence=_evidence(_json(r["evidence"])),
         ),
-        lambda r: [r["score"], r["entity"], r["id"]],
+        lambda r: [r["falling"], r["score"], r["entity"], r["id"]],
     )
     return ViralTrends(
         items=found.items,
@@ -609,8 +681,8 @@ def _insight_names(row: Row) -> dict[str, Any]:
     return {"label": None, "url": None, "thumbnail_url": None}
 
 
-def _cell(weekday: int, hour: int, row: Row | None) -> BestTimeCell:
-    label = f"{WEEKDAYS[weekday]} {hour:02d}:00 UTC"
+def _cell(weekday: int, hour: int, row: Row | None, tz: str) -> BestTimeCell:
+    label = wording.cell_label(weekday, hour, tz)
     if row is None:
         return BestTimeCell(
             weekday=weekday,
@@ -627,33 +699,64 @@ def _cell(weekday: int, hour: int, row: Row | None) -> BestTimeCell:
         weekday=weekday,
         hour=hour,
         label=label,
-        posts=int(row["posts"]),
-        raw_index=row["raw_index"],
-        shrunk_index=row["shrunk_index"],
+        posts=int(row["n"]),
+        raw_index=row["raw"],
+        shrunk_index=row["shrunk"],
+        prior=row["prior"],
+        weight=row["w"],
         ci_low=row["ci_low"],
         ci_high=row["ci_high"],
         confidence=row["confidence"],
     )
 
 
-def best_times(txn: Transaction, workspace_id: str, account_id: str) -> BestTimes:
+def _block(row: Row, tz: str) -> BestTimeBlock:
+    first, end = wording.hours(row["block"])
+    return BestTimeBlock(
+        day_type="weekend" if row["weekend"] else "weekday",
+        start_hour=first,
+        end_hour=end,
+        label=wording.block_label(row["weekend"], row["block"], tz),
+        posts=int(row["n"]),
+        raw_index=row["raw"],
+        shrunk_index=row["shrunk"],
+        prior=row["prior"],
+        prior_posts=int(row["prior_posts"]),
+        weight=row["w"],
+        ci_low=row["ci_low"],
+        ci_high=row["ci_high"],
+        confidence=row["confidence"],
+    )
+
+
+def best_times(txn: Transaction, workspace_id: str, account_id: str, tz: str = "UTC") -> BestTimes:
+    """One account's cells, blocks and recommendation in ``tz`` (computed in SQL, kept)."""
     platform, external_ids = _account_keys(txn, workspace_id, account_id)
-    cur = txn.analytics
-    rows = repo.best_times(cur, workspace_id, platform, external_ids)
-    by_slot = {(int(r["weekday"]), int(r["hour"])): r for r in rows}
-    grid = [_cell(d, h, by_slot.get((d, h))) for d in range(7) for h in range(24)]
+    found, snapshot_row = repo.cache.value(
+        txn,
+        ("best_times", workspace_id, platform, tuple(external_ids), tz),
+        lambda cur: (
+            best_times_repo.best_times(cur, workspace_id, platform, external_ids, tz),
+            repo.snapshot(cur, ["mart_best_times"]),
+        ),
+    )
+    by_slot = {(int(r["weekday"]), int(r["hour"])): r for r in found.cells}
+    grid = [_cell(d, h, by_slot.get((d, h)), tz) for d in range(7) for h in range(24)]
     ranked = sorted(
         (c for c in grid if c.shrunk_index is not None and c.confidence not in {"low", "none"}),
         key=lambda c: (-(c.shrunk_index or 0.0), c.weekday, c.hour),
     )
-    computed = max((r["computed_at"] for r in rows), default=None)
+    rec = found.recommendation
     return BestTimes(
         account_id=account_id,
         platform=platform,
+        tz=tz,
         grid=grid,
+        blocks=[_block(r, tz) for r in found.blocks],
         best=ranked[:3],
-        computed_at=from_db(computed),
-        snapshot=read_snapshot(cur, ["mart_best_times"]),
+        recommendation=None if rec is None else wording.recommendation(rec, tz),
+        computed_at=from_db(found.computed_at),
+        snapshot=snapshot_out(snapshot_row, ["mart_best_times"]),
     )
 
 
@@ -661,6 +764,9 @@ def best_times(txn: Transaction, workspace_id: str, account_id: str) -> BestTime
 
 
 def ranking_out(row: Row) -> Ranking:
+    parts = _json(row["parts"])
+    measured = row["engagement_rate"]
+    estimate = rates.estimate_of(measured, row["engagement_rate_shrunk"], parts)
     return Ranking(
         kind=row["kind"],
         platform=row["platform"],
@@ -670,13 +776,17 @@ def ranking_out(row: Row) -> Ranking:
         category=row["category"],
         followers=row["followers"],
         posts=int(row["posts"]),
-        engagement_rate=row["engagement_rate"],
-        engagement_rate_shrunk=row["engagement_rate_shrunk"],
+        engagement_rate=measured,
+        engagement_rate_basis=rates.ranking_basis(measured, parts),
+        engagement_rate_coverage=rates.ranking_coverage(measured, parts),
+        engagement_rate_estimate=estimate,
+        # the mart keeps the group's prior for an unmeasured rate: never served as one
+        engagement_rate_shrunk=None if estimate is None else estimate.value,
         growth_rate=row["growth_rate"],
         avg_reach=row["avg_reach"],
         score=row["score"],
         rank=int(row["rank"]),
-        parts=_json(row["parts"]),
+        parts=parts,
         computed_at=_utc(row["computed_at"]),
     )
 
@@ -703,31 +813,32 @@ def creators(
 
 
 class _Baseline:
-    """The workspace's own engagement and followers per platform, read once per request."""
+    """Our own rates (the benchmark window's) and followers per platform, read once."""
 
-    def __init__(self, cur: Cursor, workspace_id: str) -> None:
-        since = (utcnow() - BENCHMARK_WINDOW).date()
-        self.rates = {
-            r["platform"]: rate(r)[0] for r in repo.own_engagement(cur, workspace_id, since)
-        }
+    def __init__(self, txn: Transaction, workspace_id: str) -> None:
+        # The benchmark insight's "your rate" comes from the same function on the same marts.
+        self.ours = repo.cache.value(
+            txn, ("own_rates", workspace_id), lambda cur: rates.own_rates(cur, workspace_id)
+        )
         self.followers = {
-            r["platform"]: r["followers"] for r in repo.own_followers(cur, workspace_id)
+            r["platform"]: r["followers"] for r in repo.own_followers(txn.analytics, workspace_id)
         }
 
     def benchmark(self, platform: str, ranking: Ranking | None) -> Benchmark:
-        ours = self.rates.get(platform)
-        theirs = None
-        if ranking is not None:
-            theirs = (
-                ranking.engagement_rate
-                if ranking.engagement_rate is not None
-                else ranking.engagement_rate_shrunk
-            )
-        ratio = theirs / ours if theirs is not None and ours else None
+        ours = self.ours.by_platform.get(platform, rates.Rate())
+        theirs = None if ranking is None else ranking.engagement_rate
+        their_basis = None if ranking is None else ranking.engagement_rate_basis
+        # a rate per impression against one per view compares nothing
+        comparable = theirs is not None and ours.value and their_basis == ours.basis
+        ratio = theirs / ours.value if comparable and theirs is not None and ours.value else None
         our_followers = self.followers.get(platform)
         return Benchmark(
             their_engagement_rate=theirs,
-            our_engagement_rate=ours,
+            their_engagement_rate_basis=their_basis,
+            our_engagement_rate=ours.value,
+            our_engagement_rate_basis=ours.basis,
+            our_engagement_rate_coverage=ours.coverage,
+            our_window=self.ours.window,
             ratio=ratio,
             their_followers=None if ranking is None else ranking.followers,
             our_followers=None if our_followers is None else int(our_followers),
@@ -753,14 +864,51 @@ def _competitor_out(
     )
 
 
+# A competitor's place in the list: ranked ones by rank, then the ones not ranked yet, newest
+# first. The cursor holds it: [0, rank, id] or [1, 0, id].
+_Position = tuple[int, int, str]
+
+
+def _position(row: repo.CompetitorRow, ranking_row: Row | None) -> _Position:
+    """Where a tracked competitor is listed."""
+    if ranking_row is None:
+        return (1, 0, row.id)
+    return (0, int(ranking_row["rank"]), row.id)
+
+
+def _follows(position: _Position, after: _Position) -> bool:
+    """Whether ``position`` comes after ``after`` (unranked ones run by id, descending)."""
+    if position[0] != after[0]:
+        return position[0] > after[0]
+    if position[0] == 0:
+        return position[1:] > after[1:]
+    return position[2] < after[2]
+
+
 def competitors(txn: Transaction, workspace_id: str, page: PageRequest) -> Competitors:
-    rows = repo.list_competitors(txn.cur, workspace_id, page.after_value(), page.fetch)
-    kept = rows[: page.limit]
+    # Ranks live in the lake, tracking in the publishing store: the workspace's tracked
+    # competitors (a handful) are read whole, ranked, and cut into pages here.
+    rows = repo.live_competitors(txn.cur, workspace_id)
     cur = txn.analytics
-    rankings = repo.competitor_rankings(cur, workspace_id, kept)
-    baseline = _Baseline(cur, workspace_id)
+    rankings = repo.competitor_rankings(cur, workspace_id, rows)
+    placed = [(_position(r, rankings.get(r.id)), r) for r in rows]
+    ranked = sorted((t for t in placed if t[0][0] == 0), key=lambda t: t[0])
+    unranked = sorted((t for t in placed if t[0][0] == 1), key=lambda t: t[0], reverse=True)
+    ordered = ranked + unranked
+    after = page.after
+    if after is not None:
+        try:
+            mark: _Position = (int(after[0]), int(after[1]), str(after[2]))
+        except (TypeError, ValueError, IndexError) as exc:
+            raise ValidationFailed.on(
+                "cursor", "invalid", "The cursor is not one this endpoint issued."
+            ) from exc
+        ordered = [t for t in ordered if _follows(t[0], mark)]
+    baseline = _Baseline(txn, workspace_id)
     found = page.page(
-        rows, lambda r: _competitor_out(r, rankings.get(r.id), baseline), lambda r: [r.id]
+        ordered[: page.fetch],
+        lambda t: _competitor_out(t[1], rankings.get(t[1].id), baseline),
+        lambda t: list(t[0]),
     )
     return Competitors(
         items=found.items,
@@ -786,7 +934,7 @@ def track_competitor(txn: Transaction, workspace_id: str, body: CompetitorCreate
     row = repo.get_live_competitor(cur, workspace_id, competitor_id)
     assert row is not None
     rankings = repo.competitor_rankings(txn.analytics, workspace_id, [row])
-    baseline = _Baseline(txn.analytics, workspace_id)
+    baseline = _Baseline(txn, workspace_id)
     return _competitor_out(row, rankings.get(competitor_id), baseline)
 
 
@@ -799,18 +947,43 @@ def untrack_competitor(cur: Cursor, workspace_id: str, competitor_id: str) -> De
 # -- a post's own analytics --------------------------------------------------------------------
 
 
+def _per_post(rows: list[Row]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Each platform-side post's counters summed over its rows."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        acc = found.setdefault(
+            (row["platform"], row["external_id"]),
+            {"platform": row["platform"], **dict.fromkeys(COUNTERS, 0)},
+        )
+        for c in COUNTERS:
+            acc[c] += int(row[c])
+    return found
+
+
 def _totals(rows: list[Row]) -> PostTotals:
+    """Summed counters and the rate over the posts with its basis (as a unified total)."""
+    posts = _per_post(rows)
     sums = {c: sum(int(r[c]) for r in rows) for c in COUNTERS}
-    er, basis = rate(sums)
-    return PostTotals(**sums, engagement_rate=er, engagement_rate_basis=basis)
+    by_platform = [
+        {"platform": name, **rates.post_sums(p for p in posts.values() if p["platform"] == name)}
+        for name in sorted({p["platform"] for p in posts.values()})
+    ]
+    measured = rates.measure({**sums, **rates.post_sums(posts.values())}, parts=by_platform)
+    return PostTotals(
+        **sums,
+        engagement_rate=measured.value,
+        engagement_rate_basis=measured.basis,
+        engagement_rate_coverage=measured.coverage,
+    )
 
 
-def _day_point(row: Row) -> DayPoint:
-    er, _ = rate(row)
+def _day_point(row: Row, basis: rates.RateBasis | None) -> DayPoint:
+    measured = rates.measure(row, basis=basis)
     return DayPoint(
         day=datetime.combine(row["day"], time(), tzinfo=UTC),
         **{c: int(row[c]) for c in COUNTERS},
-        engagement_rate=er,
+        engagement_rate=measured.value,
+        engagement_rate_basis=measured.basis,
     )
 
 
@@ -897,10 +1070,19 @@ def post_analytics(txn: Transaction, workspace_id: str, post_id: str) -> PostAna
 
 
 def _daily(rows: list[Row]) -> list[DayPoint]:
-    """One point per day (several platform-side posts of one destination are summed)."""
+    """One point per day (a destination's platform-side posts summed), rated as its totals."""
+    posts = _per_post(rows)
+    basis = rates.basis_of(
+        sum(p["impressions"] for p in posts.values()), sum(p["views"] for p in posts.values())
+    )
+    covered = {key for key, p in posts.items() if basis is not None and p[basis] > 0}
     by_day: dict[date, dict[str, Any]] = {}
     for row in rows:
-        acc = by_day.setdefault(row["day"], {"day": row["day"], **dict.fromkeys(COUNTERS, 0)})
+        acc = by_day.setdefault(
+            row["day"], {"day": row["day"], **dict.fromkeys((*COUNTERS, *repo.COVERAGE), 0)}
+        )
         for c in COUNTERS:
             acc[c] += int(row[c])
-    return [_day_point(by_day[d]) for d in sorted(by_day)]
+        if (row["platform"], row["external_id"]) in covered:
+            acc[f"cov_eng_{basis}"] += int(row["engagements"])
+    return [_day_point(by_day[d], basis) for d in sorted(by_day)]

@@ -12,9 +12,6 @@ import statistics
 from collections.abc import Sequence
 from typing import Literal
 
-# Best times: prior weight of the account mean (1.0) in posts. A bucket of n posts keeps
-# n / (n + K) of its own index: 5 posts → half, 20 posts → 80 %.
-BEST_TIME_PRIOR_POSTS = 5.0
 # Creator rankings: prior weight (in posts) of the population's mean engagement rate.
 RANKING_PRIOR_POSTS = 10.0
 # Creator rankings: weights of the standardised parts (they sum to 1).
@@ -30,7 +27,6 @@ TREND_THRESHOLD = 1.0
 # Viral trends: velocity change that counts as rising or falling between two windows.
 TREND_CHANGE = 0.10
 
-Confidence = Literal["low", "medium", "high"]
 TrendStatus = Literal["emerging", "peaking", "declining"]
 
 
@@ -54,27 +50,6 @@ def shrink(value: float, n: float, prior: float, k: float) -> float:
     """Empirical-Bayes shrinkage of a group mean toward ``prior`` with prior weight ``k``."""
     w = credibility(n, k)
     return w * value + (1 - w) * prior
-
-
-def best_time_interval(
-    shrunk: float, n: int, pooled_sd: float, k: float = BEST_TIME_PRIOR_POSTS
-) -> tuple[float, float]:
-    """95 % normal-approximation interval of a shrunk bucket index.
-
-    The bucket mean's standard error is the account's pooled sd of the index over sqrt(n);
-    shrinking multiplies the deviation from the prior by n/(n+k), and so its error.
-    """
-    half = 1.96 * credibility(n, k) * pooled_sd / math.sqrt(n) if n > 0 else 0.0
-    return max(0.0, shrunk - half), shrunk + half
-
-
-def confidence_label(n: int, ci_low: float, ci_high: float) -> Confidence:
-    """high: ≥ 20 posts and the interval excludes 1.0; medium: ≥ 8 posts; else low."""
-    if n >= 20 and (ci_low > 1.0 or ci_high < 1.0):
-        return "high"
-    if n >= 8:
-        return "medium"
-    return "low"
 
 
 def median_mad(values: Sequence[float]) -> tuple[float, float]:

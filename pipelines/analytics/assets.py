@@ -26,13 +26,18 @@ from dagster import (
     asset,
 )
 
+from domain.analytics import best_times as wording
+from domain.analytics import rates
+from domain.analytics.schemas import BestTimeRecommendation
 from pipelines.analytics import insights
 from pipelines.ingest.assets import INGEST_ASSETS
 from pipelines.partitions import DAILY, HOURS_OF_DAY, tagged_ranges
 from pipelines.resources import StoreResource
+from warehouse import best_times as best_time_reads
 from warehouse.marts import checks, scripts
 from warehouse.marts.definitions import METRICS
 from warehouse.marts.insights import (
+    AccountWindows,
     Window,
     account_days,
     capture_cadence_hours,
@@ -41,11 +46,11 @@ from warehouse.marts.insights import (
     post_cadences,
     post_rates,
     ranked_accounts,
-    trend_ages,
-    trend_posts,
+    trend_windows,
     workspace_data_ends,
     workspace_handles,
 )
+from warehouse.rows import Cursor
 from warehouse.store import Lakehouse
 
 FRESHNESS_HOURS = 26  # newest raw capture older than this: the freshness check warns
@@ -320,14 +325,12 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
         "workspace_id": pl.String,
         "platform": pl.String,
         "account_external_id": pl.String,
-        "weekday": pl.Int32,
-        "hour": pl.Int32,
-        "posts": pl.Int64,
-        "raw_index": pl.Float64,
-        "shrunk_index": pl.Float64,
-        "ci_low": pl.Float64,
-        "ci_high": pl.Float64,
-        "confidence": pl.String,
+        "kind": pl.String,
+        "external_id": pl.String,
+        "published_at": pl.Datetime("us"),
+        "engagement_rate": pl.Float64,
+        "rate_index": pl.Float64,
+        "dates_only": pl.Boolean,
         "computed_at": pl.Datetime("us"),
     },
     "mart_anomalies": {
@@ -486,7 +489,9 @@ def _best_times(
     rows: list[dict[str, Any]] = []
     by_workspace = _platform_windows(s, now, insights.BEST_TIMES_DAYS)
     for ws, windows in by_workspace.items():
-        rows += insights.best_times(ws, post_rates(s, windows, ["own"]), now)
+        # every kind's posts: the competitors' and creators' are the platform's pattern
+        kinds = ["own", "competitor", "creator"]
+        rows += insights.best_times(ws, post_rates(s, windows, kinds), now)
     return rows, sorted(by_workspace), {"window_days": insights.BEST_TIMES_DAYS}
 
 
@@ -495,12 +500,12 @@ def _best_times_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
         s,
         "mart_best_times_keys_unique",
         "mart_best_times",
-        ("workspace_id", "platform", "account_external_id", "weekday", "hour"),
+        ("workspace_id", "platform", "external_id"),
         None,
     )
     bad = s.run(partial(checks.count_bad_rows, mart="mart_best_times"))
     yield AssetCheckResult(
-        check_name="mart_best_times_shrunk_between", passed=bad == 0, metadata={"bad_rows": bad}
+        check_name="mart_best_times_well_formed", passed=bad == 0, metadata={"bad_rows": bad}
     )
 
 
@@ -508,12 +513,14 @@ def _anomalies(
     s: Lakehouse, now: datetime
 ) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    wins = _windows(s, now, insights.ANOMALY_BASELINE_DAYS + 1)
+    # every judged day and the 28 before the first of them
+    wins = _windows(s, now, insights.ANOMALY_DAYS + insights.ANOMALY_BASELINE_DAYS)
     for w in wins:
-        days = s.run(partial(account_days, w=w))
+        days = s.run(partial(account_days, w=w, kinds=insights.ANOMALY_KINDS))
         last_day = (w.end - timedelta(microseconds=1)).date()
         rows += insights.anomalies(w.workspace_id, days, last_day, now)
-    return rows, [w.workspace_id for w in wins], {"baseline_days": insights.ANOMALY_BASELINE_DAYS}
+    extra = {"baseline_days": insights.ANOMALY_BASELINE_DAYS, "days": insights.ANOMALY_DAYS}
+    return rows, [w.workspace_id for w in wins], extra
 
 
 def _anomaly_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
@@ -538,12 +545,10 @@ def _trends(s: Lakehouse, now: datetime) -> tuple[list[dict[str, Any]], list[str
         width_of = insights.post_widths(cadences, usual)
         found: list[dict[str, Any]] = []
         for width in sorted({insights.trend_width(h) for h in (usual, *cadences.values())}):
-            span = max(timedelta(days=insights.TREND_LOOKBACK_DAYS), width * insights.TREND_WINDOWS)
-            at = Window(w.workspace_id, w.end - span, w.end)
-            posts = trend_posts(s, at, width, insights.TREND_WINDOWS)
-            ages = trend_ages(s, at, width)
-            mine = [p for p in posts if width_of(p) == width]
-            found += insights.viral_trends(w.workspace_id, mine, ages, w.end, now, width)
+            # every post read in the windows of the judged ends: the peers of those judged
+            posts = trend_windows(s, w, width, insights.trend_reach(width))
+            mine = {(p["platform"], p["external_id"]) for p in posts if width_of(p) == width}
+            found += insights.viral_trends(w.workspace_id, posts, w.end, now, width, mine)
         rows += insights.strongest(found)
     return rows, [w.workspace_id for w in wins], {"window_hours": insights.TREND_WINDOW_HOURS}
 
@@ -553,7 +558,7 @@ def _trend_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
         s,
         "mart_viral_trends_keys_unique",
         "mart_viral_trends",
-        ("workspace_id", "entity_type", "entity", "platform"),
+        ("workspace_id", "entity_type", "entity", "platform", "window_end"),
         None,
     )
 
@@ -562,12 +567,14 @@ def _rankings(
     s: Lakehouse, now: datetime
 ) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    by_workspace = _platform_windows(s, now, insights.RANKING_DAYS)
-    for ws, windows in by_workspace.items():
+    # every workspace with data, each account over the source that read it last
+    workspaces = sorted({ws for ws, _ in s.run(platform_data_ends)})
+    for ws in workspaces:
+        windows = AccountWindows(ws, insights.RANKING_DAYS, now)
         accounts = ranked_accounts(s, windows)
         posts = post_rates(s, windows, ["creator", "competitor"], published_in_window=False)
         rows += insights.creator_rankings(ws, accounts, posts, now)
-    return rows, sorted(by_workspace), {"window_days": insights.RANKING_DAYS}
+    return rows, workspaces, {"window_days": insights.RANKING_DAYS}
 
 
 def _ranking_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
@@ -591,13 +598,24 @@ def _insights(
         own = post_rates(s, [w], ["own"])
         saved = {
             t: s.run(partial(mart_rows, table=t, workspace_id=ws))
-            for t in ("mart_best_times", "mart_anomalies", "mart_creator_rankings")
+            for t in ("mart_anomalies", "mart_creator_rankings")
         }
-        rows += insights.best_time_insights(ws, saved["mart_best_times"], handles, now)
+        rows += insights.best_time_insights(ws, s.run(partial(_recommended, ws=ws)), handles, now)
         rows += insights.top_content(ws, own, now)
         rows += insights.anomaly_insights(ws, saved["mart_anomalies"], handles, now)
-        rows += insights.benchmarks(ws, saved["mart_creator_rankings"], own, now)
+        # our rate as the unified answer gives it (the one function /competitors reads too)
+        ours = s.run(partial(rates.own_rates, workspace_id=ws))
+        rows += insights.benchmarks(ws, saved["mart_creator_rankings"], ours, now)
     return rows, [w.workspace_id for w in wins], {"window_days": insights.TOP_CONTENT_DAYS}
+
+
+def _recommended(cur: Cursor, ws: str) -> list[tuple[str, str, BestTimeRecommendation]]:
+    """Each own account's best-times recommendation in UTC, as /insights/best-times reads it."""
+    return [
+        (platform, account, wording.recommendation(found.recommendation, "UTC"))
+        for (platform, account), found in best_time_reads.own_best_times(cur, ws, "UTC").items()
+        if found.recommendation is not None
+    ]
 
 
 def _insight_checks(s: Lakehouse) -> Iterator[AssetCheckResult]:
@@ -613,14 +631,15 @@ def _spec(name: str, check: str, description: str) -> AssetCheckSpec:
 
 mart_best_times = _insight_asset(
     "mart_best_times",
-    "Best times to post: weekday x hour per own account, normalised, shrunk, with confidence.",
+    "Best times to post: each post's publication and rate over its account's mean (the cells,"
+    " blocks and recommendation are read per time zone).",
     [mart_post_daily.key],
     [
-        _spec("mart_best_times", "mart_best_times_keys_unique", "One row per account bucket."),
+        _spec("mart_best_times", "mart_best_times_keys_unique", "One row per post."),
         _spec(
             "mart_best_times",
-            "mart_best_times_shrunk_between",
-            "Shrunk index lies between the raw index and 1.0, inside its interval.",
+            "mart_best_times_well_formed",
+            "Each post has its publication, a rate and an index of 0 or more.",
         ),
     ],
     _best_times,
@@ -628,7 +647,8 @@ mart_best_times = _insight_asset(
 )
 mart_anomalies = _insight_asset(
     "mart_anomalies",
-    "Each account's latest day vs the median and MAD of the 28 days before (|robust z| ≥ 3.5).",
+    "Own and competitor accounts' every day of the last 28 vs the median and MAD of the 28"
+    " days before it (|robust z| ≥ 3.5).",
     [mart_account_daily.key],
     [
         _spec(
@@ -642,9 +662,16 @@ mart_anomalies = _insight_asset(
 )
 mart_viral_trends = _insight_asset(
     "mart_viral_trends",
-    "Posts, hashtags and topics whose 6-hour engagement velocity is abnormal for their baseline.",
+    "Posts, hashtags and topics whose engagement velocity is abnormal for their baseline, one"
+    " judged window a day.",
     [mart_post_hourly.key],
-    [_spec("mart_viral_trends", "mart_viral_trends_keys_unique", "One row per entity.")],
+    [
+        _spec(
+            "mart_viral_trends",
+            "mart_viral_trends_keys_unique",
+            "One row per entity and judged window.",
+        )
+    ],
     _trends,
     _trend_checks,
 )

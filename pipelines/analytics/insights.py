@@ -6,14 +6,18 @@ mart's rows; the assets write them with one server-side transaction per mart.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from domain.analytics import rates
+from domain.analytics.schemas import BestTimeRecommendation
 from pipelines.analytics import algorithms as alg
 from warehouse.rows import Row
 
@@ -23,19 +27,31 @@ TOP_CONTENT_DAYS = 28
 TOP_CONTENT_MIN_IMPRESSIONS = 100  # floor: a 3-view post with 2 likes is not "top"
 TOP_CONTENT_COUNT = 5
 ANOMALY_BASELINE_DAYS = 28
+ANOMALY_DAYS = 28  # every day of the last 28 is judged, each against the 28 before it
 ANOMALY_MIN_BASELINE = 7  # days of baseline needed before a day is judged
 ANOMALY_METRICS = ("impressions", "engagements", "engagement_rate", "follower_growth")
+# Whose days are judged: the workspace's own accounts and the competitors it tracks (the
+# creators a workspace discovers are ranked, not watched: 477 flagged days of 150 creators in
+# a `make up` store would bury its own 27).
+ANOMALY_KINDS = ("own", "competitor")
 TREND_WINDOW_HOURS = 6
 TREND_BASELINE_WINDOWS = 4  # the 4 windows before the previous one (12 h to 36 h ago)
 TREND_WIDTH = timedelta(hours=TREND_WINDOW_HOURS)
 TREND_WINDOWS = 2 + TREND_BASELINE_WINDOWS  # W0 (latest), W1 (previous) and the baseline
 TREND_LOOKBACK_DAYS = 7  # hourly history read for trends
 TREND_MIN_VELOCITY = 1.0  # engagements per hour, now or just before, to be considered
-TREND_TOP = 50  # rows kept per entity type and workspace
+TREND_TOP = 50  # rows kept per entity type, workspace and judged window
+# Judged windows kept: one ending each day (each window, for windows longer than a day) over
+# the last 28 windows: 7 days of 6-hour windows, 28 days of a daily export's.
+TREND_HISTORY_WINDOWS = 28
+TREND_HISTORY_DAYS = 28  # and never more than 28 days back (windows of 2 days: 14 of them)
+# The list's order: what is rising or at its peak before what is falling.
+TREND_STATUS_ORDER = {"emerging": 0, "peaking": 0, "declining": 1}
+# A first sighting is a window of a post at most this old: a young post's lifetime rate is
+# its recent activity, an old one's (an account connected today, its posts a year old) is not
+# (it would jump into its hashtags' windows the hour it is first read).
+TREND_FIRST_SIGHTING_HOURS = 24 * TREND_LOOKBACK_DAYS
 RANKING_DAYS = 28
-# The hour of a best-times bucket of an account whose data has dates only (a whole weekday).
-DATE_ONLY_HOUR = -1
-WEEKDAYS = ("Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays")
 
 
 def _rate(r: Row) -> float | None:
@@ -45,95 +61,55 @@ def _rate(r: Row) -> float | None:
 
 
 def best_times(workspace_id: str, posts: list[Row], computed_at: datetime) -> list[Row]:
-    """Weekday x hour buckets per own account, each post's rate over the account's mean."""
-    by_account: dict[tuple[str, str], list[tuple[datetime, float]]] = defaultdict(list)
+    """Each rated post of the window with its index: its rate over its account's mean.
+
+    Own, competitors' and creators' posts alike: the others' are the platform's pattern that
+    an own account's estimates shrink toward (warehouse/best_times.py reads them per zone).
+    """
+    by_account: dict[tuple[str, str], list[tuple[Row, float]]] = defaultdict(list)
     for p in posts:
         rate = _rate(p)
         # a post whose publication the export does not give (filed at its first reading)
         # says nothing about when to post
         if rate is not None and p.get("first_read") != p["published_at"]:
-            by_account[(p["platform"], p["account_external_id"])].append((p["published_at"], rate))
+            by_account[(p["platform"], p["account_external_id"])].append((p, rate))
     out: list[Row] = []
     for (platform, account), rated in by_account.items():
         mean = statistics.fmean(r for _, r in rated)
         if mean <= 0 or len(rated) < 2:
             continue
-        indices = [(ts, r / mean) for ts, r in rated]
-        pooled_sd = statistics.stdev(i for _, i in indices)
         # An account whose every post is at midnight exactly comes from an export with dates
-        # only: its hour of day is unknown, so its buckets are whole weekdays (hour -1).
-        dates_only = all(ts.time() == datetime.min.time() for ts, _ in indices)
-        buckets: dict[tuple[int, int], list[float]] = defaultdict(list)
-        for ts, index in indices:
-            buckets[(ts.weekday(), DATE_ONLY_HOUR if dates_only else ts.hour)].append(index)
-        for (weekday, hour), values in sorted(buckets.items()):
-            n = len(values)
-            raw = statistics.fmean(values)
-            shrunk = alg.shrink(raw, n, 1.0, alg.BEST_TIME_PRIOR_POSTS)
-            low, high = alg.best_time_interval(shrunk, n, pooled_sd)
-            out.append(
-                {
-                    "workspace_id": workspace_id,
-                    "platform": platform,
-                    "account_external_id": account,
-                    "weekday": weekday,
-                    "hour": hour,
-                    "posts": n,
-                    "raw_index": raw,
-                    "shrunk_index": shrunk,
-                    "ci_low": low,
-                    "ci_high": high,
-                    "confidence": alg.confidence_label(n, low, high),
-                    "computed_at": computed_at,
-                }
-            )
+        # only: its hour of day is unknown, so its slots are whole days.
+        dates_only = all(p["published_at"].time() == datetime.min.time() for p, _ in rated)
+        out += [
+            {
+                "workspace_id": workspace_id,
+                "platform": platform,
+                "account_external_id": account,
+                "kind": p["kind"],
+                "external_id": p["external_id"],
+                "published_at": p["published_at"],
+                "engagement_rate": rate,
+                "rate_index": rate / mean,
+                "dates_only": dates_only,
+                "computed_at": computed_at,
+            }
+            for p, rate in rated
+        ]
     return out
 
 
 def best_time_insights(
     workspace_id: str,
-    buckets: list[Row],
+    recommended: list[tuple[str, str, BestTimeRecommendation]],
     handles: dict[tuple[str, str, str], str],
     computed_at: datetime,
 ) -> list[Row]:
-    """Per account, the best supported bucket as a plain recommendation.
-
-    Supported: ≥ 3 posts and an interval wholly above 1.0 (a shrunk index above 1 whose
-    interval includes 1 is not told apart from the account's average, so nothing is said).
-    """
-    best: dict[tuple[str, str], Row] = {}
-    for b in buckets:
-        if b["posts"] < 3 or b["ci_low"] <= 1.0:
-            continue
-        k = (b["platform"], b["account_external_id"])
-        if k not in best or b["shrunk_index"] > best[k]["shrunk_index"]:
-            best[k] = b
+    """Per own account, its recommendation in UTC (``recommended``: platform, account, it)."""
     out = []
-    for (platform, account), b in sorted(best.items()):
+    for platform, account, rec in recommended:
         handle = handles.get((workspace_id, platform, account), account)
-        when = (
-            f"{WEEKDAYS[b['weekday']]} (the data gives dates only)"
-            if b["hour"] == DATE_ONLY_HOUR
-            else f"{WEEKDAYS[b['weekday']]} at {b['hour']:02d}:00 UTC"
-        )
-        body = (
-            f"Post on {when}: "
-            f"{b['shrunk_index']:.1f}x your average engagement rate, {b['posts']} posts, "
-            f"{b['confidence']} confidence"
-        )
-        evidence = {
-            k: b[k]
-            for k in (
-                "weekday",
-                "hour",
-                "posts",
-                "raw_index",
-                "shrunk_index",
-                "ci_low",
-                "ci_high",
-                "confidence",
-            )
-        }
+        evidence = rec.model_dump(exclude={"text"}) | {"tz": "UTC"}
         for kind in ("best_time", "recommendation"):
             out.append(
                 _insight(
@@ -142,8 +118,8 @@ def best_time_insights(
                     platform,
                     account,
                     f"Best time to post on {platform} as {handle}",
-                    body,
-                    b["shrunk_index"],
+                    rec.text,
+                    rec.shrunk_index,
                     evidence,
                     computed_at,
                 )
@@ -198,45 +174,68 @@ def top_content(workspace_id: str, posts: list[Row], computed_at: datetime) -> l
 def anomalies(
     workspace_id: str, days: list[Row], as_of_day: Any, computed_at: datetime
 ) -> list[Row]:
-    """Each account's metrics on its latest day vs the median and MAD of the 28 days before."""
+    """Each account's metrics on every day of the ``ANOMALY_DAYS`` up to ``as_of_day``, each
+    day against the median and MAD of the 28 days before it."""
     series: dict[tuple[str, str], list[Row]] = defaultdict(list)
     for d in days:
         series[(d["platform"], d["account_external_id"])].append(d)
+    first_judged = as_of_day - timedelta(days=ANOMALY_DAYS - 1)
     out = []
     for (platform, account), rows in series.items():
         rows.sort(key=lambda r: r["day"])
-        today = rows[-1]
-        if today["day"] != as_of_day:
-            continue
-        history = [r for r in rows[:-1] if (today["day"] - r["day"]).days <= ANOMALY_BASELINE_DAYS]
-        for metric in ANOMALY_METRICS:
-            value = today[metric]
-            baseline = [float(r[metric]) for r in history if r[metric] is not None]
-            if value is None or len(baseline) < ANOMALY_MIN_BASELINE:
+        for i, today in enumerate(rows):
+            if not first_judged <= today["day"] <= as_of_day:
                 continue
-            judged = alg.robust_z(float(value), baseline)
-            if judged is None:
-                continue
-            z, med, mad = judged
-            direction = alg.anomaly_direction(z)
-            if direction is None:
-                continue
-            out.append(
-                {
-                    "workspace_id": workspace_id,
-                    "day": today["day"],
-                    "platform": platform,
-                    "account_external_id": account,
-                    "metric": metric,
-                    "value": float(value),
-                    "baseline_median": med,
-                    "baseline_mad": mad,
-                    "robust_z": z,
-                    "direction": direction,
-                    "computed_at": computed_at,
-                }
-            )
+            history = [
+                r for r in rows[:i] if (today["day"] - r["day"]).days <= ANOMALY_BASELINE_DAYS
+            ]
+            out += _judged_day(workspace_id, platform, account, today, history, computed_at)
     return out
+
+
+def _judged_day(
+    workspace_id: str,
+    platform: str,
+    account: str,
+    today: Row,
+    history: list[Row],
+    computed_at: datetime,
+) -> list[Row]:
+    """The metrics of one account's day that lie 3.5 robust z or more from its baseline."""
+    out = []
+    for metric in ANOMALY_METRICS:
+        value = today[metric]
+        baseline = [float(r[metric]) for r in history if r[metric] is not None]
+        if value is None or len(baseline) < ANOMALY_MIN_BASELINE:
+            continue
+        judged = alg.robust_z(float(value), baseline)
+        if judged is None:
+            continue
+        z, med, mad = judged
+        direction = alg.anomaly_direction(z)
+        if direction is None:
+            continue
+        out.append(
+            {
+                "workspace_id": workspace_id,
+                "day": today["day"],
+                "platform": platform,
+                "account_external_id": account,
+                "metric": metric,
+                "value": float(value),
+                "baseline_median": med,
+                "baseline_mad": mad,
+                "robust_z": z,
+                "direction": direction,
+                "computed_at": computed_at,
+            }
+        )
+    return out
+
+
+def anomaly_multiple(value: float, median: float) -> float | None:
+    """The day's figure as a multiple of its baseline's median; None over a median of 0."""
+    return value / median if median else None
 
 
 def anomaly_insights(
@@ -245,7 +244,7 @@ def anomaly_insights(
     handles: dict[tuple[str, str, str], str],
     computed_at: datetime,
 ) -> list[Row]:
-    """One 'anomaly' insight per flagged metric, and a recommendation for each drop."""
+    """One 'anomaly' insight per flagged metric and day, and a recommendation for each drop."""
     out = []
     for a in found:
         handle = handles.get(
@@ -253,23 +252,27 @@ def anomaly_insights(
         )
         metric = a["metric"].replace("_", " ")
         verb = "spiked" if a["direction"] == "spike" else "dropped"
+        multiple = anomaly_multiple(a["value"], a["baseline_median"])
+        times = f"{multiple:.3g}x" if multiple is not None else "against"
         body = (
             f"{metric.capitalize()} of {handle} on {a['platform']} {verb} on {a['day']}: "
-            f"{_num(a['value'])} vs a typical {_num(a['baseline_median'])} "
-            f"(robust z {a['robust_z']:.1f})"
+            f"{_num(a['value'])}, {times} the median day ({_num(a['baseline_median'])}) of "
+            f"the {ANOMALY_BASELINE_DAYS} before (robust z {a['robust_z']:.1f})"
         )
         evidence = {
             k: (str(v) if k == "day" else v)
             for k, v in a.items()
             if k not in ("workspace_id", "computed_at")
         }
+        evidence["multiple"] = multiple
+        evidence["baseline_days"] = ANOMALY_BASELINE_DAYS
         out.append(
             _insight(
                 workspace_id,
                 "anomaly",
                 a["platform"],
                 a["account_external_id"],
-                f"{metric.capitalize()} {verb}",
+                f"{metric.capitalize()} {verb} on {a['day']}",
                 body,
                 abs(a["robust_z"]),
                 evidence,
@@ -328,159 +331,339 @@ def post_widths(
     return width
 
 
+def trend_ends(width: timedelta) -> list[int]:
+    """The judged window ends, in windows back from the newest: one a day (every window when
+    windows are longer than a day) over the last ``TREND_HISTORY_WINDOWS`` windows, within
+    the last ``TREND_HISTORY_DAYS`` days."""
+    step = max(1, timedelta(days=1) // width)
+    history = timedelta(days=TREND_HISTORY_DAYS)
+    return [j for j in range(0, TREND_HISTORY_WINDOWS, step) if j * width < history]
+
+
+def trend_span(width: timedelta) -> int:
+    """Windows a judgment reads back from its end: max(7 days, W0…W5) (peers' ages too)."""
+    return max(TREND_WINDOWS, math.ceil(timedelta(days=TREND_LOOKBACK_DAYS) / width))
+
+
+def trend_reach(width: timedelta) -> int:
+    """Windows read for every judged end: the oldest end's span."""
+    return trend_ends(width)[-1] + trend_span(width)
+
+
+@dataclass
+class _Read:
+    """One post's velocities (engagements per hour) per window index, and which of them
+    are its first sighting's (lifetime over age) rather than growth."""
+
+    row: Row
+    velocity: dict[int, float]
+    first: set[int]
+
+
+def _post_velocities(p: Row, hours: float, reach: int) -> _Read:
+    """A post's windows: growth over the window's hours; a window holding only its first
+    sighting, its lifetime engagements then over its age (hours since publication)."""
+    velocity = {
+        int(w): float(e) / hours
+        for w, e in zip(p["wins"] or [], p["engagements"] or [], strict=True)
+    }
+    first: set[int] = set()
+    win, age = p["first_win"], p["first_age_hours"]
+    # a first sighting without a publication (age unknown) or at it (age 0) is no window
+    young = age is not None and 0 < age <= TREND_FIRST_SIGHTING_HOURS
+    if win is not None and 0 <= win < reach and win not in velocity and young:
+        velocity[int(win)] = float(p["first_engagements"] or 0) / float(age)
+        first.add(int(win))
+    return _Read(p, velocity, first)
+
+
+def _entity_keys(
+    p: Row, hashtag_words: set[str], family: Callable[[str], str]
+) -> set[tuple[str, str, str | None]]:
+    """What a post trends as: itself, its hashtags and its topics, one key per word.
+
+    ``#Coffee`` is the hashtag ``coffee``; a topic (a hashtag's family, or the category) that
+    some post carries as a hashtag is that hashtag, not a second row with the same word.
+    """
+    keys: set[tuple[str, str, str | None]] = {("post", p["external_id"], p["platform"])}
+    tags = hashtag_word_set(p["hashtags"])
+    keys |= {("hashtag", t, None) for t in tags}
+    topics = {family(t) for t in tags}
+    if p["category"]:
+        topics.add(str(p["category"]).lower())
+    keys |= {("hashtag" if t in hashtag_words else "topic", t, None) for t in topics if t}
+    return keys
+
+
+def hashtag_word_set(hashtags: list[str] | None) -> set[str]:
+    """A post's hashtags as words: lower case, without ``#``."""
+    return {t.lower().lstrip("#") for t in (hashtags or []) if t and t.lstrip("#")}
+
+
+# Peers: per platform and age, per window, the velocities of the posts read then (with their
+# account and id).
+Peers = dict[tuple[str, int], dict[int, list[tuple[float, str, str]]]]
+
+
 def viral_trends(
     workspace_id: str,
     posts: list[Row],
-    ages: list[Row],
     window_end: datetime,
     computed_at: datetime,
     width: timedelta = TREND_WIDTH,
+    judged: set[tuple[str, str]] | None = None,
 ) -> list[Row]:
-    """Posts, hashtags and topics whose velocity is abnormal against their own baseline.
+    """Posts, hashtags and topics whose velocity is abnormal against their baseline, judged
+    at each of ``trend_ends`` (window ends back from ``window_end``).
 
-    Windows of ``width`` end at ``window_end``: W0 the latest, W1 the one before, W2…W5 the
-    baseline. A window without any reading of the entity is *missing*, not zero: the
-    baseline is the median velocity of its observed baseline windows (those after a
-    post's publication), and a post with fewer than 2 is compared with the median velocity
-    of its account's other posts at the same age (window index since publication). An
+    At a judged end, W0 is the window ending there, W1 the one before, W2…W5 the baseline. A
+    window without any reading of the entity is *missing*, not zero; a post's first sighting
+    is a reading of its window, at its lifetime velocity (engagements over its age). The
+    baseline is the median velocity of the observed baseline windows (those after a post's
+    publication); a post with fewer than 2 is compared with the median velocity of its
+    account's other posts at the same age (whole windows from publication to the window's
+    start) in the span ending at the judged end, else of its platform's (3 or more). An
     entity with W0 or W1 unobserved, or no baseline, has insufficient data and is not
-    listed. ``posts`` and ``ages`` are the sums read by ``warehouse.marts.insights.trend_posts`` and
-    ``trend_ages``: the per-hour rows are added up in the store, not here.
+    listed. ``posts``: ``warehouse.marts.insights.trend_windows`` over ``trend_reach``
+    windows, every post of the workspace (the peers); ``judged``: the (platform, id) of the
+    posts trended here (those read at this ``width``), all of them if None.
     """
-    n_windows = TREND_WINDOWS
     hours = width / timedelta(hours=1)
+    reach = trend_reach(width)
+    ends = set(trend_ends(width))
+    # the words some post carries as a hashtag: a topic of one of them is that hashtag
+    words = set().union(*(hashtag_word_set(p["hashtags"]) for p in posts))
 
-    # entity → per-window engagements and which windows hold a reading
-    sums: dict[tuple[str, str, str | None], list[float]] = defaultdict(lambda: [0.0] * n_windows)
-    seen: dict[tuple[str, str, str | None], set[int]] = defaultdict(set)
-    post_meta: dict[str, Row] = {}
+    def peers() -> Peers:
+        """Every post's windows by platform and age: the same-age baselines' peers."""
+        found: Peers = defaultdict(lambda: defaultdict(list))
+        for p in posts:
+            if p["published_at"] is None:
+                continue
+            for win, vel in _post_velocities(p, hours, reach).velocity.items():
+                age = _age(window_end, win, width, p["published_at"])
+                if age >= 0:
+                    found[(p["platform"], age)][win].append(
+                        (vel, p["account_external_id"], p["external_id"])
+                    )
+        return found
+
+    # entity → velocity per window (sums of its posts'), and its first sightings' windows
+    last = max(ends) + TREND_WINDOWS
+    sums: dict[tuple[str, str, str | None], dict[int, float]] = defaultdict(dict)
+    firsts: dict[tuple[str, str, str | None], set[int]] = defaultdict(set)
+    meta: dict[str, Row] = {}
+    families: dict[str, str] = {}
+
+    # a tag's family, once per tag: an export's thousands of videos share their tags
+    def family(tag: str) -> str:
+        if tag not in families:
+            families[tag] = alg.hashtag_family(tag)
+        return families[tag]
+
     for p in posts:
-        per_window = [0.0] * n_windows
-        for w, eng in zip(p["wins"], p["engagements"], strict=True):
-            per_window[w] += float(eng)
-        post_meta[p["external_id"]] = p
-        keys: list[tuple[str, str, str | None]] = [("post", p["external_id"], p["platform"])]
-        tags = {t.lower().lstrip("#") for t in (p["hashtags"] or []) if t}
-        keys += [("hashtag", t, None) for t in tags]
-        topics = {alg.hashtag_family(t) for t in tags}
-        if p["category"]:
-            topics.add(str(p["category"]).lower())
-        keys += [("topic", t, None) for t in topics if t]
-        for k in keys:
-            total = sums[k]
-            seen[k].update(p["wins"])
-            for w in range(n_windows):
-                total[w] += per_window[w]
-    age_velocity = {
-        (a["platform"], a["account_external_id"], a["age"]): [
-            float(e) / hours for e in a["engagements"]
-        ]
-        for a in ages
-    }
-    # every account's posts of a platform at one age: the peers of a post whose own account
-    # has too few (a trending list's channels rarely have three videos on it)
-    platform_velocity: dict[tuple[str, int], list[float]] = defaultdict(list)
-    for (platform_, _, age_), velocities in age_velocity.items():
-        platform_velocity[(platform_, age_)].extend(velocities)
+        if judged is not None and (p["platform"], p["external_id"]) not in judged:
+            continue
+        r = _post_velocities(p, hours, reach)
+        meta[p["external_id"]] = p
+        windows = [(w, v) for w, v in r.velocity.items() if w < last]
+        for key in _entity_keys(p, words, family):
+            total = sums[key]
+            for win, vel in windows:
+                total[win] = total.get(win, 0.0) + vel
+            firsts[key] |= r.first
 
+    judge = _Judge(window_end, width, meta, peers)
     found: list[Row] = []
-    for (etype, entity, platform), per_window in sums.items():
-        observed = seen[(etype, entity, platform)]
-        vel = [v / hours for v in per_window]
-        if 0 not in observed or 1 not in observed:
-            continue  # insufficient data: no reading now or just before to compare
-        if max(vel[0], vel[1]) < TREND_MIN_VELOCITY:
-            continue
-        source = "own"
-        base_idx = [i for i in range(2, n_windows) if i in observed]
-        if etype == "post":
-            meta = post_meta[entity]
-            pub = meta["published_at"]
-            if pub is not None:
-                # only windows that start after publication are the post's own history
-                base_idx = [i for i in base_idx if window_end - (i + 1) * width >= pub]
-        base_windows = [vel[i] for i in base_idx]
-        if etype == "post" and len(base_windows) < 2:
-            meta = post_meta[entity]
-            pub = meta["published_at"]
-            if pub is None:
+    for key, per_window in sums.items():
+        for j in sorted(per_window):
+            if j not in ends or j + 1 not in per_window:
+                continue  # not a judged end, or no reading just before to compare
+            if max(per_window[j], per_window[j + 1]) < TREND_MIN_VELOCITY:
                 continue
-            age = int((window_end - width - pub) // width)
-            peers = age_velocity.get((meta["platform"], meta["account_external_id"], age), [])
-            others = _others(peers, vel[0])
-            source = "account_same_age"
-            if len(others) < 3:
-                others = _others(platform_velocity.get((meta["platform"], age), []), vel[0])
-                source = "platform_same_age"
-            if len(others) < 3:
-                continue
-            base_windows = others
-        if len(base_windows) < 1:
-            continue
-        baseline = statistics.median(base_windows)
-        score_now = alg.velocity_score(vel[0], baseline)
-        score_prev = alg.velocity_score(vel[1], baseline)
-        status = alg.trend_status(score_now, score_prev, vel[0], vel[1])
+            row = judge.row(key, per_window, j)
+            if row is not None:
+                found.append({"workspace_id": workspace_id, "computed_at": computed_at, **row})
+    kept = strongest(found)
+    for row in kept:
+        evidence = row["evidence"]
+        evidence["first_sightings"] = sorted(
+            i for i in (w - row["_j"] for w in firsts[row["_key"]]) if 0 <= i < TREND_WINDOWS
+        )
+        row["evidence"] = json.dumps(evidence)
+        del row["_j"], row["_key"]
+    return kept
+
+
+def _age(window_end: datetime, win: int, width: timedelta, pub: datetime) -> int:
+    """Whole windows from publication to the start of window ``win``."""
+    return int((window_end - (win + 1) * width - pub) // width)
+
+
+@dataclass(frozen=True)
+class _Baseline:
+    """What an entity is compared with: its own windows, or its same-age peers' median."""
+
+    source: str  # own, account_same_age, platform_same_age
+    value: float
+    windows: list[int]  # own: the baseline windows (relative to W0)
+    velocities: list[float]  # own: their velocities
+    age: int | None = None  # same age: whole windows from publication to W0's start
+    peers: int = 0  # same age: how many peers' windows the median is of
+
+
+@dataclass
+class _Cohort:
+    """Same-age windows' velocities, sorted: all of them, and per account."""
+
+    all: list[float]
+    by_account: dict[str, list[float]]
+
+
+def _median_without(ordered: list[float], value: float) -> tuple[float, int] | None:
+    """The median of ``ordered`` (sorted) without one ``value`` (if it holds one), and how
+    many values that is; None under 3 values."""
+    i = bisect.bisect_left(ordered, value)
+    drop = i if i < len(ordered) and ordered[i] == value else None
+    n = len(ordered) - (drop is not None)
+    if n < 3:
+        return None
+
+    def nth(k: int) -> float:
+        return ordered[k + 1 if drop is not None and k >= drop else k]
+
+    mid = n // 2
+    return (nth(mid) if n % 2 else (nth(mid - 1) + nth(mid)) / 2), n
+
+
+@dataclass
+class _Judge:
+    """Scores an entity at one judged end against its own windows or its same-age peers."""
+
+    window_end: datetime
+    width: timedelta
+    meta: dict[str, Row]
+    read_peers: Callable[[], Peers]  # called once, when a post first needs its peers
+
+    def __post_init__(self) -> None:
+        self.hours = self.width / timedelta(hours=1)
+        self.span = trend_span(self.width)
+        self._cohorts: dict[tuple[str, int, int], _Cohort] = {}
+        self._peers: Peers | None = None
+
+    def cohort(self, platform: str, age: int, j: int) -> _Cohort:
+        """Posts' windows at ``age`` that end by the judged end ``j``, within its span."""
+        key = (platform, age, j)
+        if key not in self._cohorts:
+            if self._peers is None:
+                self._peers = self.read_peers()
+            by_win = self._peers.get((platform, age), {})
+            found = [peer for win in range(j, j + self.span) for peer in by_win.get(win, ())]
+            by_account: dict[str, list[float]] = defaultdict(list)
+            for v, acc, _ in found:
+                by_account[acc].append(v)
+            self._cohorts[key] = _Cohort(
+                sorted(v for v, _, _ in found), {a: sorted(v) for a, v in by_account.items()}
+            )
+        return self._cohorts[key]
+
+    def baseline(
+        self, key: tuple[str, str, str | None], vel: dict[int, float], j: int
+    ) -> _Baseline | None:
+        """An entity's baseline at the end ``j`` windows back; None: insufficient data."""
+        etype, entity, platform = key
+        at = self.window_end - j * self.width
+        base_idx = [i for i in range(2, TREND_WINDOWS) if j + i in vel]
+        pub = self.meta[entity]["published_at"] if etype == "post" else None
+        if pub is not None:
+            # only windows that start after publication are the post's own history
+            base_idx = [i for i in base_idx if at - (i + 1) * self.width >= pub]
+        base_windows = [vel[j + i] for i in base_idx]
+        if etype != "post" or len(base_windows) >= 2:
+            if not base_windows:
+                return None
+            return _Baseline("own", statistics.median(base_windows), base_idx, base_windows)
+        if pub is None:
+            return None
+        age = int((at - self.width - pub) // self.width)
+        cohort = self.cohort(str(platform), age, j)
+        # the post's own W0 is in its cohort (same age, same window): left out, once
+        mine = cohort.by_account.get(self.meta[entity]["account_external_id"], [])
+        for source, values in (("account_same_age", mine), ("platform_same_age", cohort.all)):
+            found = _median_without(values, vel[j])
+            if found is not None:
+                return _Baseline(source, found[0], [], [], age, found[1])
+        return None
+
+    def row(self, key: tuple[str, str, str | None], vel: dict[int, float], j: int) -> Row | None:
+        """The mart row of an entity trending at the end ``j`` windows back, if it is."""
+        base = self.baseline(key, vel, j)
+        if base is None:
+            return None
+        etype, entity, platform = key
+        v0, v1 = vel[j], vel[j + 1]
+        baseline = base.value
+        score_now = alg.velocity_score(v0, baseline)
+        score_prev = alg.velocity_score(v1, baseline)
+        status = alg.trend_status(score_now, score_prev, v0, v1)
         if status is None:
-            continue
-        evidence = {
-            "window_hours": hours,
-            "velocity": vel[0],
-            "previous_velocity": vel[1],
+            return None
+        evidence: dict[str, Any] = {
+            "window_hours": self.hours,
+            "velocity": v0,
+            "previous_velocity": v1,
             "baseline": baseline,
-            "baseline_source": source,
-            "baseline_velocities": base_windows,
-            "baseline_windows": base_idx if source == "own" else [],
-            "windows_observed": sorted(observed),
+            "baseline_source": base.source,
+            # a same-age baseline's hundreds of peers are counted, not listed
+            "baseline_velocities": base.velocities,
+            "baseline_windows": base.windows,
+            "windows_observed": [i - j for i in sorted(vel) if j <= i < j + TREND_WINDOWS],
             "score_previous": score_prev,
             "parts": {
-                "log2_velocity_plus_1": math.log2(vel[0] + 1),
+                "log2_velocity_plus_1": math.log2(v0 + 1),
                 "log2_baseline_plus_1": math.log2(baseline + 1),
             },
         }
+        if base.age is not None:
+            evidence["age_windows"] = base.age
+            evidence["baseline_peers"] = base.peers
         if etype == "post":
-            evidence["account_external_id"] = post_meta[entity]["account_external_id"]
-        found.append(
-            {
-                "workspace_id": workspace_id,
-                "entity_type": etype,
-                "entity": entity,
-                "platform": platform,
-                "score": score_now,
-                "status": status,
-                "velocity": vel[0],
-                "baseline": float(baseline),
-                "evidence": json.dumps(evidence),
-                "window_end": window_end,
-                "computed_at": computed_at,
-            }
-        )
-    return strongest(found)
+            evidence["account_external_id"] = self.meta[entity]["account_external_id"]
+        return {
+            "entity_type": etype,
+            "entity": entity,
+            "platform": platform,
+            "score": score_now,
+            "status": status,
+            "velocity": v0,
+            "baseline": float(baseline),
+            "evidence": evidence,
+            "window_end": self.window_end - j * self.width,
+            "_j": j,
+            "_key": key,
+        }
+
+
+def trend_order(row: Row) -> tuple[int, float, str]:
+    """The list's order: rising or peaking before declining, then score, then entity."""
+    return (TREND_STATUS_ORDER.get(str(row["status"]), 1), -float(row["score"]), row["entity"])
 
 
 def strongest(found: list[Row]) -> list[Row]:
-    """Each entity once (its highest score, when posts read at different intervals both
-    list it), then the top ``TREND_TOP`` of each entity type."""
-    best: dict[tuple[str, str, str | None], Row] = {}
+    """Each entity once per judged window (its highest score, when posts read at different
+    intervals both list it), then the first ``TREND_TOP`` of each entity type in the list's
+    order (``trend_order``)."""
+    best: dict[tuple[str, str, str | None, datetime], Row] = {}
     for f in found:
-        key = (f["entity_type"], f["entity"], f["platform"])
+        key = (f["entity_type"], f["entity"], f["platform"], f["window_end"])
         if key not in best or f["score"] > best[key]["score"]:
             best[key] = f
+    groups: dict[tuple[datetime, str], list[Row]] = defaultdict(list)
+    for f in best.values():
+        groups[(f["window_end"], f["entity_type"])].append(f)
     out: list[Row] = []
-    for etype in ("post", "hashtag", "topic"):
-        kept = sorted(
-            (f for f in best.values() if f["entity_type"] == etype),
-            key=lambda f: (-f["score"], f["entity"]),
-        )
-        out += kept[:TREND_TOP]
-    return out
-
-
-def _others(peers: list[float], own: float) -> list[float]:
-    """Peers' velocities without the post's own (one equal value removed)."""
-    out = list(peers)
-    if own in out:
-        out.remove(own)
+    for _, rows in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1]), reverse=True):
+        out += sorted(rows, key=trend_order)[:TREND_TOP]
     return out
 
 
@@ -512,13 +695,17 @@ def creator_rankings(
         if not members:
             continue
         stats = []
+        # each member's rate over its posts with impressions (else views), as the API's
+        # rates divide (domain.analytics.rates): the posts it covers are its sample size
+        member_rates: list[rates.Rate] = []
         for a in members:
             own = per_account.get((a["platform"], a["account_external_id"]), [])
             eng = sum(float(p["engagements"] or 0) for p in own)
-            imp = sum(float(p["impressions"] or 0) for p in own)
-            views = sum(float(p["views"] or 0) for p in own)
-            rate = alg.engagement_rate(eng, imp, views)
-            basis = "impressions" if imp else "views" if views else "posts"
+            sums = rates.post_sums(own)
+            found = rates.measure(sums, parts=[{"platform": a["platform"], **sums}])
+            member_rates.append(found)
+            rate = found.value
+            basis: str = found.basis or "posts"
             per_post = eng / len(own) if own else None
             reached = [
                 float(p["reach"] or 0) or float(p["impressions"] or 0) or float(p["views"] or 0)
@@ -537,9 +724,12 @@ def creator_rankings(
         counted = [s[4] for s in stats if s[2] is None and s[4] is not None]
         prior_pp = statistics.fmean(counted) if counted else 0.0
         rate_values: list[float | None] = []
-        for _, n, rate, _, per_post, _, _ in stats:
+        for (_, n, rate, _, per_post, _, _), found in zip(stats, member_rates, strict=True):
             if rate is not None:
-                rate_values.append(alg.shrink(rate, n, prior, alg.RANKING_PRIOR_POSTS))
+                rated_posts = found.coverage.posts if found.coverage else None
+                rate_values.append(
+                    alg.shrink(rate, rated_posts or n, prior, alg.RANKING_PRIOR_POSTS)
+                )
             elif per_post is not None:
                 rate_values.append(alg.shrink(per_post, n, prior_pp, alg.RANKING_PRIOR_POSTS))
             else:
@@ -583,12 +773,16 @@ def creator_rankings(
                 }
                 for name in columns
             }
+            coverage = member_rates[i].coverage
             parts["engagement_rate"].update(
                 {
                     "raw": rate,
                     "basis": basis,
                     "engagements_per_post": per_post,
                     "posts": n,
+                    # the posts the rate divides (with its basis) and what it leaves out
+                    "rated_posts": None if coverage is None else coverage.posts,
+                    "coverage": None if coverage is None else coverage.model_dump(),
                     "prior": prior if rate is not None else prior_pp,
                     "prior_posts": alg.RANKING_PRIOR_POSTS,
                 }
@@ -621,32 +815,39 @@ def creator_rankings(
 
 
 def benchmarks(
-    workspace_id: str, rankings: list[Row], own_posts: list[Row], computed_at: datetime
+    workspace_id: str, rankings: list[Row], ours: rates.OwnRates, computed_at: datetime
 ) -> list[Row]:
-    """Each competitor's shrunk engagement rate against the workspace's own on that platform."""
-    ours: dict[str, tuple[float, float, float]] = defaultdict(lambda: (0.0, 0.0, 0.0))
-    for p in own_posts:
-        e, i, v = ours[p["platform"]]
-        ours[p["platform"]] = (
-            e + float(p["engagements"] or 0),
-            i + float(p["impressions"] or 0),
-            v + float(p["views"] or 0),
-        )
+    """Each competitor's measured engagement rate against ours on that platform."""
+    # Theirs is its ranking's measured rate (its estimate, shrunk toward the group's mean, is
+    # evidence beside it, never the figure); ours is what GET /analytics/unified answers for
+    # the platform over ``ours.window`` (rates.own_rates, as /competitors reads it). Rates of
+    # different bases (impressions, views) are not compared.
+    window = ours.window
     out = []
     for r in rankings:
-        if r["kind"] != "competitor" or r["platform"] not in ours:
+        mine = ours.by_platform.get(r["platform"], rates.Rate())
+        theirs = r["engagement_rate"]
+        if r["kind"] != "competitor" or theirs is None or window is None or not mine.value:
             continue
-        ours_rate = alg.engagement_rate(*ours[r["platform"]])
-        if not ours_rate:
+        basis = rates.ranking_basis(theirs, r["parts"])
+        if basis != mine.basis:
             continue
-        ratio = r["engagement_rate_shrunk"] / ours_rate
+        ratio = theirs / mine.value
+        last_day = (window.to - timedelta(days=1)).date()
         body = (
-            f"{r['handle']} on {r['platform']}: {r['engagement_rate_shrunk']:.2%} engagement "
-            f"rate vs your {ours_rate:.2%} ({ratio:.1f}x), over the last {RANKING_DAYS} days"
+            f"{r['handle']} on {r['platform']}: {theirs:.2%} of {basis} (measured, "
+            f"{r['posts']} posts, their last {RANKING_DAYS} days) vs your {mine.value:.2%} "
+            f"({window.from_.date()} to {last_day} UTC): {ratio:.1f}x"
         )
+        estimate = rates.estimate_of(theirs, r["engagement_rate_shrunk"], r["parts"])
         evidence = {
-            "competitor_rate": r["engagement_rate_shrunk"],
-            "your_rate": ours_rate,
+            "competitor_rate": theirs,
+            "competitor_rate_basis": basis,
+            "competitor_rate_estimate": None if estimate is None else estimate.model_dump(),
+            "your_rate": mine.value,
+            "your_rate_basis": mine.basis,
+            "your_rate_coverage": None if mine.coverage is None else mine.coverage.model_dump(),
+            "window": window.model_dump(mode="json"),
             "ratio": ratio,
             "competitor_posts": r["posts"],
             "days": RANKING_DAYS,

@@ -210,17 +210,23 @@ def seed_snapshots(server: LiveServer, marts: list[str], days: list[date] | None
 
 
 def direct_sums(
-    server: LiveServer, workspace_id: str, first: date, last: date, table: str = "mart_post_daily"
+    server: LiveServer,
+    workspace_id: str,
+    first: date,
+    last: date,
+    table: str = "mart_post_daily",
+    platforms: tuple[str, ...] = PLATFORMS,
 ) -> dict[str, int]:
-    """The reference: a plain SQL sum over the seeded own-post rows of the days [first, last]."""
+    """The reference: a plain SQL sum over the seeded own-post rows of the days [first, last]
+    (of ``platforms``)."""
     assert table in {"mart_post_daily", "mart_post_hourly"}
-    cols = ", ".join(f"sum({c})::BIGINT" for c in (*COUNTERS, "engagements"))
+    cols = ", ".join(f"coalesce(sum({c}), 0)::BIGINT" for c in (*COUNTERS, "engagements"))
 
     def work(cur: Any) -> dict[str, int]:
         cur.execute(
             f"SELECT {cols} FROM {table} WHERE workspace_id = ? AND kind = 'own'"  # noqa: S608
-            " AND day BETWEEN ? AND ?",
-            [workspace_id, first, last],
+            " AND day BETWEEN ? AND ? AND list_contains(?, platform)",
+            [workspace_id, first, last, list(platforms)],
         )
         row = cur.fetchone()
         return dict(zip((*COUNTERS, "engagements"), row, strict=True))
@@ -230,7 +236,7 @@ def direct_sums(
 
 
 def seed_trends(server: LiveServer, tenant: Tenant) -> None:
-    """Six trends (two tied on score) and an older window of one of them."""
+    """Six trends (two tied on score), an older window of one of them, and the day before's."""
     now = datetime.now(UTC).replace(tzinfo=None)
     ws = tenant.workspace_id
     rows: list[list[Any]] = [
@@ -241,7 +247,10 @@ def seed_trends(server: LiveServer, tenant: Tenant) -> None:
         [ws, "post", "x-post-0", "x", 3.2, "declining", 30.0, 9.0, 0],
         [ws, "post", "ig-post-9", "instagram", 2.0, "emerging", 20.0, 10.0, 0],
         # An older window of #launch: superseded by the newer one above.
-        [ws, "hashtag", "#launch", "x", 1.0, "emerging", 12.0, 10.0, 6],
+        [ws, "hashtag", "#launch", "x", 1.0, "emerging", 12.0, 10.0, 48],
+        # The window judged a day before: what trended then.
+        [ws, "post", "x-post-0", "x", 4.0, "emerging", 40.0, 9.0, 24],
+        [ws, "hashtag", "#alpha", "x", 1.5, "declining", 20.0, 10.0, 24],
     ]
 
     def work(cur: Any) -> None:
@@ -264,6 +273,11 @@ def seed_trends(server: LiveServer, tenant: Tenant) -> None:
     seed_snapshots(server, ["mart_viral_trends"])
 
 
+# The first of the seeded best-times posts (12 Tuesdays at 09:00 UTC, 8 Mondays at 12:00).
+BEST_TUESDAYS = (datetime(2026, 1, 6, 9), 12, 1.5)
+BEST_MONDAYS = (datetime(2026, 1, 5, 12), 8, 0.5)
+
+
 def seed_insights(server: LiveServer, tenant: Tenant) -> None:
     """Insights of every kind and a best-times grid for the tenant's X account."""
     now = datetime.now(UTC).replace(tzinfo=None)
@@ -275,12 +289,13 @@ def seed_insights(server: LiveServer, tenant: Tenant) -> None:
         [ws, "recommendation", None, None, "Post more video", "…", 0.6],
         [ws, "benchmark", "x", "ext-x", "Rival engages 2x", "…", 0.6],
     ]
-    cells: list[list[Any]] = [
-        # weekday, hour, posts, raw, shrunk, ci_low, ci_high, confidence
-        [1, 9, 12, 1.8, 1.6, 1.2, 2.0, "high"],
-        [3, 18, 6, 1.5, 1.3, 0.9, 1.7, "medium"],
-        [5, 2, 1, 3.0, 1.1, 0.2, 2.4, "low"],
-        [0, 12, 8, 0.7, 0.8, 0.6, 1.0, "medium"],
+    # Best times: the X account's posts as the pipeline rates them (index: rate / the
+    # account's mean): 12 on Tuesdays at 09:00 UTC (1.5) and 8 on Mondays at 12:00 (0.5), in
+    # Paris's winter (UTC+1)
+    posts = [
+        (first + timedelta(weeks=i), index)
+        for first, count, index in (BEST_TUESDAYS, BEST_MONDAYS)
+        for i in range(count)
     ]
 
     def work(cur: Any) -> None:
@@ -290,14 +305,33 @@ def seed_insights(server: LiveServer, tenant: Tenant) -> None:
             [[*r, json.dumps({"source": r[1]}), now] for r in insights],
         )
         cur.executemany(
-            "INSERT INTO mart_best_times (workspace_id, platform, account_external_id, weekday,"
-            " hour, posts, raw_index, shrunk_index, ci_low, ci_high, confidence, computed_at)"
-            " VALUES (?, 'x', 'ext-x', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [[ws, *c, now] for c in cells],
+            "INSERT INTO mart_best_times (workspace_id, platform, account_external_id, kind,"
+            " external_id, published_at, engagement_rate, rate_index, dates_only, computed_at)"
+            " VALUES (?, 'x', 'ext-x', 'own', ?, ?, ?, ?, false, ?)",
+            [[ws, f"bt-{i}", at, index / 50, index, now] for i, (at, index) in enumerate(posts)],
         )
 
     server.lake.run(work)
     seed_snapshots(server, ["mart_insights", "mart_best_times", "mart_anomalies"])
+
+
+# The group's mean rate the seeded shrunk rates lean toward, with the pipeline's prior weight.
+RANKING_PRIOR = 0.05
+RANKING_PRIOR_POSTS = 10.0
+
+
+def _parts(row: list[Any]) -> dict[str, Any]:
+    """A seeded ranking's parts: its figures, and where it has a measured rate, the rate's
+    basis and the prior its shrunk rate leans toward (as the pipeline keeps them)."""
+    parts: dict[str, Any] = {"engagement": row[8], "growth": row[9], "reach": row[10]}
+    if row[7] is not None:
+        parts["engagement_rate"] = {
+            "basis": "impressions",
+            "posts": row[6],
+            "prior": RANKING_PRIOR,
+            "prior_posts": RANKING_PRIOR_POSTS,
+        }
+    return parts
 
 
 def seed_rankings(server: LiveServer, tenant: Tenant) -> None:
@@ -319,10 +353,7 @@ def seed_rankings(server: LiveServer, tenant: Tenant) -> None:
             " account_external_id, handle, category, followers, posts, engagement_rate,"
             " engagement_rate_shrunk, growth_rate, avg_reach, score, rank, parts, computed_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                [ws, *r, json.dumps({"engagement": r[8], "growth": r[9], "reach": r[10]}), now]
-                for r in rows
-            ],
+            [[ws, *r, json.dumps(_parts(r)), now] for r in rows],
         )
 
     server.lake.run(work)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+import math
+import statistics
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 import pytest
 
+from domain.schemas import iso_z
 from tests.analytics.seed import (
+    RANKING_PRIOR,
+    RANKING_PRIOR_POSTS,
     seed_insights,
     seed_post_rows,
     seed_rankings,
@@ -31,15 +36,17 @@ def test_viral_trends_order_filters_and_pages(server: LiveServer, tenant: Tenant
     api = tenant.api
     data = api.ok(api.get("/viral-trends"))
     entities = [(t["score"], t["entity"]) for t in data["items"]]
-    # Score descending, ties by entity; #launch's older window is superseded.
+    # The newest judged window: emerging and peaking by score (ties by entity), then what
+    # is declining, however high its score; the older windows are not listed.
     assert entities == [
         (9.5, "#launch"),
         (7.0, "#alpha"),
         (7.0, "#beta"),
         (5.5, "product launch"),
-        (3.2, "x-post-0"),
         (2.0, "ig-post-9"),
+        (3.2, "x-post-0"),
     ]
+    assert [t["status"] for t in data["items"]][-1] == "declining"
     assert data["items"][0]["evidence"] == {"robust_z": 9.5, "window_hours": 6}
     # Each names what trends: a tag or topic as itself; a post the pipeline never described
     # by its platform id (tests/analytics/test_labels.py: described ones).
@@ -48,8 +55,8 @@ def test_viral_trends_order_filters_and_pages(server: LiveServer, tenant: Tenant
         ("#alpha", None, None),
         ("#beta", None, None),
         ("product launch", None, None),
-        ("x-post-0", None, None),
         ("ig-post-9", None, None),
+        ("x-post-0", None, None),
     ]
     assert data["snapshot"]["computed_at"] is not None
 
@@ -74,6 +81,21 @@ def test_viral_trends_order_filters_and_pages(server: LiveServer, tenant: Tenant
     assert len(strong["items"]) == 3
     bad = assert_error(api.get("/viral-trends", params={"status": "hot"}), 400, "VALIDATION_ERROR")
     assert bad["details"][0]["field"] == "status"
+
+    # The day before's judged window, asked for by its UTC day (its end's last instant)
+    newest = datetime.fromisoformat(data["items"][0]["window_end"])
+    before = (newest - timedelta(days=1, microseconds=1)).date().isoformat()
+    then = api.ok(api.get("/viral-trends", params={"day": before}))
+    assert [(t["entity"], t["status"]) for t in then["items"]] == [
+        ("x-post-0", "emerging"),
+        ("#alpha", "declining"),
+    ]
+    assert {datetime.fromisoformat(t["window_end"]) for t in then["items"]} == {
+        newest - timedelta(days=1)
+    }
+    assert api.ok(api.get("/viral-trends", params={"day": "2001-01-01"}))["items"] == []
+    bad = assert_error(api.get("/viral-trends", params={"day": "May 1"}), 400, "VALIDATION_ERROR")
+    assert bad["details"][0]["field"] == "day"
 
 
 def test_insights_and_best_times(server: LiveServer, tenant: Tenant, other_tenant: Tenant) -> None:
@@ -100,24 +122,60 @@ def test_insights_and_best_times(server: LiveServer, tenant: Tenant, other_tenan
     )
 
     grid = api.ok(api.get("/insights/best-times", params={"account_id": tenant.accounts["x"]}))
-    assert grid["platform"] == "x"
+    assert (grid["platform"], grid["tz"]) == ("x", "UTC")
     assert len(grid["grid"]) == 168
+    # The seeded indices: 12 x 1.5 on Tuesdays 09h, 8 x 0.5 on Mondays 12h (no one else's on
+    # the platform: its pattern is the account's own, shrunk toward 1.0)
+    indices = [1.5] * 12 + [0.5] * 8
+    s = statistics.stdev(indices)
+    pattern = (12 * 1.5 + 5) / 17
+    block = 12 / 17 * 1.5 + 5 / 17 * pattern  # weekdays 08-12, toward the pattern
+    shrunk = 12 / 17 * 1.5 + 5 / 17 * block  # Tue 09h, toward its block
+    half = 1.96 * 12 / 17 * s / math.sqrt(12)
     tuesday_nine = grid["grid"][1 * 24 + 9]
     assert tuesday_nine == {
         "weekday": 1,
         "hour": 9,
         "label": "Tue 09:00 UTC",
         "posts": 12,
-        "raw_index": 1.8,
-        "shrunk_index": 1.6,
-        "ci_low": 1.2,
-        "ci_high": 2.0,
-        "confidence": "high",
+        "raw_index": 1.5,
+        "shrunk_index": pytest.approx(shrunk),
+        "prior": pytest.approx(block),
+        "weight": pytest.approx(12 / 17),
+        "ci_low": pytest.approx(shrunk - half),
+        "ci_high": pytest.approx(shrunk + half),
+        "confidence": "medium",
     }
     assert grid["grid"][0]["confidence"] == "none"
     assert grid["grid"][0]["posts"] == 0
-    # Low confidence never leads, however high its raw index.
-    assert [(c["weekday"], c["hour"]) for c in grid["best"]] == [(1, 9), (3, 18), (0, 12)]
+    assert [(c["weekday"], c["hour"]) for c in grid["best"]] == [(1, 9), (0, 12)]
+    assert [(b["label"], b["posts"], b["prior_posts"]) for b in grid["blocks"]] == [
+        ("Weekdays 08:00-12:00 UTC", 12, 12),
+        ("Weekdays 12:00-16:00 UTC", 8, 8),
+    ]
+    # 12 posts support an hour: the cell is recommended, told apart from the average
+    rec = grid["recommendation"]
+    assert (rec["resolution"], rec["label"], rec["posts"]) == ("hour", "Tue 09:00 UTC", 12)
+    assert rec["told_apart"] is True
+    assert rec["posts_needed"]["medium"] == 0
+    assert rec["text"].startswith("Post on Tuesdays at 09:00 UTC: 1.49x your average")
+    # In Paris (UTC+1 in winter) the same posts are on Tuesdays at 10:00
+    paris = api.ok(
+        api.get(
+            "/insights/best-times",
+            params={"account_id": tenant.accounts["x"], "tz": "europe/paris"},
+        )
+    )
+    assert paris["tz"] == "Europe/Paris"
+    assert paris["grid"][1 * 24 + 10]["posts"] == 12
+    assert paris["grid"][1 * 24 + 10]["label"] == "Tue 10:00 Europe/Paris"
+    assert paris["recommendation"]["label"] == "Tue 10:00 Europe/Paris"
+    bad = assert_error(
+        api.get("/insights/best-times", params={"account_id": tenant.accounts["x"], "tz": "UTC+5"}),
+        400,
+        "VALIDATION_ERROR",
+    )
+    assert bad["details"][0] == {**bad["details"][0], "field": "tz", "issue": "unknown_time_zone"}
     assert_error(api.get("/insights/best-times"), 400, "VALIDATION_ERROR")
     assert_error(
         api.get("/insights/best-times", params={"account_id": other_tenant.accounts["x"]}),
@@ -134,8 +192,26 @@ def test_creators_ranked_with_parts(server: LiveServer, tenant: Tenant) -> None:
     # Not described by the pipeline: named by their handles, without link or picture.
     assert [c["label"] for c in data["items"]] == ["@alice", "@bob", "@carol", "@dan", "@erin"]
     assert {(c["url"], c["thumbnail_url"]) for c in data["items"]} == {(None, None)}
-    assert data["items"][0]["parts"] == {"engagement": 0.055, "growth": 0.1, "reach": 900.0}
-    assert data["items"][3]["engagement_rate"] is None
+    alice, dan = data["items"][0], data["items"][3]
+    assert {k: alice["parts"][k] for k in ("engagement", "growth", "reach")} == {
+        "engagement": 0.055,
+        "growth": 0.1,
+        "reach": 900.0,
+    }
+    # Measured, and apart from it the estimate shrunk toward the group's mean, named so.
+    assert (alice["engagement_rate"], alice["engagement_rate_basis"]) == (0.06, "impressions")
+    assert alice["engagement_rate_estimate"] == {
+        "value": 0.055,
+        "prior": RANKING_PRIOR,
+        "weight": 40 / (40 + RANKING_PRIOR_POSTS),
+        "posts": 40,
+        "prior_posts": RANKING_PRIOR_POSTS,
+        "method": "shrunk_toward_group_mean",
+    }
+    # Not measured: no rate, and no estimate either (the mart's prior is not one of it).
+    assert dan["engagement_rate"] is None
+    assert dan["engagement_rate_estimate"] is None
+    assert dan["engagement_rate_shrunk"] is None
     assert all(c["kind"] == "creator" for c in data["items"])
     paged = [c["handle"] for p in _pages(api, "/creators", 2) for c in p["items"]]
     assert paged == ["alice", "bob", "carol", "dan", "erin"]
@@ -175,14 +251,29 @@ def test_competitors_track_list_benchmark_untrack(server: LiveServer, tenant: Te
     assert first.status_code == again.status_code == 201
     assert first.json()["data"] == again.json()["data"]
 
+    # In rank order (RivalCo ranked 1), then the ones not ranked yet, newest first; paged.
     listed = api.ok(api.get("/competitors"))
-    assert [c["handle"] for c in listed["items"]] == ["nobody", "rivalco", "RivalCo"]
-    rival = listed["items"][2]
+    assert [c["handle"] for c in listed["items"]] == ["RivalCo", "nobody", "rivalco"]
+    paged = [c["handle"] for p in _pages(api, "/competitors", 1) for c in p["items"]]
+    assert paged == ["RivalCo", "nobody", "rivalco"]
+    rival = listed["items"][0]
     bench = rival["benchmark"]
-    # Ours: X's own rows of the last 28 days, engagements / impressions, by hand.
+    # Ours: X's own rows of the 28 days to our newest day (today), by hand, and what the
+    # unified answer gives for X over that window.
     ours = _own_rate(server, tenant.workspace_id, "x")
     assert bench["our_engagement_rate"] == pytest.approx(ours)
+    window = bench["our_window"]
+    assert window == {
+        "from": iso_z(datetime.combine(today() - timedelta(days=27), time(), tzinfo=UTC)),
+        "to": iso_z(datetime.combine(today() + timedelta(days=1), time(), tzinfo=UTC)),
+    }
+    unified = api.ok(api.get("/analytics/unified", params={**window, "platform": "x"}))
+    assert bench["our_engagement_rate"] == unified["totals"]["engagement_rate"]
+    assert bench["our_engagement_rate_coverage"] == unified["totals"]["engagement_rate_coverage"]
+    # Theirs: the ranking's measured rate, never its estimate.
     assert bench["their_engagement_rate"] == 0.04
+    assert bench["their_engagement_rate"] == rival["ranking"]["engagement_rate"]
+    assert rival["ranking"]["engagement_rate_estimate"]["value"] == 0.039
     assert bench["ratio"] == pytest.approx(0.04 / ours)
     assert bench["their_followers"] == 20000
     assert bench["our_followers"] is not None
@@ -192,6 +283,7 @@ def test_competitors_track_list_benchmark_untrack(server: LiveServer, tenant: Te
     assert_error(api.delete(f"/competitors/{created['id']}"), 404, "NOT_FOUND")
     listed = api.ok(api.get("/competitors"))
     assert [c["handle"] for c in listed["items"]] == ["nobody", "rivalco"]
+    assert listed["items"][1]["benchmark"]["their_engagement_rate"] is None
     # Untracked, it may be tracked again.
     api.ok(api.post("/competitors", json={"platform": "x", "handle": "RivalCo"}), 201)
 
@@ -287,7 +379,7 @@ def _pages(api: Api, path: str, limit: int) -> list[dict[str, Any]]:
 
 
 def _own_rate(server: LiveServer, workspace_id: str, platform: str) -> float:
-    since = today() - timedelta(days=28)
+    since = today() - timedelta(days=27)  # 28 days, today's included
 
     def work(cur: object) -> float:
         cur.execute(  # type: ignore[attr-defined]

@@ -717,14 +717,19 @@ def test_the_youtube_fr_export_is_labelled_by_its_titles_and_thumbnails(
     creators = fr_imported.creators.api.list_all("/creators")
     assert {c["label"] for c in creators} == set(videos["channel_title"].str.strip_chars())
     assert {(c["url"], c["thumbnail_url"]) for c in creators} == {(None, None)}
-    # Hashtag and topic trends (the file's tags): the tag, no link (FR videos trend for a few
-    # days each: none has the baseline a post trend needs).
+    # Trends: a video by its title, thumbnail and link (judged against same-age videos: FR
+    # videos trend for a few days each); a hashtag or topic (the file's tags) by itself.
     trends = fr_imported.creators.api.list_all("/viral-trends")
-    assert trends
+    assert {t["entity_type"] for t in trends} == {"post", "hashtag", "topic"}
     for trend in trends:
-        assert trend["entity_type"] in ("hashtag", "topic")
-        expected = "#" + trend["entity"] if trend["entity_type"] == "hashtag" else trend["entity"]
-        assert (trend["label"], trend["url"], trend["thumbnail_url"]) == (expected, None, None)
+        entity = trend["entity"]
+        expected: tuple[str, str | None, str | None]
+        if trend["entity_type"] == "post":
+            link = f"https://www.youtube.com/watch?v={entity}"
+            expected = (titles[entity], link, thumbnails[entity])
+        else:
+            expected = ("#" + entity if trend["entity_type"] == "hashtag" else entity, None, None)
+        assert (trend["label"], trend["url"], trend["thumbnail_url"]) == expected
 
     # Every video of both imports, not only those listed: the label of what the dimensions
     # hold is the title, the picture the thumbnail_link.

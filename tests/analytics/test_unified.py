@@ -36,9 +36,31 @@ def test_totals_equal_sql_sums_and_rate_is_recomputed(server: LiveServer, tenant
     totals = data["totals"]
     for name in COUNTERS:
         assert totals[name] == expected[name], name
-    # By hand: engagements over impressions of the sums, never a mean of daily ratios.
-    assert totals["engagement_rate"] == expected["engagements"] / expected["impressions"]
+    # By hand: the engagements of the posts with impressions (X's and Instagram's: YouTube
+    # reports views only) over their impressions, never all engagements over them, nor a
+    # mean of daily ratios; the coverage says what is left out.
+    ws = tenant.workspace_id
+    covered = direct_sums(server, ws, first, last, platforms=("instagram", "x"))
+    left_out = direct_sums(server, ws, first, last, platforms=("youtube",))
+    assert totals["engagement_rate"] == covered["engagements"] / covered["impressions"]
     assert totals["engagement_rate_basis"] == "impressions"
+    assert totals["engagement_rate_coverage"] == {
+        "engagements": covered["engagements"],
+        "denominator": covered["impressions"],
+        "excluded_engagements": left_out["engagements"],
+        "excluded_engagements_share": left_out["engagements"] / expected["engagements"],
+        "posts": 4,
+        "excluded_posts": 2,
+        "platforms": ["instagram", "x"],
+        "excluded_platforms": ["youtube"],
+    }
+    # Each bucket of the total's line divides alike: that day's covered posts.
+    line = tenant.api.ok(
+        tenant.api.get("/analytics/unified", params={**params, "group_by": "total", "limit": 1})
+    )["series"]["items"][0]
+    day = direct_sums(server, ws, first, first, platforms=("instagram", "x"))
+    assert line["engagement_rate"] == day["engagements"] / day["impressions"]
+    assert line["engagement_rate_coverage"]["denominator"] == day["impressions"]
     assert totals["active_posts"] == 6
     # Followers: the last day's count per account, summed; growth: 10 a day for 30 days.
     last_offset = len(seeded.days) - 1
@@ -55,6 +77,8 @@ def test_totals_equal_sql_sums_and_rate_is_recomputed(server: LiveServer, tenant
     assert youtube["impressions"] == 0
     assert youtube["engagement_rate_basis"] == "views"
     assert youtube["engagement_rate"] == youtube["engagements"] / youtube["views"]
+    assert youtube["engagement_rate_coverage"]["platforms"] == ["youtube"]
+    assert youtube["engagement_rate_coverage"]["excluded_engagements"] == 0
 
     assert data["range"] == {
         "from": params["from"].replace("Z", ".000Z"),
@@ -130,8 +154,9 @@ def test_hourly_reads_the_hourly_mart(server: LiveServer, tenant: Tenant) -> Non
     assert len(items) == 100  # every hour of the range for each account: 3 x 72, paged
     assert all(item["bucket"].endswith(":00:00.000Z") for item in items)
     assert all(item["followers"] is None for item in items)
-    # One series in total: every hour is there, 0 between the seeded readings (every third
-    # hour), each read hour its rows' sums.
+    # One series in total: every hour is there, null between the seeded readings (every
+    # third hour: nothing was read there, docs/api/analytics.md), each read hour its rows'
+    # sums and the 3 hours it covers.
     total = tenant.api.ok(
         tenant.api.get("/analytics/unified", params={**params, "limit": 100, "group_by": "total"})
     )["series"]["items"]
@@ -139,9 +164,11 @@ def test_hourly_reads_the_hourly_mart(server: LiveServer, tenant: Tenant) -> Non
     assert [i["bucket_end"] for i in total] == [iso_ms(first, h + 1) for h in range(72)]
     for h, item in enumerate(total[:70]):  # through 21:00 today, the newest seeded hour
         if h % 3:
-            assert item["impressions"] == 0
+            assert item["impressions"] is None
+            assert item["covers_hours"] is None
         else:
             assert item["impressions"] == direct_hour(server, tenant.workspace_id, first, h)
+            assert item["covers_hours"] == (3 if h else None)  # the first: none read before
     # A range that starts mid-hour covers that whole hour; one that ends mid-hour stops there.
     narrow = tenant.api.ok(
         tenant.api.get(

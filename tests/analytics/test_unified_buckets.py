@@ -257,7 +257,8 @@ def spans(group: Group, *, published: bool) -> dict[Any, tuple[datetime, datetim
 def expected_series(
     edges: list[datetime], group: Group, *, published: bool = False, hourly: bool = False
 ) -> dict[tuple[int, Any], dict[str, Any] | None]:
-    """Per (bucket index, group): the point's metrics, or None where no reading covers it."""
+    """Per (bucket index, group): the point's metrics, or None where the group was not read
+    (by publication: outside its span)."""
     spans_of = spans(group, published=published)
     sums: dict[tuple[int, Any], dict[str, Any]] = {}
 
@@ -301,12 +302,22 @@ def expected_series(
         i = index(datetime(day.year, day.month, day.day, 23, tzinfo=UTC))
         if i is not None:
             at(i, group(platform))["followers"][(platform, day)] = followers
+    # by activity, the buckets a reading falls in: a growth or first-seen reading, or (above
+    # hours) a follower figure; the others, between readings, are null
+    read = {(index(r.at), group(r.platform)) for r in READINGS}
+    if not hourly:
+        read |= {
+            (index(datetime(d.year, d.month, d.day, 23, tzinfo=UTC)), group(p))
+            for p, d in FOLLOWERS
+        }
     out: dict[tuple[int, Any], dict[str, Any] | None] = {}
     for key, (first, last) in spans_of.items():
         if not (first < edges[-1] and last >= edges[0]):
             continue  # the group's readings miss the range: not in the series
         for i in range(len(edges) - 1):
-            if not (first < edges[i + 1] and last >= edges[i]):
+            if not (first < edges[i + 1] and last >= edges[i]) or (
+                not published and (i, key) not in read
+            ):
                 out[(i, key)] = None
                 continue
             point = dict(sums.get((i, key)) or at(i, key))
@@ -491,7 +502,7 @@ def test_time_zone_buckets_across_a_dst_change_and_a_half_hour_offset(charted: T
     compare(data, hours, expected_series(hours, by_total, hourly=True), total_key)
     # 06:00 UTC (11:30 local) is in the bucket from 05:30
     (six,) = [r.likes for r in READINGS if r.at == utc(2025, 3, 3, 6)]
-    assert [i["likes"] for i in data["series"]["items"]] == [0, six, 0, 0, 0, 0]
+    assert [i["likes"] for i in data["series"]["items"]] == [None, six, None, None, None, None]
 
 
 # -- published basis ------------------------------------------------------------------------------
@@ -587,7 +598,9 @@ def test_group_by_total_and_platform_add_up_to_the_accounts(charted: Tenant) -> 
             assert whole[name] == (sum(present) if present else None)
 
 
-def test_gaps_are_zero_between_readings_and_null_outside_them(charted: Tenant) -> None:
+def test_buckets_between_readings_are_null_and_a_read_one_says_what_it_covers(
+    charted: Tenant,
+) -> None:
     data = get(charted, **{"from": "2025-03-01T00:00:00Z", "to": "2025-03-23T00:00:00Z"})
     series: dict[str, list[dict[str, Any]]] = {}
     for item in data["series"]["items"]:
@@ -595,16 +608,52 @@ def test_gaps_are_zero_between_readings_and_null_outside_them(charted: Tenant) -
     # tiktok's only reading is before the range, the competitor is not ours: absent
     assert sorted(series) == ["instagram", "linkedin", "x"]
     likes = {p: [i["likes"] for i in items] for p, items in series.items()}
-    # instagram: read 5 to 12 and 15 to 18 March: nothing before, 0 on the 13th and 14th (read
-    # again after: no change was seen), nothing after its newest reading
+    # instagram: read 5 to 12 and 15 to 18 March; not on the 13th and 14th, so nothing is known
+    # of them (null, not 0): the 15th holds their growth and says so
     assert likes["instagram"][:4] == [None] * 4
-    assert likes["instagram"][12:14] == [0, 0]
+    assert likes["instagram"][12:14] == [None, None]
     assert all(v for v in likes["instagram"][4:12] + likes["instagram"][14:18])
     assert likes["instagram"][18:] == [None] * 4
-    zero = series["instagram"][12]
-    assert (zero["engagement_rate"], zero["posts"], zero["active_posts"]) == (None, 0, 0)
-    assert zero["followers"] is None  # no follower reading that day
-    # linkedin: read on 20 February and 25 March only: every day between is a 0
-    assert likes["linkedin"] == [0] * 22
+    fifteenth = series["instagram"][14]
+    assert fifteenth["covers_from"] == "2025-03-13T00:00:00.000Z"
+    assert fifteenth["covers_hours"] == 72
+    assert [i["covers_hours"] for i in series["instagram"][5:12]] == [24] * 7
+    # its first reading has no earlier one to cover from
+    assert series["instagram"][4]["covers_from"] is None
+    # linkedin: read on 20 February and 25 March only: no day between was read
+    assert likes["linkedin"] == [None] * 22
     # x: read through the 20th
     assert likes["x"][-2:] == [None, None]
+    for name in COUNTERS:
+        assert data["totals"][name] == sum(i[name] or 0 for i in data["series"]["items"])
+
+
+def test_an_hourly_series_of_six_hourly_readings_is_null_between_them(charted: Tenant) -> None:
+    # x is read every 6 hours (00, 06, 12, 18 UTC): the hours between hold no reading, so no
+    # figure, not 0; each read hour holds the 6 hours of growth since the previous reading
+    hours = local_edges("UTC", "hour", date(2025, 3, 14), 24)
+    data = get(
+        charted,
+        **{"from": "2025-03-14T00:00:00Z", "to": "2025-03-15T00:00:00Z"},
+        granularity="hour",
+        platform="x",
+    )
+    expected = expected_series(hours, by_account, hourly=True)
+    compare(
+        data, hours, {k: v for k, v in expected.items() if k[1][0] == "x"}, account_key(charted)
+    )
+    items = data["series"]["items"]
+    readings: dict[datetime, int] = {}
+    for r in READINGS:
+        if r.platform == "x" and not r.first_seen:
+            readings[r.at] = readings.get(r.at, 0) + r.likes
+    expected_likes = [readings.get(start) for start in hours[:-1]]
+    assert [i["likes"] for i in items] == expected_likes
+    assert [i["bucket"][11:13] for i in items if i["likes"] is not None] == ["00", "06", "12", "18"]
+    assert 0 not in [i["likes"] for i in items]
+    # the first one's previous reading (18:00 the day before) lies before the range
+    assert [(i["covers_from"], i["covers_hours"]) for i in items if i["likes"] is not None] == [
+        (iso(start - 5 * HOUR), 6) for start in hours[:-1] if start in readings
+    ]
+    assert all(i["covers_from"] is None for i in items if i["likes"] is None)
+    assert data["totals"]["likes"] == sum(v for v in expected_likes if v is not None)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, date, datetime
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from dagster import DagsterInstance, materialize
 
+from domain.analytics.best_times import recommendation
 from murmur.settings import Settings
 from pipelines.analytics import insights
 from pipelines.analytics.assets import DAILY_ASSETS
@@ -19,7 +21,9 @@ from pipelines.partitions import range_tags
 from pipelines.run import run_all
 from tests.support import embedded_settings
 from warehouse import analytics
+from warehouse import best_times as analytics_best_times
 from warehouse.rows import fetch_all
+from warehouse.store import Lakehouse
 
 US_HEADER = "video_id,trending_date,title,category_id,views,likes,dislikes,comment_count"
 FR_HEADER = (
@@ -282,54 +286,81 @@ def test_rankings_count_growth_of_older_posts_per_source(
     assert ranks["Old"]["engagement_rate"] == pytest.approx(20 / 300)
 
 
-# -- class 5: recommendations need support --------------------------------------------------------
+# -- class 5: recommendations need support, at the resolution the posts give ----------------------
 
 
-def _bucket(weekday: int, hour: int, posts: int, raw: float, low: float) -> dict[str, Any]:
+def _post(day: int, hour: int, impressions: int) -> dict[str, Any]:
+    """A post of the account 'me' ``day`` days into June 2025 at ``hour``, 10 engagements."""
     return {
         "platform": "instagram",
         "account_external_id": "me",
-        "weekday": weekday,
-        "hour": hour,
-        "posts": posts,
-        "raw_index": raw,
-        "shrunk_index": raw,
-        "ci_low": low,
-        "ci_high": 2 * raw - low,
-        "confidence": "medium",
+        "kind": "own",
+        "external_id": f"p{day}-{hour}-{impressions}",
+        "published_at": datetime(2025, 5, 31, hour) + timedelta(days=day),
+        "engagements": 10,
+        "impressions": impressions,
+        "views": 0,
     }
 
 
-def test_best_time_recommended_only_when_its_interval_excludes_one() -> None:
-    now = datetime(2026, 1, 1)
-    # shrunk 1.4 but interval 0.9-1.9 includes 1: nothing is said
-    assert insights.best_time_insights("ws", [_bucket(1, 9, 8, 1.4, 0.9)], {}, now) == []
-    # shrunk 1.3 with interval 1.1-1.5: recommended
-    found = insights.best_time_insights("ws", [_bucket(1, 9, 8, 1.3, 1.1)], {}, now)
-    assert [f["kind"] for f in found] == ["best_time", "recommendation"]
+@pytest.fixture(scope="module")
+def best_lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lakehouse]:
+    """One lake for the best-times classes, each case in a workspace of its own."""
+    with Settings(data_dir=tmp_path_factory.mktemp("best") / "data").open_lakehouse() as s:
+        yield s
 
 
-def test_dates_only_have_no_hour_of_day() -> None:
-    # four posts at midnight (a date-only export): Mondays and Tuesdays, no hour invented
-    def post(day: int, impressions: int) -> dict[str, Any]:
-        return {
-            "platform": "instagram",
-            "account_external_id": "me",
-            "published_at": datetime(2025, 6, day),
-            "engagements": 10,
-            "impressions": impressions,
-            "views": 0,
-        }
+def _best_times(
+    lake: Lakehouse, workspace_id: str, posts: list[dict[str, Any]]
+) -> analytics_best_times.BestTimeRows:
+    """The posts rated as the pipeline rates them, then read as /insights/best-times reads."""
+    rows = insights.best_times(workspace_id, posts, datetime(2026, 1, 1))
 
-    rows = insights.best_times(
-        "ws", [post(2, 100), post(9, 100), post(3, 50), post(10, 50)], datetime(2026, 1, 1)
+    def seed(cur: Any) -> None:
+        cur.executemany(
+            "INSERT INTO mart_best_times BY NAME SELECT * FROM (SELECT ? AS workspace_id,"
+            " ? AS platform, ? AS account_external_id, ? AS kind, ? AS external_id,"
+            " ? AS published_at, ? AS engagement_rate, ? AS rate_index, ? AS dates_only,"
+            " ? AS computed_at)",
+            [list(r.values()) for r in rows],
+        )
+
+    lake.run(seed)
+    return lake.run(
+        lambda cur: analytics_best_times.best_times(cur, workspace_id, "instagram", ["me"], "UTC")
     )
-    assert {(r["weekday"], r["hour"]) for r in rows} == {(0, -1), (1, -1)}
-    body = insights.best_time_insights(
-        "ws", [_bucket(1, insights.DATE_ONLY_HOUR, 8, 1.3, 1.1)], {}, datetime(2026, 1, 1)
-    )[0]["body"]
-    assert "dates only" in body
-    assert ":00 UTC" not in body
+
+
+def test_best_time_recommended_only_above_average_on_three_posts(best_lake: Lakehouse) -> None:
+    # Mondays 09h twice the rate of Tuesdays 18h, on 2 posts each: no slot has 3 posts
+    two = [_post(2, 9, 100), _post(9, 9, 100), _post(3, 18, 200), _post(10, 18, 200)]
+    assert _best_times(best_lake, "two", two).recommendation is None
+    # a third Monday: weekdays 08-12 holds 3 posts above average, recommended with its
+    # interval, though not told apart yet (low confidence, and the posts it would take)
+    found = _best_times(best_lake, "three", [*two, _post(16, 9, 100)]).recommendation
+    assert found is not None
+    rec = recommendation(found, "UTC")
+    assert (rec.resolution, rec.label, rec.posts) == ("block", "Weekdays 08:00-12:00 UTC", 3)
+    assert rec.ci_low < rec.shrunk_index < rec.ci_high
+    assert rec.confidence == "low"
+    assert rec.posts_needed.medium == 5
+
+
+def test_dates_only_have_no_hour_of_day(best_lake: Lakehouse) -> None:
+    # posts at midnight (a date-only export): 8 Mondays at twice the rate of 4 Tuesdays, no
+    # hour invented; 8 posts on Mondays support a weekday
+    posts = [_post(2 + 7 * w, 0, 50) for w in range(8)] + [
+        _post(3 + 7 * w, 0, 100) for w in range(4)
+    ]
+    found = _best_times(best_lake, "dates", posts)
+    assert {(c["weekday"], c["hour"]) for c in found.cells} == {(0, -1), (1, -1)}
+    assert {(b["weekend"], b["block"]) for b in found.blocks} == {(False, -1)}
+    assert found.recommendation is not None
+    rec = recommendation(found.recommendation, "UTC")
+    assert (rec.resolution, rec.weekday, rec.hour, rec.posts) == ("day", 0, None, 8)
+    assert rec.label == "Mondays (dates only)"
+    assert "dates only" in rec.text
+    assert ":00 UTC" not in rec.text
 
 
 # -- class 3: viral trends on daily captures ------------------------------------------------------

@@ -7,7 +7,9 @@ are what the API serves. A table of both is printed (``-s``) for the closing not
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import math
 import statistics
 from collections.abc import Iterator
@@ -18,8 +20,17 @@ from typing import Any
 import polars as pl
 import pytest
 
-from tests.analytics_truth.world import DATASETS, GROUP, World
+from tests.analytics_truth.world import (
+    BESIDE_TWEETS,
+    CAPTURES,
+    DATASETS,
+    FRESH,
+    GROUP,
+    STALE,
+    World,
+)
 from tests.support import Tenant, analyst_rows
+from warehouse.extensions import connect
 
 # Every test here reads the one imported world: on one worker, it is built once.
 pytestmark = pytest.mark.xdist_group(GROUP)
@@ -204,22 +215,36 @@ def test_youtube_fr_unified_and_best_times(world: World) -> None:
     mean = statistics.fmean(rate for _, rate in rates)
     sd = statistics.stdev(rate / mean for _, rate in rates)
     cells: dict[tuple[int, int], list[float]] = {}
+    blocks: dict[tuple[bool, int], list[float]] = {}
     for published, rate in rates:
         cells.setdefault((published.weekday(), published.hour), []).append(rate / mean)
+        blocks.setdefault((published.weekday() >= 5, published.hour // 4), []).append(rate / mean)
+
+    def shrunk(values: list[float], prior: float) -> tuple[float, float]:
+        n = len(values)
+        return (n * statistics.fmean(values) + 5 * prior) / (n + 5), n / (n + 5)
+
+    # a block shrinks toward the platform's pattern (every account's posts there: here the
+    # file's, (n·raw + 5) / (n + 5)), a cell toward its block
+    block_index = {key: shrunk(v, shrunk(v, 1.0)[0])[0] for key, v in blocks.items()}
     body = tenant.api.ok(
         tenant.api.get("/insights/best-times", params={"account_id": tenant.accounts["youtube"]})
     )
     grid = {(c["weekday"], c["hour"]): c for c in body["grid"]}
     for (weekday, hour), values in cells.items():
         n = len(values)
-        raw = statistics.fmean(values)
-        shrunk = (n * raw + 5 * 1.0) / (n + 5)
-        half = 1.96 * (n / (n + 5)) * sd / math.sqrt(n)
+        prior = block_index[(weekday >= 5, hour // 4)]
+        index, w = shrunk(values, prior)
+        half = 1.96 * w * sd / math.sqrt(n)
         cell = grid[(weekday, hour)]
         assert cell["posts"] == n
-        assert cell["raw_index"] == pytest.approx(raw)
-        assert cell["shrunk_index"] == pytest.approx(shrunk)
-        assert cell["ci_low"] == pytest.approx(max(0.0, shrunk - half))
+        assert cell["raw_index"] == pytest.approx(statistics.fmean(values))
+        assert cell["prior"] == pytest.approx(prior)
+        assert cell["shrunk_index"] == pytest.approx(index)
+        assert cell["ci_low"] == pytest.approx(max(0.0, index - half))
+    assert {
+        (b["day_type"] == "weekend", b["start_hour"] // 4): b["posts"] for b in body["blocks"]
+    } == {key: len(v) for key, v in blocks.items()}
     _record(
         "youtube_trending_fr",
         "best-times cells with posts",
@@ -227,99 +252,223 @@ def test_youtube_fr_unified_and_best_times(world: World) -> None:
         sum(1 for c in body["grid"] if c["posts"]),
     )
     best = max(
-        cells.items(),
-        key=lambda kv: (n := len(kv[1]), (n * statistics.fmean(kv[1]) + 5) / (n + 5))[1],
+        cells.items(), key=lambda kv: shrunk(kv[1], block_index[(kv[0][0] >= 5, kv[0][1] // 4)])
     )
     _record("youtube_trending_fr", "best-times highest shrunk cell", best[0], None)
 
 
-@dataclass
-class Viral:
-    trending: dict[str, tuple[float, float, float]]  # entity: score, velocity, baseline
-    scored: int  # posts with W0, W1 and two baseline windows read
-    highest: float | None  # the highest score among them, trending or not
+@dataclass(frozen=True)
+class Trend:
+    score: float
+    status: str
+    velocity: float
+    previous: float
+    baseline: float
+    source: str
 
 
-def _viral_truth(g: pl.DataFrame) -> Viral:
-    """Posts trending against their own baseline, by the definitions, from daily readings."""
+DAILY = timedelta(hours=24)  # daily readings: day-long windows
+SPAN = 7  # windows a judgment reads back (7 days of day-long windows)
+HISTORY = 28  # judged ends: one a day over the last 28
+
+
+def _daily_windows(g: pl.DataFrame) -> tuple[datetime, dict[str, dict[int, float]], dict[str, Any]]:
+    """The data end and each video's velocity per day-long window (0 ending at the end).
+
+    Growth over 24 h; a first-seen reading of a video at most a week old, in its window, its
+    lifetime likes and comments over its age then. A video without a publication time is
+    filed at its first reading (age 0 there: no window).
+    """
     end = _newest(g["at"]) + timedelta(hours=1)  # the end of the newest hour read
-    width = timedelta(hours=24)  # daily readings: day-long windows
-    mine: dict[str, tuple[float, float, float]] = {}
-    scores: list[float] = []
-    for key, rows in g.group_by("key"):
-        pub = rows["pub"][0]
-        per_window: dict[int, float] = {}
-        for r in rows.iter_rows(named=True):
-            win = int((end - r["at"] - timedelta(hours=1)) // width)
-            if 0 <= win < 6:
-                per_window[win] = per_window.get(win, 0.0) + r["g_likes"] + r["g_comments"]
-        if 0 not in per_window or 1 not in per_window:
-            continue  # insufficient data
-        base = [
-            per_window[i] / 24
-            for i in range(2, 6)
-            if i in per_window and (pub is None or end - (i + 1) * width >= pub)
-        ]
-        v0, v1 = per_window[0] / 24, per_window[1] / 24
-        if len(base) < 2:
+    g = g.with_columns(
+        pl.coalesce(pl.col("pub"), pl.col("at").min().over("key")).alias("pub"),
+        pl.col("channel").str.strip_chars().drop_nulls().first().over("key").alias("channel"),
+    )
+    velocity: dict[str, dict[int, float]] = {}
+    meta: dict[str, Any] = {}
+    for r in g.iter_rows(named=True):
+        key = _video_id(r["key"])
+        win = int((end - r["at"] - timedelta(hours=1)) // DAILY)
+        eng = r["g_likes"] + r["g_comments"]
+        meta[key] = (r["pub"], r["channel"])
+        age = (r["at"] - r["pub"]) / timedelta(hours=1)
+        if not r["first_seen"]:
+            vel = eng / 24
+        elif 0 < age <= 7 * 24:  # a week old at most
+            vel = eng / age
+        else:
             continue
-        b = statistics.median(base)
-        score, prev = math.log2((v0 + 1) / (b + 1)), math.log2((v1 + 1) / (b + 1))
-        scores.append(score)
-        if max(v0, v1) < 1:
-            continue
-        rising, falling = v0 > v1 * 1.1, v0 < v1 * 0.9
-        high = score >= 1.0
-        if (high and rising) or (high and not falling) or ((high or prev >= 1.0) and falling):
-            mine[str(key[0])] = (score, v0, b)
-    return Viral(mine, len(scores), max(scores, default=None))
+        velocity.setdefault(key, {})[win] = vel
+    return end, velocity, meta
 
 
-def _compare_viral(export: str, truth: Viral, items: list[Any]) -> None:
-    own = {
-        t["entity"]: (t["score"], t["velocity"], t["baseline"])
-        for t in items
-        if t["evidence"]["baseline_source"] == "own"
-    }
-    # Murmur lists the top 50 (own baselines and same-age ones): ours down to its lowest
-    scores = [float(t["score"]) for t in items]
-    floor = min(scores) if len(items) >= 50 else -math.inf
-    expected = {k: v for k, v in truth.trending.items() if v[0] >= floor}
-    _record(export, "posts with W0, W1 and 2 baseline windows read", truth.scored, None)
-    highest = None if truth.highest is None else round(truth.highest, 3)
-    _record(export, "highest own-baseline score (abnormal at >= 1)", highest, None)
-    _record(export, "trending posts (own baseline)", len(expected), len(own))
-    assert set(own) == set(expected)
-    for entity, (score, v0, b) in expected.items():
-        assert own[entity] == pytest.approx((score, v0, b))
-    assert all(t["evidence"]["window_hours"] == 24 for t in items)
+def _video_id(key: str) -> str:
+    """A video's id as a trend names it: a '#NAME?' row's (Excel's) by its title's MD5."""
+    if key.startswith("title:"):
+        return "title-" + hashlib.md5(key.removeprefix("title:").encode()).hexdigest()[:16]
+    return key
+
+
+def _viral_truth(g: pl.DataFrame) -> dict[datetime, dict[str, Trend]]:
+    """Per judged window end, the posts trending there, by the definitions (not Murmur's)."""
+    end, velocity, meta = _daily_windows(g)
+
+    def age(key: str, win: int) -> int:
+        return int((end - (win + 1) * DAILY - meta[key][0]) // DAILY)
+
+    # every video's windows by age and window: the peers
+    by_age: dict[tuple[int, int], list[tuple[str, str, float]]] = {}
+    for key, vel in velocity.items():
+        for w, v in vel.items():
+            by_age.setdefault((age(key, w), w), []).append((key, meta[key][1], v))
+
+    judged: dict[datetime, dict[str, Trend]] = {}
+    for j in range(HISTORY):
+        at = end - j * DAILY
+        found: dict[str, Trend] = {}
+        for key, vel in velocity.items():
+            if j not in vel or j + 1 not in vel or max(vel[j], vel[j + 1]) < 1:
+                continue
+            pub, channel = meta[key]
+            own = [vel[j + i] for i in range(2, 6) if j + i in vel and at - (i + 1) * DAILY >= pub]
+            if len(own) >= 2:
+                baseline, source = statistics.median(own), "own"
+            else:
+                # others' windows at the age of this one's W0, ending by the judged end
+                peers = [
+                    (c, v)
+                    for w in range(j, j + SPAN)
+                    for other, c, v in by_age.get((age(key, j), w), [])
+                    if other != key
+                ]
+                mine = [v for c, v in peers if c == channel]
+                if len(mine) >= 3:
+                    baseline, source = statistics.median(mine), "account_same_age"
+                elif len(peers) >= 3:
+                    baseline, source = statistics.median(v for _, v in peers), "platform_same_age"
+                else:
+                    continue
+            v0, v1 = vel[j], vel[j + 1]
+            score = math.log2((v0 + 1) / (baseline + 1))
+            prev = math.log2((v1 + 1) / (baseline + 1))
+            rising, falling = v0 > v1 * 1.1, v0 < v1 * 0.9
+            if score >= 1 and rising:
+                status = "emerging"
+            elif score >= 1 and not falling:
+                status = "peaking"
+            elif (score >= 1 or prev >= 1) and falling:
+                status = "declining"
+            else:
+                continue
+            found[key] = Trend(score, status, v0, v1, baseline, source)
+        # the list's order, rising first; its first 50
+        ranked = sorted(found.items(), key=lambda kv: _order(kv[1].status, kv[1].score, kv[0]))
+        judged[at] = dict(ranked[:50])
+    return judged
+
+
+def _order(status: str, score: float, entity: str) -> tuple[bool, float, str]:
+    return (status == "declining", -score, entity)
+
+
+def _mart_trends(world: World, tenant: Tenant) -> dict[datetime, dict[str, dict[str, Any]]]:
+    """Every judged window's post trends of the workspace, read from the lake read-only."""
+    con = connect()
+    try:
+        world.server.settings.lake.attach(con, read_only=True)
+        rows = con.execute(
+            "SELECT window_end, entity, score, status, velocity, baseline, evidence"
+            " FROM lake.mart_viral_trends WHERE workspace_id = ? AND entity_type = 'post'",
+            [tenant.workspace_id],
+        ).fetchall()
+    finally:
+        con.close()
+    out: dict[datetime, dict[str, dict[str, Any]]] = {}
+    for at, entity, score, status, v0, baseline, evidence in rows:
+        out.setdefault(at, {})[entity] = {
+            "score": score,
+            "status": status,
+            "velocity": v0,
+            "baseline": baseline,
+            **json.loads(evidence),
+        }
+    return out
+
+
+def _compare_viral(export: str, truth: dict[datetime, dict[str, Trend]], got: Any) -> None:
+    """Murmur's post trends of every judged window equal the independent ones."""
+    listed = {at: trends for at, trends in got.items() if trends}
+    assert set(listed) == {at for at, trends in truth.items() if trends}
+    for at, expected in truth.items():
+        mine = got.get(at, {})
+        assert set(mine) == set(expected), at
+        for entity, t in expected.items():
+            m = mine[entity]
+            assert (m["status"], m["baseline_source"]) == (t.status, t.source), (at, entity)
+            assert (m["score"], m["velocity"], m["previous_velocity"], m["baseline"]) == (
+                pytest.approx((t.score, t.velocity, t.previous, t.baseline))
+            ), (at, entity)
+            assert m["window_hours"] == 24
+    sources = [t.source for trends in truth.values() for t in trends.values()]
+    _record(export, "days with post trends (of 28 judged)", len(listed), len(listed))
+    _record(export, "post trends, all judged days", len(sources), sum(map(len, got.values())))
+    for source in ("own", "account_same_age", "platform_same_age"):
+        _record(export, f"  of them {source}", sources.count(source), None)
 
 
 def test_youtube_fr_viral_trends(world: World) -> None:
-    g = _growth(_youtube("youtube_trending_fr.csv", "utf-8"), YT).filter(~pl.col("first_seen"))
+    readings = _youtube("youtube_trending_fr.csv", "utf-8")
+    truth = _viral_truth(_growth(readings, YT))
     tenant = world.tenants["fr_creator"]
+    _compare_viral("youtube_trending_fr", truth, _mart_trends(world, tenant))
+
+    # The default list is the newest judged window, in the list's order: rising first.
+    last_end = max(truth)
     items = tenant.api.list_all("/viral-trends", entity_type="post")
-    _compare_viral("youtube_trending_fr", _viral_truth(g), items)
-    # The day-over-day gainers (a reading today and yesterday): Murmur lists one only with
-    # a baseline (own windows, or 3 same-age posts of its channel); most FR videos trend
-    # for a few days, so most have insufficient data and are not called "emerging".
-    gainers = g.filter(pl.col("at") == g["at"].max()).sort(
-        pl.col("g_likes") + pl.col("g_comments"), descending=True
+    expected = truth[last_end]
+    assert [t["entity"] for t in items] == list(expected)
+    # the last day: 45 videos read on both last days; before, 0 post trends (each had a
+    # first sighting the day before, which was no window)
+    last, before = readings["at"].max(), readings["at"].max() - DAILY  # type: ignore[operator]
+    both = readings.filter(pl.col("at") == last).join(
+        readings.filter(pl.col("at") == before), on="key"
     )
-    top = gainers["key"].head(10).to_list()
-    listed = {t["entity"] for t in items}
-    _record("youtube_trending_fr", "post trends listed (any baseline)", None, len(items))
-    _record(
-        "youtube_trending_fr", "top-10 gainers of the last day listed", 10, len(listed & set(top))
+    _record("youtube_trending_fr", "videos read on both last days", both.height, None)
+    _record("youtube_trending_fr", "post trends on the last day", len(expected), len(items))
+    assert both.height == 45
+    assert len(items) > 0
+
+    # The three largest day-over-day gainers (views on day d minus day d-1, a video read on
+    # both): each listed on the day it surged, asked for by that day.
+    gains = (
+        readings.sort("key", "at")
+        .with_columns(
+            (pl.col("views") - pl.col("views").shift(1).over("key")).alias("gain"),
+            (pl.col("at") - pl.col("at").shift(1).over("key")).alias("gap"),
+        )
+        .filter(pl.col("gap") == DAILY)
+        .sort("gain", descending=True)
+        .unique("key", keep="first", maintain_order=True)
+        .head(3)
     )
+    for key, at, gain in gains.select("key", "at", "gain").iter_rows():
+        day = at.date().isoformat()
+        listed = tenant.api.list_all("/viral-trends", entity_type="post", day=day)
+        mine = [t for t in listed if t["entity"] == key]
+        t = truth[at + timedelta(hours=1)][key]
+        _record(
+            "youtube_trending_fr", f"gainer {key} +{gain:,} views on {day}", t.status, len(mine)
+        )
+        assert len(mine) == 1, (key, day)
+        assert (mine[0]["status"], mine[0]["score"]) == (t.status, pytest.approx(t.score))
+        assert datetime.fromisoformat(mine[0]["window_end"]).date() == at.date()
 
 
 def test_youtube_us_viral_trends(world: World) -> None:
-    # 75 daily readings with a gap of two days and no publication times: every baseline
-    # window a video was read in counts (no publication to stop at).
-    g = _growth(_youtube("youtube_trending_us.csv", "cp1252"), YT).filter(~pl.col("first_seen"))
-    items = world.tenants["us_own"].api.list_all("/viral-trends", entity_type="post")
-    _compare_viral("youtube_trending_us", _viral_truth(g), items)
+    # 75 daily readings with a gap of two days and no publication times (filed at their
+    # first reading, whose first sighting is no window: age 0)
+    truth = _viral_truth(_growth(_youtube("youtube_trending_us.csv", "cp1252"), YT))
+    _compare_viral("youtube_trending_us", truth, _mart_trends(world, world.tenants["us_own"]))
 
 
 def test_single_readings_never_trend(world: World) -> None:
@@ -356,10 +505,26 @@ def test_youtube_fr_creators(world: World) -> None:
     got = {c["handle"]: c for c in tenant.api.list_all("/creators")}
     _record("youtube_trending_fr", "creators ranked", per_channel.height, len(got))
     assert set(got) == set(per_channel["channel"])
+    # The estimate, apart from the measured rate: shrunk toward the unweighted mean of the
+    # channels' rates with a prior of 10 posts, saying its prior and weight.
+    prior = statistics.fmean(r["eng"] / r["views"] for r in per_channel.iter_rows(named=True))
     for r in per_channel.iter_rows(named=True):
         mine = got[r["channel"]]
+        rate, weight = r["eng"] / r["views"], r["posts"] / (r["posts"] + 10)
         assert mine["posts"] == r["posts"]
-        assert mine["engagement_rate"] == pytest.approx(r["eng"] / r["views"])
+        assert (mine["engagement_rate"], mine["engagement_rate_basis"]) == (
+            pytest.approx(rate),
+            "views",
+        )
+        assert mine["engagement_rate_coverage"]["denominator"] == r["views"]
+        assert mine["engagement_rate_estimate"] == {
+            "value": pytest.approx(weight * rate + (1 - weight) * prior),
+            "prior": pytest.approx(prior),
+            "weight": pytest.approx(weight),
+            "posts": r["posts"],
+            "prior_posts": 10.0,
+            "method": "shrunk_toward_group_mean",
+        }
         assert mine["avg_reach"] == pytest.approx(r["reach"])
     sample = per_channel.sort("posts", "channel", descending=[True, False]).row(0, named=True)
     _record(
@@ -412,6 +577,72 @@ def test_tweets_unified_and_creators(world: World) -> None:
     first = page[0]["parts"]["engagement_rate"]
     assert first["basis"] == "posts"
     assert first["weight"] == 1.0
+
+
+def test_tweets_beside_newer_captures_stay_creators(world: World) -> None:
+    # The export (2020-12 to 2021-04) is ranked over its own last 28 days, however much newer
+    # the workspace's X captures are; a creator the captures last read a year before their
+    # newest reading is not ranked.
+    per_user = (
+        _tweets()
+        .tail(BESIDE_TWEETS)
+        .group_by("user_name")
+        .agg(pl.len().alias("n"), (pl.col("likes") + pl.col("shares")).sum().alias("eng"))
+        .with_columns((pl.col("eng") / pl.col("n")).alias("pp"))
+    )
+    prior = per_user["pp"].mean()
+    assert isinstance(prior, float)
+    mine = (
+        per_user.with_columns(
+            ((pl.col("n") * pl.col("pp") + 10 * prior) / (pl.col("n") + 10)).alias("shrunk")
+        )
+        .sort(["shrunk", "user_name"], descending=[True, False])["user_name"]
+        .head(20)
+        .to_list()
+    )
+    tenant = world.tenants["tweets_beside_captures"]
+    # All of the ranking from the lake (a page of /creators costs a fifth of a second, and
+    # there are 54); the API's first page for the order it serves.
+    got = {r["account_external_id"]: r for r in _rankings(world, tenant, "x")}
+    authors = set(per_user["user_name"])
+    _record(
+        "tweets beside captures",
+        "X creators: the export's authors",
+        len(authors),
+        len(authors & set(got)),
+    )
+    assert set(got) == authors | {FRESH}
+    assert STALE not in got
+    for r in per_user.iter_rows(named=True):
+        rate = json.loads(got[r["user_name"]]["parts"])["engagement_rate"]
+        assert (got[r["user_name"]]["posts"], rate["basis"]) == (r["n"], "posts")
+        assert rate["engagements_per_post"] == pytest.approx(r["pp"])
+    page = tenant.api.ok(tenant.api.get("/creators", params={"platform": "x", "limit": 100}))
+    served = [c["account_external_id"] for c in page["items"] if c["account_external_id"] != FRESH]
+    assert served[:20] == mine
+    # newsdesk: its newest reading is its lifetime (3,000 impressions, 100 likes); followers
+    # 1,000 then 1,100 within the captures' window
+    (_, _, first_followers, _, _), (_, _, followers, impressions, likes) = CAPTURES[:2]
+    fresh = got[FRESH]
+    assert fresh["posts"] == 1
+    assert fresh["engagement_rate"] == pytest.approx(likes / impressions)
+    assert fresh["growth_rate"] == pytest.approx(followers / first_followers - 1)
+
+
+def _rankings(world: World, tenant: Tenant, platform: str) -> list[dict[str, Any]]:
+    """The workspace's creator rankings on ``platform``, read from the lake read-only."""
+    con = connect()
+    try:
+        world.server.settings.lake.attach(con, read_only=True)
+        cur = con.execute(
+            "SELECT * FROM lake.mart_creator_rankings"
+            " WHERE workspace_id = ? AND platform = ? AND kind = 'creator'",
+            [tenant.workspace_id, platform],
+        )
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    finally:
+        con.close()
 
 
 def test_tweets_best_times(world: World) -> None:
@@ -468,17 +699,47 @@ def test_instagram_unified_and_best_times(world: World) -> None:
     ]
     mean = statistics.fmean(r for _, r in rates)
     sd = statistics.stdev(r / mean for _, r in rates)
-    best: tuple[float, int, int] | None = None
+
+    def shrunk(values: list[float], prior: float) -> float:
+        return (len(values) * statistics.fmean(values) + 5 * prior) / (len(values) + 5)
+
+    def confidence(values: list[float], index: float) -> str:
+        n = len(values)
+        half = 1.96 * n / (n + 5) * sd / math.sqrt(n)
+        return (
+            "high"
+            if n >= 20 and (index - half > 1 or index + half < 1)
+            else "medium"
+            if n >= 8
+            else "low"
+        )
+
+    # weekdays or weekends (a whole day: no hour), toward the platform's pattern (the file's
+    # posts, toward 1.0); a weekday toward its day type
+    day_types: dict[bool, list[float]] = {}
+    for p, r in rates:
+        day_types.setdefault(p.weekday() >= 5, []).append(r / mean)
+    typed = {k: shrunk(v, shrunk(v, 1.0)) for k, v in day_types.items()}
+    slots: list[tuple[bool, bool, float, int, int | bool]] = []  # supported, cell, index, n, key
     for weekday in range(7):
         values = [r / mean for p, r in rates if p.weekday() == weekday]
-        n = len(values)
-        if n < 3:
-            continue
-        raw = statistics.fmean(values)
-        shrunk = (n * raw + 5) / (n + 5)
-        low = shrunk - 1.96 * (n / (n + 5)) * sd / math.sqrt(n)
-        if low > 1.0 and (best is None or shrunk > best[0]):
-            best = (shrunk, weekday, n)
+        if values:
+            index = shrunk(values, typed[weekday >= 5])
+            if len(values) >= 3 and confidence(values, index) != "low":
+                slots.append((True, True, index, len(values), weekday))
+    for weekend, values in day_types.items():
+        if len(values) >= 3:
+            slots.append(
+                (
+                    confidence(values, typed[weekend]) != "low",
+                    False,
+                    typed[weekend],
+                    len(values),
+                    weekend,
+                )
+            )
+    slots = [x for x in slots if x[2] > 1]
+    best = max(slots, key=lambda x: (x[0], x[1], x[2])) if slots else None
     grid = tenant.api.ok(
         tenant.api.get("/insights/best-times", params={"account_id": tenant.accounts["instagram"]})
     )["grid"]
@@ -486,17 +747,24 @@ def test_instagram_unified_and_best_times(world: World) -> None:
     found = tenant.api.list_all("/insights", kind="best_time")
     _record(
         "instagram_posts",
-        "best-time recommendation (weekday, shrunk)",
-        None if best is None else (best[1], round(best[0], 4)),
-        None if not found else (found[0]["evidence"]["weekday"], round(found[0]["score"], 4)),
+        "best-time recommendation (day or day type, shrunk)",
+        None if best is None else (best[4], round(best[2], 4)),
+        None
+        if not found
+        else (
+            found[0]["evidence"]["weekday"]
+            if found[0]["evidence"]["resolution"] == "day"
+            else found[0]["evidence"]["day_type"] == "weekend",
+            round(found[0]["score"], 4),
+        ),
     )
     if best is None:
         assert found == []
     else:
-        assert [(f["evidence"]["weekday"], f["evidence"]["posts"]) for f in found] == [
-            (best[1], best[2])
-        ]
-        assert found[0]["score"] == pytest.approx(best[0])
+        (rec,) = [f["evidence"] for f in found]
+        assert rec["resolution"] == ("day" if best[1] else "day_type")
+        assert rec["posts"] == best[3]
+        assert found[0]["score"] == pytest.approx(best[2])
         assert ":00 UTC" not in found[0]["body"]
 
 

@@ -142,10 +142,34 @@ def test_every_page_draws_its_charts_with_data(
         assert all(c["points"] > 0 for c in charts), (view, charts)
         # uPlot draws on a canvas; the heatmap and the score parts are HTML.
         assert all(c["canvas"] for c in charts if c["uplot"]), (view, charts)
+        if view == "rankings" and width == 1280:
+            _assert_rankings_say_what_is_measured(tab, seeded)
         # Nothing wider than the window: wide tables scroll in their own box.
         assert tab.page.evaluate("document.documentElement.scrollWidth") <= width, view
         tab.page.screenshot(path=str(screenshots / f"{view}-{width}.png"), full_page=True)
     print(f"dashboard screenshots: {screenshots}")
+
+
+def _assert_rankings_say_what_is_measured(tab: Tab, seeded: Seeded) -> None:
+    """Competitors in rank order; "not measured" rather than a prior; an estimate said so."""
+    competitors = seeded.api.ok(seeded.api.get("/competitors", params={"limit": 50}))["items"]
+    creators = seeded.api.ok(seeded.api.get("/creators", params={"limit": 50}))["items"]
+    shown = {
+        caption: tab.page.eval_on_selector_all(
+            f'.view-rankings table:has(caption:text("{caption}")) tbody tr',
+            "rows => rows.map(r => [r.dataset.handle, r.innerText])",
+        )
+        for caption in ("Tracked competitors", "Creators by composite score")
+    }
+    assert [h for h, _ in shown["Tracked competitors"]] == [c["handle"] for c in competitors]
+    assert [h for h, _ in shown["Creators by composite score"]] == [c["handle"] for c in creators]
+    for (_, text), c in zip(shown["Creators by composite score"], creators, strict=True):
+        if c["engagement_rate"] is None:
+            assert "not measured" in text
+            assert "est." not in text
+        else:
+            assert f"est. {round(c['engagement_rate_estimate']['value'] * 100, 2):g}%" in text
+    assert any(c["engagement_rate"] is None for c in creators), "Bluesky's are not measured"
 
 
 def test_an_overview_figure_equals_the_apis_answer_for_its_range(
@@ -173,6 +197,19 @@ def test_an_overview_figure_equals_the_apis_answer_for_its_range(
         assert tab.page.inner_text(f"{card} .kpi-value") == f"{totals[metric]:,}", metric
     rate = tab.page.inner_text('.kpi[data-metric="engagement_rate"] .kpi-value')
     assert rate == f"{round(totals['engagement_rate'] * 100, 2):g}%"
+    # The rate says what it divides: its basis, the platforms it covers, the share left out.
+    said = tab.page.locator('.kpi[data-metric="engagement_rate"] .coverage')
+    coverage = totals["engagement_rate_coverage"]
+    covered, left = coverage["platforms"], coverage["excluded_platforms"]
+    assert (said.get_attribute("data-platforms"), said.get_attribute("data-excluded")) == (
+        ",".join(covered),
+        ",".join(left),
+    )
+    share = f"{round(coverage['excluded_engagements_share'] * 100, 2):g}%"
+    assert said.inner_text() == (
+        f"of {totals['engagement_rate_basis']} · {len(covered)} of {len(covered) + len(left)}"
+        f" platforms, {share} of engagements not covered"
+    )
     # The change is against the previous 28 days, as the API answers for them.
     previous = seeded.api.ok(
         seeded.api.get(
@@ -224,6 +261,26 @@ def test_changing_granularity_and_time_zone_redraws_from_the_apis_answer(
     assert params["tz"] == "Asia/Tokyo"
     _assert_drawn_from(tab, seeded, params)
     assert _chart(tab, "by-platform")["yLabel"] == "engagements per hour"  # the y axis
+
+
+def test_viral_trends_show_labels_rising_first(seeded: Seeded, open_tab: OpenTab) -> None:
+    """Each row names its trend by its label alone, in the API's order: rising first."""
+    served = seeded.api.ok(seeded.api.get("/viral-trends", params={"limit": 50}))["items"]
+    assert served, "the seeded store trends"
+    tab = open_tab()
+    tab.sign_in(seeded.seed.key, view="trends")
+    tab.settled("trends")
+    rows = tab.page.eval_on_selector_all(
+        ".view-trends table.trends tbody tr",
+        "rows => rows.map(r => ({id: r.dataset.trend, status: r.dataset.status,"
+        " what: r.cells[1].innerText.replace(/\\s+/g, ' ').trim()}))",
+    )
+    assert [r["id"] for r in rows] == [t["id"] for t in served]
+    # the label and the kind of entity, never its platform id after a label
+    named = [" ".join(f"{t['label']} {t['entity_type']}".split()) for t in served]
+    assert [r["what"] for r in rows] == named
+    falling = [r["status"] == "declining" for r in rows]
+    assert falling == sorted(falling), "a declining trend is listed before a rising one"
 
 
 def test_a_wrong_key_is_refused_in_the_contracts_words(seeded: Seeded, open_tab: OpenTab) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +34,16 @@ def seeded(server: LiveServer, tenant: Tenant) -> Tenant:
     return tenant
 
 
-def _run(path: Path, settings: Settings, out: Path) -> Any:
+def _run(path: Path, settings: Settings, out: Path, workspace_id: str) -> Any:
     book = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
-    env = dict(os.environ, **settings_env(settings), MURMUR_NOTEBOOK_OUTPUT=str(out))
+    env = dict(
+        os.environ,
+        **settings_env(settings),
+        MURMUR_NOTEBOOK_OUTPUT=str(out),
+        # the figures of one workspace over the API's default 28 days: comparable with it
+        MURMUR_WORKSPACE=workspace_id,
+        MURMUR_NOTEBOOK_DAYS="28",
+    )
     # The kernel must find the repository's packages and notebooks/_murmur.py: run it from
     # the notebooks folder, with this interpreter's environment.
     client = NotebookClient(
@@ -66,7 +75,7 @@ def _outputs(book: Any) -> list[dict[str, Any]]:
 def test_notebook_runs_attached_read_only(
     name: str, server: LiveServer, seeded: Tenant, tmp_path: Path
 ) -> None:
-    book = _run(NOTEBOOKS / f"{name}.ipynb", server.settings, tmp_path)
+    book = _run(NOTEBOOKS / f"{name}.ipynb", server.settings, tmp_path, seeded.workspace_id)
     outputs = _outputs(book)
     assert not [o for o in outputs if o.get("output_type") == "error"]
     text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
@@ -79,6 +88,50 @@ def test_notebook_runs_attached_read_only(
     assert charts
     # Charts of tenants' data are owner-only, as the data directory's files are.
     assert {oct(chart.stat().st_mode & 0o777) for chart in charts} == {oct(0o600)}
+    _assert_same_figures_as_the_api(name, text, seeded)
+
+
+def _said(rate: float | None, basis: str | None, coverage: dict[str, Any] | None) -> str:
+    """A rate as the notebooks print it, from the API's fields."""
+    if rate is None or coverage is None:
+        return "not measured"
+    covered, left = coverage["platforms"], coverage["excluded_platforms"]
+    scope = len(covered) + len(left)
+    platforms = f"{len(covered)} of {scope} platforms, " if scope > 1 else ""
+    share = coverage["excluded_engagements_share"]
+    excluded = f"{share:.1%} of engagements not covered" if share else "all engagements covered"
+    return f"{rate:.2%} of {basis} ({platforms}{excluded})"
+
+
+def _assert_same_figures_as_the_api(name: str, text: str, tenant: Tenant) -> None:
+    """A rate a notebook prints is the API's for the same workspace and window."""
+    api = tenant.api
+    if name == "cross_platform_performance":
+        today = datetime.now(UTC).date()
+        first, end = today - timedelta(days=27), today + timedelta(days=1)
+        answer = api.ok(
+            api.get("/analytics/unified", params={"from": f"{first}T00:00Z", "to": f"{end}T00:00Z"})
+        )
+        rows = [*answer["by_platform"], {**answer["totals"], "platform": "all"}]
+        for row in rows:
+            rate = row["engagement_rate"]
+            said = _said(rate, row["engagement_rate_basis"], row["engagement_rate_coverage"])
+            assert re.search(rf"^{row['platform']} .* ER {re.escape(said)}$", text, re.M), said
+    elif name == "creators_and_competitors":
+        for c in api.ok(api.get("/competitors"))["items"]:
+            bench, ranking = c["benchmark"], c["ranking"]
+            theirs = "not measured"
+            measured, basis = bench["their_engagement_rate"], bench["their_engagement_rate_basis"]
+            if measured is not None:
+                estimate = ranking["engagement_rate_estimate"]["value"]
+                theirs = f"{measured:.2%} of {basis} (estimate {estimate:.2%})"
+            ours = _said(
+                bench["our_engagement_rate"],
+                bench["our_engagement_rate_basis"],
+                bench["our_engagement_rate_coverage"],
+            )
+            said = f"{c['handle']} +theirs {re.escape(theirs)}  ours {re.escape(ours)}"
+            assert re.search(rf"^{c['platform']} +{said}", text, re.M), (theirs, ours)
 
 
 def test_notebooks_run_from_the_repository_root(

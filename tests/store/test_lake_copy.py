@@ -46,15 +46,37 @@ KEYS = {
     "mart_snapshots": ["mart", "partition_key"],
     "mart_viral_trends": [],
 }
-# Columns the lake has added since the DuckDB store (0003_labels.sql): a copy leaves them NULL.
+# Columns the lake has added since the DuckDB store (0003_labels.sql; 0005: best times are
+# rows of posts): a copy leaves them NULL.
 ADDED = {
     "raw_posts": ("thumbnail_url",),
     "dim_posts": ("thumbnail_url",),
     "raw_account_snapshots": ("url", "thumbnail_url"),
     "dim_accounts": ("url", "thumbnail_url"),
+    "mart_best_times": (
+        "kind",
+        "external_id",
+        "published_at",
+        "engagement_rate",
+        "rate_index",
+        "dates_only",
+    ),
 }
-# Columns the lake dropped since (0004: posts are counted from dim_posts when read).
-DROPPED = {"mart_account_daily": ("posts_published",)}
+# Columns the lake dropped since (0004: posts are counted from dim_posts when read; 0005: the
+# best-times cells are computed when read, in the zone asked).
+DROPPED = {
+    "mart_account_daily": ("posts_published",),
+    "mart_best_times": (
+        "weekday",
+        "hour",
+        "posts",
+        "raw_index",
+        "shrunk_index",
+        "ci_low",
+        "ci_high",
+        "confidence",
+    ),
+}
 
 
 def as_copied(table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -15,9 +15,8 @@ Spans = tuple[str, Sequence[tuple[Any, Any]]]
 
 # The insight marts' row rules, each a count of the rows that break it (0: the check passes).
 BAD_ROWS = {
-    "mart_best_times": "SELECT count(*) FROM mart_best_times WHERE NOT (shrunk_index BETWEEN"
-    " least(raw_index, 1.0) - 1e-9 AND greatest(raw_index, 1.0) + 1e-9)"
-    " OR ci_low > shrunk_index OR ci_high < shrunk_index OR posts <= 0",
+    "mart_best_times": "SELECT count(*) FROM mart_best_times WHERE published_at IS NULL"
+    " OR external_id IS NULL OR NOT (engagement_rate >= 0) OR NOT (rate_index >= 0)",
     "mart_anomalies": "SELECT count(*) FROM mart_anomalies WHERE abs(robust_z) < 3.5"
     " OR (direction = 'spike') <> (robust_z > 0) OR isnan(robust_z)",
     "mart_insights": "SELECT count(*) FROM mart_insights WHERE kind NOT IN"
@@ -222,10 +221,12 @@ _CHECKED: dict[str, frozenset[str]] = {
         }
     ),
     "mart_best_times": frozenset(
-        {"workspace_id", "platform", "account_external_id", "weekday", "hour", "posts", "ci_low"}
+        {"workspace_id", "platform", "account_external_id", "external_id"}
     ),
     "mart_creator_rankings": frozenset(
         {"workspace_id", "kind", "platform", "account_external_id", "posts"}
     ),
-    "mart_viral_trends": frozenset({"workspace_id", "entity_type", "entity", "platform"}),
+    "mart_viral_trends": frozenset(
+        {"workspace_id", "entity_type", "entity", "platform", "window_end"}
+    ),
 }

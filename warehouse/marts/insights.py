@@ -27,6 +27,17 @@ class Window:
     platform: str | None = None  # one platform's window (each source ends at its own data)
 
 
+@dataclass(frozen=True)
+class AccountWindows:
+    """Each account's ``days`` before the end of the source that read it last (at most ``now``)."""
+
+    # Found by the read itself: an export's thousands of authors, bound one window each, cost
+    # more than the read (5,350: 0.6 CPU-s of 1.0).
+    workspace_id: str
+    days: int
+    now: datetime  # naive UTC
+
+
 _DATA_ENDS = """
 SELECT workspace_id, platform, max(data_end) AS data_end FROM (
     SELECT workspace_id, platform, max(hour) + INTERVAL 1 HOUR AS data_end
@@ -54,6 +65,40 @@ def platform_data_ends(cur: Cursor) -> dict[tuple[str, str], datetime]:
     return {(r["workspace_id"], r["platform"]): r["data_end"] for r in rows}
 
 
+# A reading's source: one imported file (its batch), or all of a connector's captures of a
+# platform (one batch an hour, read as one stream).
+def _source(alias: str) -> str:
+    batch, source = f"{alias}.ingest_batch", f"{alias}.source"
+    return f"CASE WHEN {source} LIKE 'import:%' THEN {batch} ELSE {source} END"
+
+
+# Each account's window (AccountWindows); bound in order: workspace, workspace, now, workspace,
+# days.
+_ACCOUNT_WINDOWS = f"""win AS (
+    WITH readings AS (
+        SELECT platform, source, ingest_batch, captured_at FROM raw_engagement_snapshots
+        WHERE workspace_id = ?
+        UNION ALL
+        SELECT platform, source, ingest_batch, captured_at FROM raw_account_snapshots
+        WHERE workspace_id = ?
+    ), ends AS (
+        SELECT r.platform, {_source("r")} AS src,
+               least(date_trunc('hour', max(r.captured_at)) + INTERVAL 1 HOUR, ?) AS data_end
+        FROM readings r GROUP BY ALL
+    ), latest AS (
+        -- an account read at one instant by two sources goes to the later-ending one
+        SELECT a.platform, a.external_id AS account,
+               arg_max(e.data_end, (a.captured_at, e.data_end)) AS data_end
+        FROM raw_account_snapshots a
+        JOIN ends e ON e.platform = a.platform AND e.src = {_source("a")}
+        WHERE a.workspace_id = ?
+        GROUP BY ALL
+    )
+    SELECT platform, account, data_end - to_days(CAST(? AS INTEGER)) AS start, data_end AS "end"
+    FROM latest
+)"""  # noqa: S608 - constant fragments
+
+
 # The windows of a read, one row each: a bound list of structs. A window names its platform
 # (each source ends at its own newest data), or none for all of them.
 _WINDOWS = (
@@ -62,10 +107,30 @@ _WINDOWS = (
 )
 
 
+@dataclass(frozen=True)
+class _Windows:
+    """A read's windows: CTE, its values, the join picking a row's window, workspace, span."""
+
+    cte: str
+    params: list[Any]
+    on: str
+    workspace_id: str
+    first: datetime
+    last: datetime
+
+
 def _windows_params(
-    windows: Sequence[Window],
-) -> tuple[list[dict[str, Any]], str, datetime, datetime]:
-    """The bound windows, the join that picks a row's window, and the windows' overall span."""
+    windows: Sequence[Window] | AccountWindows, account_col: str = "account_external_id"
+) -> _Windows:
+    """``windows`` as a read needs them; ``account_col`` names a row's account (rankings)."""
+    if isinstance(windows, AccountWindows):
+        ws = windows.workspace_id
+        bound = [ws, ws, windows.now, ws, windows.days]
+        on = f"x.platform = win.platform AND x.{account_col} = win.account"
+        # the span: no later than now; an export's window starts however long ago it ends
+        return _Windows(
+            _ACCOUNT_WINDOWS, bound, on, windows.workspace_id, datetime(1, 1, 1), windows.now
+        )
     if not windows or len({w.workspace_id for w in windows}) != 1:
         raise ValueError("windows of one workspace")
     if len(windows) > 1 and any(w.platform is None for w in windows):
@@ -73,12 +138,19 @@ def _windows_params(
     rows = [{"platform": w.platform, "start": w.start, "end": w.end} for w in windows]
     # an equality join when each window names its platform: a hash join, not a loop
     on = "x.platform = win.platform" if windows[0].platform is not None else "true"
-    return rows, on, min(w.start for w in windows), max(w.end for w in windows)
+    return _Windows(
+        _WINDOWS,
+        [rows],
+        on,
+        windows[0].workspace_id,
+        min(w.start for w in windows),
+        max(w.end for w in windows),
+    )
 
 
 def post_rates(
     store: Lakehouse,
-    windows: Sequence[Window],
+    windows: Sequence[Window] | AccountWindows,
     kinds: list[str],
     *,
     published_in_window: bool = True,
@@ -86,15 +158,16 @@ def post_rates(
     """Posts with their totals in their window (growth plus first-seen totals) and handle.
 
     ``windows``: one workspace's; each reads its platform's posts, or every platform's if it
-    names none. ``published_in_window``: only posts published in their window (best times,
-    top content); else every post with activity in it, however old (rankings count growth
-    in the window of posts published before it).
+    names none; AccountWindows read each account's posts in its own window.
+    ``published_in_window``: only posts published in their window (best times, top content);
+    else every post with activity in it, however old (rankings count growth in the window of
+    posts published before it).
     """
-    bound, on, first, last = _windows_params(windows)
-    workspace_id = windows[0].workspace_id
+    w = _windows_params(windows)
+    on, workspace_id, first, last = w.on, w.workspace_id, w.first, w.last
     return read(
         store,
-        f"WITH {_WINDOWS}, m AS ("  # noqa: S608 - only constant fragments are rendered
+        f"WITH {w.cte}, m AS ("  # noqa: S608 - only constant fragments are rendered
         " SELECT x.workspace_id, x.platform, x.external_id, x.impressions, x.reach, x.views,"
         " x.engagements, NULL::TIMESTAMP AS first_read, win.start AS win_start, win.end AS win_end"
         f" FROM mart_post_daily x JOIN win ON {on}"
@@ -125,7 +198,7 @@ def post_rates(
         " AND list_contains(?, p.kind)"
         " GROUP BY ALL",
         [
-            bound,
+            *w.params,
             workspace_id,
             first,
             last,
@@ -139,40 +212,15 @@ def post_rates(
     )
 
 
-def account_days(cur: Cursor, w: Window) -> list[Row]:
-    """mart_account_daily rows of the window, oldest first."""
+def account_days(cur: Cursor, w: Window, kinds: Sequence[str]) -> list[Row]:
+    """mart_account_daily rows of the window for accounts of ``kinds``, oldest first."""
     return fetch_all(
         cur,
         "SELECT * FROM mart_account_daily WHERE workspace_id = ? AND day >= CAST(? AS DATE)"
-        " AND day < CAST(? AS DATE) ORDER BY platform, account_external_id, day",
-        [w.workspace_id, w.start, w.end],
+        " AND day < CAST(? AS DATE) AND list_contains(?, kind)"
+        " ORDER BY platform, account_external_id, day",
+        [w.workspace_id, w.start, w.end, list(kinds)],
     )
-
-
-# The rows of a trend window: each post's hours in [start, end). A post's first reading
-# that carries what it gathered before we saw it is not among them (staging keeps it as a
-# first-seen total, mart_post_first_seen), so it is never read as a burst.
-# Parameters: workspace, start, end, start, end, end, width (µs) twice.
-_TREND_ROWS = """
-WITH h AS (
-    SELECT m.platform, m.account_external_id, m.external_id, m.hour, m.engagements AS eng,
-           p.hashtags, p.category, p.published_at
-    FROM mart_post_hourly m LEFT JOIN dim_posts p USING (workspace_id, platform, external_id)
-    WHERE m.workspace_id = ? AND m.day >= CAST(? AS DATE) AND m.day <= CAST(? AS DATE)
-      AND m.hour >= ? AND m.hour < ?
-)
-SELECT *,
-       -- the bucket [hour, hour + 1 h) lies in the window that contains its end
-       CAST(floor((epoch_us(CAST(? AS TIMESTAMP)) - epoch_us(hour) - 3600000000) / ?)
-            AS INTEGER) AS win,
-       CAST(floor((epoch_us(hour) - epoch_us(published_at)) / ?) AS INTEGER) AS age
-FROM h
-"""
-
-
-def _trend_params(w: Window, width: timedelta) -> list[Any]:
-    width_us = width // timedelta(microseconds=1)
-    return [w.workspace_id, w.start, w.end, w.start, w.end, w.end, width_us, width_us]
 
 
 def capture_cadence_hours(store: Lakehouse, w: Window) -> float | None:
@@ -213,56 +261,77 @@ def post_cadences(store: Lakehouse, w: Window) -> dict[tuple[str, str], float]:
     return {(r["platform"], r["external_id"]): float(r["gap"]) for r in rows}
 
 
-def trend_posts(store: Lakehouse, w: Window, width: timedelta, windows: int) -> list[Row]:
-    """Per post with engagement in the last ``windows`` trend windows: its sums per window.
+# Each post's trend windows of ``width`` ending at the window's end (window 0 the latest): its
+# growth per window (the bucket [hour, hour + 1 h) lies in the window that contains its
+# end), and its first sighting, a first-seen total kept apart by staging
+# (mart_post_first_seen), with its window and its age then. Parameters: end, width (µs),
+# workspace, start, end, start, end; end, width (µs), workspace, start, end, start, end;
+# windows.
+_TREND_WINDOWS = """
+WITH g AS (
+    SELECT platform, external_id, any_value(account_external_id) AS account_external_id,
+           CAST(floor((epoch_us(CAST(? AS TIMESTAMP)) - epoch_us(hour) - 3600000000) / ?)
+                AS INTEGER) AS win,
+           sum(engagements) AS eng
+    FROM mart_post_hourly
+    WHERE workspace_id = ? AND day >= CAST(? AS DATE) AND day <= CAST(? AS DATE)
+      AND hour >= ? AND hour < ?
+    GROUP BY ALL
+), gp AS (
+    SELECT platform, external_id, any_value(account_external_id) AS account_external_id,
+           list(win ORDER BY win) AS wins, list(eng ORDER BY win) AS engagements
+    FROM g WHERE win >= 0 AND win < ? GROUP BY ALL
+), f AS (
+    SELECT platform, external_id, arg_min(account_external_id, captured_at) AS account_external_id,
+           min(captured_at) AS first_at, arg_min(engagements, captured_at) AS first_engagements,
+           CAST(floor((epoch_us(CAST(? AS TIMESTAMP))
+                       - epoch_us(date_trunc('hour', min(captured_at))) - 3600000000) / ?)
+                AS INTEGER) AS first_win
+    FROM mart_post_first_seen
+    WHERE workspace_id = ? AND day >= CAST(? AS DATE) AND day <= CAST(? AS DATE)
+      AND captured_at >= ? AND captured_at < ?
+    GROUP BY ALL
+)
+SELECT j.platform, j.external_id, j.account_external_id, d.published_at, d.hashtags,
+       d.category, j.wins, j.engagements, j.first_win, j.first_engagements,
+       -- the first sighting's age in hours; null when the publication is unknown
+       (epoch_us(j.first_at) - epoch_us(d.published_at)) / 3600000000.0 AS first_age_hours
+FROM (
+    SELECT platform, external_id,
+           coalesce(gp.account_external_id, f.account_external_id) AS account_external_id,
+           gp.wins, gp.engagements, f.first_at, f.first_engagements, f.first_win
+    FROM gp FULL OUTER JOIN f USING (platform, external_id)
+) j
+LEFT JOIN dim_posts d
+  ON d.workspace_id = ? AND d.platform = j.platform AND d.external_id = j.external_id
+ORDER BY j.platform, j.external_id
+"""
 
-    ``wins`` and ``engagements`` are parallel lists (window 0 ends at ``w.end``); hashtags,
-    category and publication come from the post's dimension row.
+
+def trend_windows(store: Lakehouse, w: Window, width: timedelta, windows: int) -> list[Row]:
+    """Per post read in the ``windows`` trend windows of ``width`` ending at ``w.end``.
+
+    ``wins`` and ``engagements`` are parallel lists of its growth per window (window 0 ends
+    at ``w.end``; null without growth); ``first_win``, ``first_engagements`` and
+    ``first_age_hours`` its first sighting there (its lifetime engagements at that reading and
+    its age then), if any; hashtags, category and publication from its dimension row.
     """
+    width_us = width // timedelta(microseconds=1)
+    start = w.end - windows * width
+    span = [w.workspace_id, start, w.end, start, w.end]
     return read(
         store,
-        f"""
-WITH k AS ({_TREND_ROWS}),
-pw AS (
-    SELECT external_id, platform, win, any_value(account_external_id) AS account_external_id,
-           any_value(published_at) AS published_at, any_value(hashtags) AS hashtags,
-           any_value(category) AS category, sum(eng) AS eng
-    FROM k WHERE win >= 0 AND win < ? GROUP BY external_id, platform, win
-)
-SELECT external_id, platform, any_value(account_external_id) AS account_external_id,
-       any_value(published_at) AS published_at, any_value(hashtags) AS hashtags,
-       any_value(category) AS category, list(win ORDER BY win) AS wins,
-       list(eng ORDER BY win) AS engagements
-FROM pw GROUP BY external_id, platform ORDER BY external_id, platform
-""",  # noqa: S608 - one constant fragment; every value is bound
-        [*_trend_params(w, width), windows],
+        _TREND_WINDOWS,
+        [w.end, width_us, *span, windows, w.end, width_us, *span, w.workspace_id],
     )
 
 
-def trend_ages(store: Lakehouse, w: Window, width: timedelta) -> list[Row]:
-    """Per account and age (whole trend windows since publication): its posts' engagements."""
-    return read(
-        store,
-        f"""
-WITH k AS ({_TREND_ROWS}),
-pa AS (
-    SELECT external_id, any_value(platform) AS platform,
-           any_value(account_external_id) AS account_external_id, age, sum(eng) AS eng
-    FROM k WHERE published_at IS NOT NULL AND age >= 0 GROUP BY external_id, age
-)
-SELECT platform, account_external_id, age, list(eng ORDER BY eng) AS engagements
-FROM pa GROUP BY ALL ORDER BY ALL
-""",  # noqa: S608 - one constant fragment; every value is bound
-        _trend_params(w, width),
-    )
-
-
-def ranked_accounts(store: Lakehouse, windows: Sequence[Window]) -> list[Row]:
+def ranked_accounts(store: Lakehouse, windows: Sequence[Window] | AccountWindows) -> list[Row]:
     """Competitor, creator and own accounts seen in their window, with first and last followers."""
-    bound, on, first, last = _windows_params(windows)
+    w = _windows_params(windows, account_col="external_id")
     return read(
         store,
-        f"WITH {_WINDOWS}"  # noqa: S608 - only constant fragments are rendered
+        f"WITH {w.cte}"  # noqa: S608 - only constant fragments are rendered
         " SELECT x.platform, x.external_id AS account_external_id, any_value(x.kind) AS kind,"
         " arg_max(x.handle, x.captured_at) AS handle,"
         " arg_max(x.category, x.captured_at) AS category,"
@@ -271,11 +340,11 @@ def ranked_accounts(store: Lakehouse, windows: Sequence[Window]) -> list[Row]:
         " arg_max(x.followers, x.captured_at) FILTER (WHERE x.followers IS NOT NULL)"
         "   AS followers_last,"
         " datediff('second', min(x.captured_at), max(x.captured_at)) / 86400.0 AS span_days"
-        f" FROM raw_account_snapshots x JOIN win ON {on}"
+        f" FROM raw_account_snapshots x JOIN win ON {w.on}"
         "  AND x.captured_at >= win.start AND x.captured_at < win.end"
         " WHERE x.workspace_id = ? AND x.captured_at >= ? AND x.captured_at < ?"
         " GROUP BY x.platform, x.external_id",
-        [bound, windows[0].workspace_id, first, last],
+        [*w.params, w.workspace_id, w.first, w.last],
     )
 
 

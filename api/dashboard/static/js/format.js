@@ -60,3 +60,37 @@ export function clockIn(seconds) {
   return new Intl.DateTimeFormat(undefined, {timeStyle: 'medium'})
     .format(new Date(Date.now() + seconds * 1000));
 }
+
+/**
+ * What a measured engagement rate divides (docs/api/analytics.md, `engagement_rate`): its
+ * basis, how many of the scope's platforms it covers and the share of engagements it leaves
+ * out, e.g. "of impressions · 5 of 9 platforms, 25% of engagements not covered"; `title`
+ * names the platforms left out. Null without a rate.
+ */
+export function coverage(basis, cov) {
+  if (!basis || !cov) return null;
+  const covered = cov.platforms || [];
+  const excluded = cov.excluded_platforms || [];
+  const scope = covered.length + excluded.length;
+  const left = cov.excluded_engagements
+    ? `${percent.format(cov.excluded_engagements_share)} of engagements not covered`
+    : 'all engagements covered';
+  const platforms = scope > 1 || excluded.length ? `${covered.length} of ${scope} platforms, ` : '';
+  const names = excluded.length ? `Not covered (no ${basis}): ${excluded.join(', ')}. ` : '';
+  const posts = cov.excluded_posts ? `${integer.format(cov.excluded_posts)} posts without ${basis}. ` : '';
+  return {
+    text: `of ${basis} · ${platforms}${left}`,
+    title: `${names}${posts}${integer.format(cov.engagements)} engagements / ${integer.format(cov.denominator)} ${basis}.`,
+  };
+}
+
+/** An estimate (a rate shrunk toward its group's prior), said as one: "est. 5.5%". */
+export function estimate(est) {
+  if (!est) return null;
+  const weight = est.weight === null || est.weight === undefined ? '' : `, weight ${decimal.format(est.weight)}`;
+  const prior = est.prior === null || est.prior === undefined ? '' : ` toward the group's ${percent.format(est.prior)}`;
+  return {
+    text: `est. ${percent.format(est.value)}`,
+    title: `An estimate, not a measurement: the measured rate shrunk${prior}${weight}.`,
+  };
+}

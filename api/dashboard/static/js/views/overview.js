@@ -8,7 +8,7 @@
 import {call, unified} from '../api.js';
 import {ChartSet, colorOf, timeChart} from '../charts.js';
 import {card, fill, h, select, table} from '../dom.js';
-import {ago, change, dateTime, num, pct, short} from '../format.js';
+import {ago, change, coverage, dateTime, num, pct, short} from '../format.js';
 import {empty, errorBox, loading} from '../states.js';
 import {bucketStart, iso, shift, zones} from '../time.js';
 
@@ -107,12 +107,19 @@ function kpi(name, label, current, previous, rangeLabel) {
     delta = change(value, before);
   }
   const shown = name === 'engagement_rate' ? pct(value) : num(value);
-  const basis = name === 'engagement_rate' && current.engagement_rate_basis
-    ? `of ${current.engagement_rate_basis}` : null;
+  // A rate says what it divides: its basis and what it leaves out (platforms, engagements).
+  const covered = name === 'engagement_rate'
+    ? coverage(current.engagement_rate_basis, current.engagement_rate_coverage) : null;
+  const cov = current.engagement_rate_coverage;
   return h('div', {class: 'kpi', data: {metric: name, value: value ?? ''}},
     h('h3', {}, label),
     h('p', {class: 'kpi-value'}, shown),
-    basis ? h('p', {class: 'muted'}, basis) : null,
+    covered ? h('p', {class: 'muted coverage', title: covered.title, data: {
+      basis: current.engagement_rate_basis,
+      platforms: (cov.platforms || []).join(','),
+      excluded: (cov.excluded_platforms || []).join(','),
+      excludedShare: cov.excluded_engagements_share,
+    }}, covered.text) : null,
     h('p', {class: `delta ${delta.direction}`, data: {previous: before ?? ''}},
       h('span', {class: 'visually-hidden'}, 'Change: '), delta.text,
       h('span', {class: 'muted'}, ` vs the previous ${rangeLabel}`)));
@@ -131,6 +138,14 @@ function freshness(snapshot, tz) {
     stale ? ' Is the pipeline running? Dagster runs it hourly under murmur up; murmur pipeline run runs it once.' : null);
 }
 
+/** A platform's rate with its basis (platforms differ: impressions, views). */
+function rateCell(p) {
+  const covered = coverage(p.engagement_rate_basis, p.engagement_rate_coverage);
+  if (!covered) return p.engagement_rate === null ? 'not measured' : pct(p.engagement_rate);
+  return h('span', {title: covered.title}, pct(p.engagement_rate),
+    h('span', {class: 'muted small'}, ` of ${p.engagement_rate_basis}`));
+}
+
 function platformTable(byPlatform) {
   const rows = [...byPlatform].sort((a, b) => (b.engagements || 0) - (a.engagements || 0));
   const columns = [{title: 'Platform', header: true}, ...['Engagements', 'Impressions', 'Views',
@@ -140,7 +155,7 @@ function platformTable(byPlatform) {
     columns,
     rows: rows.map((p) => ({data: {platform: p.platform}, cells: [
       [h('span', {class: 'swatch', data: {platform: p.platform}}), p.platform],
-      num(p.engagements), num(p.impressions), num(p.views), pct(p.engagement_rate),
+      num(p.engagements), num(p.impressions), num(p.views), rateCell(p),
       num(p.posts), num(p.followers), num(p.follower_growth),
     ]})),
   });

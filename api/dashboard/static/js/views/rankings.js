@@ -5,7 +5,7 @@
 
 import {call} from '../api.js';
 import {fill, h, linkOut, table} from '../dom.js';
-import {dec, num, pct} from '../format.js';
+import {coverage, dec, estimate, num, pct} from '../format.js';
 import {empty, errorBox, loading} from '../states.js';
 
 const PARTS = [['engagement_rate', 'Engagement'], ['growth_rate', 'Growth'], ['reach', 'Reach']];
@@ -48,25 +48,49 @@ function who(r) {
   return [h('span', {class: 'label'}, label), ' ', linkOut(r.url, '↗')];
 }
 
+/** A measured rate with its basis, or "not measured": never a prior in its place. */
+function measured(rate, basis, cov) {
+  if (rate === null || rate === undefined) return h('span', {class: 'muted', data: {measured: 'no'}}, 'not measured');
+  const covered = coverage(basis, cov);
+  return h('span', {data: {measured: 'yes'}, title: covered ? covered.title : null}, pct(rate),
+    basis ? h('span', {class: 'muted small'}, ` of ${basis}`) : null);
+}
+
+/** A ranking's estimate, labelled as one (its prior and weight in the title). */
+function estimated(est) {
+  const said = estimate(est);
+  return said ? h('span', {class: 'muted estimate', title: said.title}, said.text) : '—';
+}
+
 function creatorsTable(list) {
   const scale = scaleOf(list);
   return table({
     caption: 'Creators by composite score',
     className: 'rankings',
     columns: [{title: 'Rank', num: true}, {title: 'Creator', wide: true}, {title: 'Platform'},
-      {title: 'Followers', num: true}, {title: 'Engagement rate', num: true}, {title: 'Growth', num: true},
+      {title: 'Followers', num: true}, {title: 'Engagement rate (measured)', num: true},
+      {title: 'Estimate (shrunk)', num: true}, {title: 'Growth', num: true},
       {title: 'Score', num: true}, {title: 'Score parts', wide: true}],
     rows: list.map((r) => ({data: {handle: r.handle}, cells: [
       num(r.rank),
       [who(r), r.category ? h('span', {class: 'muted small'}, ` ${r.category}`) : null],
       r.platform,
       num(r.followers),
-      pct(r.engagement_rate ?? r.engagement_rate_shrunk),
+      measured(r.engagement_rate, r.engagement_rate_basis, r.engagement_rate_coverage),
+      estimated(r.engagement_rate_estimate),
       pct(r.growth_rate),
       dec(r.score),
       partsChart(r.parts, scale),
     ]})),
   });
+}
+
+/** Our rate in a benchmark: the unified answer's for the platform over its window. */
+function ours(bench) {
+  const window = bench?.our_window;
+  const cell = measured(bench?.our_engagement_rate, bench?.our_engagement_rate_basis, bench?.our_engagement_rate_coverage);
+  if (window) cell.title = `${cell.title ? `${cell.title} ` : ''}${window.from.slice(0, 10)} to ${window.to.slice(0, 10)} (UTC), as the overview counts it.`;
+  return cell;
 }
 
 function competitorsTable(list) {
@@ -75,15 +99,17 @@ function competitorsTable(list) {
     caption: 'Tracked competitors, with a benchmark against your accounts',
     className: 'rankings',
     columns: [{title: 'Competitor', wide: true}, {title: 'Platform'}, {title: 'Rank', num: true},
-      {title: 'Score', num: true}, {title: 'Their rate', num: true}, {title: 'Your rate', num: true},
+      {title: 'Score', num: true}, {title: 'Their rate (measured)', num: true}, {title: 'Your rate', num: true},
       {title: 'Ratio', num: true}, {title: 'Followers (theirs / yours)', num: true}, {title: 'Score parts', wide: true}],
     rows: list.map((c) => ({data: {handle: c.handle}, cells: [
       c.ranking ? who({...c.ranking, label: c.label || c.ranking.label, url: c.url || c.ranking.url}) : who(c),
       c.platform,
       c.ranking ? num(c.ranking.rank) : 'not ranked yet',
       c.ranking ? dec(c.ranking.score) : '—',
-      pct(c.benchmark?.their_engagement_rate),
-      pct(c.benchmark?.our_engagement_rate),
+      [measured(c.benchmark?.their_engagement_rate, c.benchmark?.their_engagement_rate_basis,
+        c.ranking?.engagement_rate_coverage), c.ranking?.engagement_rate_estimate ? ' ' : null,
+      c.ranking?.engagement_rate_estimate ? estimated(c.ranking.engagement_rate_estimate) : null],
+      ours(c.benchmark),
       c.benchmark?.ratio == null ? '—' : `${dec(c.benchmark.ratio)}×`,
       `${num(c.benchmark?.their_followers)} / ${num(c.benchmark?.our_followers)}`,
       c.ranking ? partsChart(c.ranking.parts, scale) : h('span', {class: 'muted'}, 'after the next pipeline run'),
@@ -108,7 +134,7 @@ export async function render(view, ctx) {
     return;
   }
   fill(view, h('h1', {}, 'Creators & competitors'),
-    h('p', {class: 'muted'}, 'Score = Σ weight × z over the parts: the engagement rate shrunk for small samples, follower growth, and reach; a part nobody in the group can measure weighs 0. Bars show each part\'s contribution.'),
+    h('p', {class: 'muted'}, 'Score = Σ weight × z over the parts: the engagement rate shrunk for small samples, follower growth, and reach; a part nobody in the group can measure weighs 0. Bars show each part\'s contribution. Rates are measured (their engagements over their impressions, else views); an estimate (est.) is the measured rate shrunk toward the group\'s mean, said as one.'),
     h('section', {class: 'card'}, h('h2', {}, 'Competitors'), competitors.items.length
       ? competitorsTable(competitors.items)
       : empty('No competitor tracked', 'Track one with POST /api/public/v1/competitors ({"platform", "handle"}); the next pipeline run ranks it.')),

@@ -1,4 +1,5 @@
-// Viral trends, ranked by score: what trends (its label), where, how abnormal, its status,
+// Viral trends of the newest judged window, in the API's order (rising or peaking first,
+// then declining, each by score): what trends (its label), where, how abnormal, its status,
 // and its velocity against its own baseline as a small chart. Calls (docs/dashboard.md):
 //   GET /viral-trends?limit=50[&status=&platform=&entity_type=]
 
@@ -37,7 +38,7 @@ export async function render(view, ctx) {
       filters.entity_type, (v) => { filters.entity_type = v; load(); }));
   const body = h('div', {});
   fill(view, h('h1', {}, 'Viral trends'),
-    h('p', {class: 'muted'}, 'Ranked by score: log2 of velocity + 1 over baseline + 1 (abnormal at 1 and above). Velocity is engagements per hour in the latest window; the dashed line is the entity\'s own baseline.'),
+    h('p', {class: 'muted'}, 'Rising first: emerging and peaking trends, then declining ones, each by score: log2 of velocity + 1 over baseline + 1 (abnormal at 1 and above). Velocity is engagements per hour in the latest window; the dashed line is the entity\'s own baseline.'),
     toolbar, body);
 
   async function load() {
@@ -63,14 +64,14 @@ export async function render(view, ctx) {
     ctx.setCharts(charts);
     const sparks = [];
     const rows = page.items.map((t, i) => {
+      // the label names it; the platform id only stands in where nothing else names it
       const label = t.label || t.entity;
       const spark = h('div', {class: 'spark-box', role: 'img',
         'aria-label': `Velocity ${dec(t.velocity)} per hour against a baseline of ${dec(t.baseline)} per hour`});
       sparks.push([spark, t]);
-      const named = t.label && t.label !== t.entity ? ` ${t.entity_type} ${t.entity}` : ` ${t.entity_type}`;
       return {data: {trend: t.id, status: t.status}, cells: [
         String(i + 1),
-        [h('span', {class: 'label'}, label), h('span', {class: 'muted small'}, named)],
+        [h('span', {class: 'label'}, label), h('span', {class: 'muted small'}, ` ${t.entity_type}`)],
         t.platform || 'all',
         dec(t.score),
         h('span', {class: `chip status-${t.status}`}, t.status),
@@ -79,13 +80,13 @@ export async function render(view, ctx) {
       ]};
     });
     fill(body, table({
-      caption: 'Viral trends, highest score first',
+      caption: 'Viral trends, rising first, then by score',
       className: 'trends',
       columns: [{title: '#', num: true}, {title: 'What', wide: true}, {title: 'Platform'}, {title: 'Score', num: true},
         {title: 'Status'}, {title: 'Velocity vs baseline'}, {title: 'Link'}],
       rows,
     }),
-    h('p', {class: 'muted small'}, `Computed ${dateTime(page.snapshot?.computed_at, ctx.tz)}.`));
+    h('p', {class: 'muted small'}, `Windows ending ${dateTime(page.items[0].window_end, ctx.tz)}; computed ${dateTime(page.snapshot?.computed_at, ctx.tz)}.`));
     for (const [el, t] of sparks) {
       sparkline(charts, el, {values: windows(t), baseline: t.baseline, color: colorOf(t.platform || 'total')});
     }
