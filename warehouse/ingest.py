@@ -94,6 +94,8 @@ class BatchMeta:
     partition_key: str | None
     started_at: datetime
     errors: list[dict[str, str]] = field(default_factory=list)
+    # where the readings came from: the platform API's base URL, or the imported file's name
+    origin: str | None = None
 
 
 @dataclass
@@ -109,6 +111,7 @@ class IngestBatch:
     posts: list[tuple[PostRecord, Kind, str | None]] = field(default_factory=list)
     snapshots: list[EngagementSnapshot] = field(default_factory=list)
     errors: list[dict[str, str]] = field(default_factory=list)
+    origin: str | None = None
 
     def meta(self) -> BatchMeta:
         """The batch's identity and errors, without its rows."""
@@ -119,6 +122,7 @@ class IngestBatch:
             self.partition_key,
             self.started_at,
             list(self.errors),
+            self.origin,
         )
 
 
@@ -291,8 +295,14 @@ def _stamped(
             "errors": [json.dumps(meta.errors)],
             "started_at": [naive_utc(meta.started_at)],
             "finished_at": [ingested_at],
+            "origin": [meta.origin],
         },
-        schema_overrides={"partition_key": pl.String(), "started_at": _TS, "finished_at": _TS},
+        schema_overrides={
+            "partition_key": pl.String(),
+            "started_at": _TS,
+            "finished_at": _TS,
+            "origin": pl.String(),
+        },
     )
     return frames, counts
 
@@ -644,7 +654,9 @@ def load_youtube_csv(
                 accounts = _inserted(cur, sql["accounts"], {**stamp, "kind": kind})
             counts = BatchCounts(posts=posts, snapshots=snapshots, accounts=accounts)
             cur.execute(
-                "INSERT INTO ingest_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO ingest_batches (id, workspace_id, source, partition_key, rows_posts,"
+                " rows_snapshots, rows_accounts, errors, started_at, finished_at, origin)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     batch.id,
                     batch.workspace_id,
@@ -656,6 +668,7 @@ def load_youtube_csv(
                     json.dumps(batch.errors),
                     naive_utc(batch.started_at),
                     ingested_at,
+                    batch.origin,
                 ],
             )
             folder = store.store.lake.local_data

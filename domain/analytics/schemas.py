@@ -137,6 +137,50 @@ class Window(BaseModel):
     to: UtcDatetime = Field(description="Exclusive.")
 
 
+class Source(BaseModel):
+    """Readings behind an answer: one platform's captures, or one imported file."""
+
+    kind: Literal["capture", "import"] = Field(
+        description="`capture`: a connector's readings of a platform API, hour by hour; "
+        "`import`: one imported file."
+    )
+    platform: str
+    origin: str | None = Field(
+        description="A capture's platform API (its base URL); an import's file name. Null for "
+        "batches written before Murmur recorded it."
+    )
+    import_id: str | None = Field(
+        description="An import's batch id (`murmur import` prints it); null for a capture."
+    )
+    first_read_at: UtcDatetime = Field(description="Its first reading in the answer's window.")
+    last_read_at: UtcDatetime = Field(description="Its last reading in the answer's window.")
+    readings: int = Field(
+        description="Engagement readings of the answer's posts in its window (raw readings, "
+        "one per post and capture or file row)."
+    )
+
+
+class Provenance(BaseModel):
+    """Where an answer's figures came from and what each one is: enough to reproduce it."""
+
+    snapshot_id: int | None = Field(
+        description="The lake snapshot the answer was read at: pass it as `as_of` to read "
+        "exactly this answer again; null on an empty lake."
+    )
+    window: Window | None = Field(
+        default=None,
+        description="The readings' window the sources are counted over (null: every reading "
+        "of the answer's posts).",
+    )
+    sources: list[Source] = Field(
+        description="Each source of the readings behind the figures, by platform and first reading."
+    )
+    definitions: dict[str, str] = Field(
+        description="Each figure of the answer and its formula in words (docs/api/analytics.md, "
+        "Provenance)."
+    )
+
+
 _POSTS = (
     "`activity`: own posts published in the range. `published`: own posts published in the "
     "range that Murmur has read (those the counters sum)."
@@ -271,6 +315,7 @@ class UnifiedAnalytics(BaseModel):
         "range: ordered by `bucket`, `platform`, `account_external_id`; paged."
     )
     snapshot: Snapshot
+    provenance: Provenance
 
 
 class ViralTrend(BaseModel):
@@ -294,6 +339,7 @@ class ViralTrend(BaseModel):
 
 class ViralTrends(Page[ViralTrend]):
     snapshot: Snapshot
+    provenance: Provenance
 
 
 class Insight(BaseModel):
@@ -316,6 +362,7 @@ class Insight(BaseModel):
 
 class Insights(Page[Insight]):
     snapshot: Snapshot
+    provenance: Provenance
 
 
 _CONFIDENCE = (
@@ -431,6 +478,7 @@ class BestTimes(BaseModel):
     )
     computed_at: UtcDatetime | None
     snapshot: Snapshot
+    provenance: Provenance
 
 
 class Ranking(BaseModel):
@@ -471,6 +519,7 @@ class Ranking(BaseModel):
 
 class Creators(Page[Ranking]):
     snapshot: Snapshot
+    provenance: Provenance
 
 
 class Benchmark(BaseModel):
@@ -522,6 +571,7 @@ class Competitor(BaseModel):
 
 class Competitors(Page[Competitor]):
     snapshot: Snapshot
+    provenance: Provenance
 
 
 class CompetitorCreate(Model):
@@ -586,3 +636,4 @@ class PostAnalytics(BaseModel):
     totals: PostTotals
     destinations: list[DestinationAnalytics]
     snapshot: Snapshot
+    provenance: Provenance

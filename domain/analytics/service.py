@@ -6,14 +6,14 @@ import json
 import re
 from bisect import bisect_left
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from connectors.platforms import profile_url
 from domain.analytics import best_times as wording
-from domain.analytics import rates
+from domain.analytics import definitions, rates
 from domain.analytics.schemas import (
     Basis,
     Benchmark,
@@ -35,13 +35,16 @@ from domain.analytics.schemas import (
     PlatformMetrics,
     PostAnalytics,
     PostTotals,
+    Provenance,
     Range,
     Ranking,
     SeriesPoint,
     Snapshot,
+    Source,
     UnifiedAnalytics,
     ViralTrend,
     ViralTrends,
+    Window,
 )
 from domain.errors import InvalidState, NotFound, ValidationFailed, found
 from domain.pagination import PageRequest
@@ -50,6 +53,7 @@ from warehouse import analytics as repo
 from warehouse import best_times as best_times_repo
 from warehouse import buckets
 from warehouse import posts as posts_repo
+from warehouse import provenance as provenance_repo
 from warehouse import workspaces as ws_repo
 from warehouse.analytics import COUNTERS
 from warehouse.ids import from_db, utcnow
@@ -83,6 +87,39 @@ def read_snapshot(
     cur: Cursor, marts: list[str], first_day: date | None = None, last_day: date | None = None
 ) -> Snapshot:
     return snapshot_out(repo.snapshot(cur, marts, first_day, last_day), marts)
+
+
+def _source(row: Row) -> Source:
+    """A source row as the answer names it: a capture stream or an imported file."""
+    # readings come from a connector's captures or from an imported file, nothing else
+    kind: Literal["capture", "import"] = (
+        "import" if str(row["source"]).startswith("import:") else "capture"
+    )
+    return Source(
+        kind=kind,
+        platform=row["platform"],
+        origin=row["origin"],
+        import_id=row["newest_batch"] if kind == "import" else None,
+        first_read_at=_utc(row["first_read_at"]),
+        last_read_at=_utc(row["last_read_at"]),
+        readings=int(row["readings"]),
+    )
+
+
+def provenance(
+    cur: Cursor, scope: provenance_repo.Scope | None, names: tuple[str, ...]
+) -> Provenance:
+    """The lake snapshot ``cur`` reads, the sources of ``scope``'s readings (none: no
+    figure drew on a reading), and the definitions of the figures ``names``."""
+    window = None
+    if scope is not None and scope.since is not None and scope.until is not None:
+        window = Window(from_=_utc(scope.since), to=_utc(scope.until))
+    return Provenance(
+        snapshot_id=provenance_repo.snapshot_id(cur),
+        window=window,
+        sources=[] if scope is None else [_source(r) for r in provenance_repo.sources(cur, scope)],
+        definitions=definitions.of(names),
+    )
 
 
 def _json(value: Any) -> Any:
@@ -499,13 +536,14 @@ def unified(
     last_day = date.max if basis == "published" else where.last_day
     # One version check per request: the reads are remembered together, the accounts' spans
     # (which no range bounds) apart, for every range of the workspace.
-    platforms, rows, snapshot_row = repo.cache.value(
+    platforms, rows, snapshot_row, sources = repo.cache.value(
         txn,
         ("unified", where.cache_key()),
         lambda cur: (
             repo.unified_by_platform(cur, where),
             repo.unified_series(cur, where),
             repo.snapshot(cur, marts, where.first_day, last_day),
+            provenance(cur, _unified_scope(where), definitions.UNIFIED),
         ),
     )
     accounts = repo.cache.value(
@@ -544,7 +582,19 @@ def unified(
         ],
         series=_series(where, rows, accounts, page, covers),
         snapshot=snapshot_out(snapshot_row, marts),
+        provenance=sources,
     )
+
+
+def _unified_scope(where: repo.UnifiedFilter) -> provenance_repo.Scope:
+    """The readings of a unified read: own posts' in the range, or (``published``) every
+    reading of the own posts published in it."""
+    scope = provenance_repo.Scope(
+        where.workspace_id, kinds=("own",), platform=where.platform, account_id=where.account_id
+    )
+    if where.basis == "published":
+        return replace(scope, published_from=where.start, published_to=where.end)
+    return replace(scope, since=where.start, until=where.end)
 
 
 def unified_at(found: UnifiedAnalytics, now: float, *, clock: bool) -> UnifiedAnalytics:
@@ -571,13 +621,18 @@ def viral_trends(
     txn: Transaction, workspace_id: str, where: repo.TrendFilter, page: PageRequest
 ) -> ViralTrends:
     after = tuple(page.after) if page.after else None
-    rows, snapshot_row = repo.cache.value(
-        txn,
-        ("viral_trends", workspace_id, where, after, page.fetch),
-        lambda cur: (
-            repo.list_viral_trends(cur, workspace_id, where, page.after, page.fetch),
+
+    def read(cur: Cursor) -> tuple[list[Row], Row, Provenance]:
+        rows = repo.list_viral_trends(cur, workspace_id, where, page.after, page.fetch)
+        scope = _trend_scope(workspace_id, where, rows)
+        return (
+            rows,
             repo.snapshot(cur, ["mart_viral_trends"]),
-        ),
+            provenance(cur, scope, definitions.TRENDS),
+        )
+
+    rows, snapshot_row, sources = repo.cache.value(
+        txn, ("viral_trends", workspace_id, where, after, page.fetch), read
     )
     found = page.page(
         rows,
@@ -601,7 +656,24 @@ def viral_trends(
         items=found.items,
         pagination=found.pagination,
         snapshot=snapshot_out(snapshot_row, ["mart_viral_trends"]),
+        provenance=sources,
     )
+
+
+def _trend_scope(
+    workspace_id: str, where: repo.TrendFilter, rows: list[Row]
+) -> provenance_repo.Scope | None:
+    """The readings a judged window's trends are computed from: every post's of the
+    workspace (the peers too) in the span its judgments read back (none listed: none)."""
+    if not rows:
+        return None
+    end = max(r["window_end"] for r in rows)
+    widest = max(float(_json(r["evidence"]).get("window_hours") or 0) for r in rows)
+    span = max(
+        timedelta(days=definitions.TREND_LOOKBACK_DAYS),
+        definitions.TREND_WINDOWS * timedelta(hours=widest),
+    )
+    return provenance_repo.Scope(workspace_id, since=end - span, until=end, platform=where.platform)
 
 
 def _trend_names(row: Row) -> dict[str, Any]:
@@ -659,10 +731,24 @@ def insights(
         ),
         lambda r: [r["score"], r["id"]],
     )
+    snapshot = read_snapshot(cur, ["mart_insights", "mart_best_times", "mart_anomalies"])
+    scope = None
+    if snapshot.data_through is not None:
+        # the widest of the insights' windows: best times' posts of the last 90 days
+        until = snapshot.data_through.replace(tzinfo=None) + timedelta(hours=1)
+        scope = provenance_repo.Scope(
+            workspace_id,
+            since=until - timedelta(days=definitions.BEST_TIMES_DAYS),
+            until=until,
+            kinds=("own", "competitor"),
+            platform=platform,
+            accounts=None if external_ids is None else tuple(external_ids),
+        )
     return Insights(
         items=found.items,
         pagination=found.pagination,
-        snapshot=read_snapshot(cur, ["mart_insights", "mart_best_times", "mart_anomalies"]),
+        snapshot=snapshot,
+        provenance=provenance(cur, scope, definitions.INSIGHTS),
     )
 
 
@@ -732,13 +818,28 @@ def _block(row: Row, tz: str) -> BestTimeBlock:
 def best_times(txn: Transaction, workspace_id: str, account_id: str, tz: str = "UTC") -> BestTimes:
     """One account's cells, blocks and recommendation in ``tz`` (computed in SQL, kept)."""
     platform, external_ids = _account_keys(txn, workspace_id, account_id)
-    found, snapshot_row = repo.cache.value(
-        txn,
-        ("best_times", workspace_id, platform, tuple(external_ids), tz),
-        lambda cur: (
+
+    def read(cur: Cursor) -> tuple[best_times_repo.BestTimeRows, Row, Provenance]:
+        snapshot_row = repo.snapshot(cur, ["mart_best_times"])
+        scope = None
+        if snapshot_row["data_through"] is not None:
+            # the platform's posts of the window, every account's: the cells shrink toward
+            # the platform's pattern
+            until = snapshot_row["data_through"] + timedelta(hours=1)
+            scope = provenance_repo.Scope(
+                workspace_id,
+                platform=platform,
+                published_from=until - timedelta(days=definitions.BEST_TIMES_DAYS),
+                published_to=until,
+            )
+        return (
             best_times_repo.best_times(cur, workspace_id, platform, external_ids, tz),
-            repo.snapshot(cur, ["mart_best_times"]),
-        ),
+            snapshot_row,
+            provenance(cur, scope, definitions.BEST_TIMES),
+        )
+
+    found, snapshot_row, sources = repo.cache.value(
+        txn, ("best_times", workspace_id, platform, tuple(external_ids), tz), read
     )
     by_slot = {(int(r["weekday"]), int(r["hour"])): r for r in found.cells}
     grid = [_cell(d, h, by_slot.get((d, h)), tz) for d in range(7) for h in range(24)]
@@ -757,6 +858,7 @@ def best_times(txn: Transaction, workspace_id: str, account_id: str, tz: str = "
         recommendation=None if rec is None else wording.recommendation(rec, tz),
         computed_at=from_db(found.computed_at),
         snapshot=snapshot_out(snapshot_row, ["mart_best_times"]),
+        provenance=sources,
     )
 
 
@@ -805,10 +907,17 @@ def creators(
     found = page.page(
         rows, ranking_out, lambda r: [int(r["rank"]), r["platform"], r["account_external_id"]]
     )
+    scope = provenance_repo.Scope(
+        workspace_id,
+        kinds=("creator",),
+        platform=platform,
+        source_days=definitions.RANKING_DAYS,
+    )
     return Creators(
         items=found.items,
         pagination=found.pagination,
         snapshot=read_snapshot(cur, ["mart_creator_rankings"]),
+        provenance=provenance(cur, scope, definitions.RANKINGS),
     )
 
 
@@ -910,10 +1019,14 @@ def competitors(txn: Transaction, workspace_id: str, page: PageRequest) -> Compe
         lambda t: _competitor_out(t[1], rankings.get(t[1].id), baseline),
         lambda t: list(t[0]),
     )
+    scope = provenance_repo.Scope(
+        workspace_id, kinds=("competitor",), source_days=definitions.RANKING_DAYS
+    )
     return Competitors(
         items=found.items,
         pagination=found.pagination,
         snapshot=read_snapshot(cur, ["mart_creator_rankings", "mart_post_daily"]),
+        provenance=provenance(cur, scope, definitions.COMPETITORS),
     )
 
 
@@ -1066,7 +1179,15 @@ def post_analytics(txn: Transaction, workspace_id: str, post_id: str) -> PostAna
         if days["first_day"] is not None
         else read_snapshot(cur, ["mart_post_daily"])
     )
-    return PostAnalytics(post_id=post_id, totals=_totals(rows), destinations=out, snapshot=snapshot)
+    read = tuple(sorted({d.platform_post_id for d in out if d.platform_post_id}))
+    scope = provenance_repo.Scope(workspace_id, posts=read) if read else None
+    return PostAnalytics(
+        post_id=post_id,
+        totals=_totals(rows),
+        destinations=out,
+        snapshot=snapshot,
+        provenance=provenance(cur, scope, definitions.POST),
+    )
 
 
 def _daily(rows: list[Row]) -> list[DayPoint]:

@@ -16,18 +16,23 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from domain.analytics import rates
+from domain.analytics import definitions, rates
 from domain.analytics.schemas import BestTimeRecommendation
 from pipelines.analytics import algorithms as alg
 from warehouse.rows import Row
 
-# Windows (all end at the workspace's newest staged hour, see warehouse.marts.insights.Window).
-BEST_TIMES_DAYS = 90  # posts published in the last 90 days
+# Windows (all end at the workspace's newest staged hour, see warehouse.marts.insights.Window;
+# their lengths are domain.analytics.definitions', which provenance counts readings over).
+ANOMALY_BASELINE_DAYS = definitions.ANOMALY_BASELINE_DAYS
+ANOMALY_DAYS = definitions.ANOMALY_DAYS
+BEST_TIMES_DAYS = definitions.BEST_TIMES_DAYS
+RANKING_DAYS = definitions.RANKING_DAYS
+TREND_BASELINE_WINDOWS = definitions.TREND_BASELINE_WINDOWS
+TREND_LOOKBACK_DAYS = definitions.TREND_LOOKBACK_DAYS
+TREND_WINDOWS = definitions.TREND_WINDOWS
 TOP_CONTENT_DAYS = 28
 TOP_CONTENT_MIN_IMPRESSIONS = 100  # floor: a 3-view post with 2 likes is not "top"
 TOP_CONTENT_COUNT = 5
-ANOMALY_BASELINE_DAYS = 28
-ANOMALY_DAYS = 28  # every day of the last 28 is judged, each against the 28 before it
 ANOMALY_MIN_BASELINE = 7  # days of baseline needed before a day is judged
 ANOMALY_METRICS = ("impressions", "engagements", "engagement_rate", "follower_growth")
 # Whose days are judged: the workspace's own accounts and the competitors it tracks (the
@@ -35,10 +40,7 @@ ANOMALY_METRICS = ("impressions", "engagements", "engagement_rate", "follower_gr
 # a `make up` store would bury its own 27).
 ANOMALY_KINDS = ("own", "competitor")
 TREND_WINDOW_HOURS = 6
-TREND_BASELINE_WINDOWS = 4  # the 4 windows before the previous one (12 h to 36 h ago)
 TREND_WIDTH = timedelta(hours=TREND_WINDOW_HOURS)
-TREND_WINDOWS = 2 + TREND_BASELINE_WINDOWS  # W0 (latest), W1 (previous) and the baseline
-TREND_LOOKBACK_DAYS = 7  # hourly history read for trends
 TREND_MIN_VELOCITY = 1.0  # engagements per hour, now or just before, to be considered
 TREND_TOP = 50  # rows kept per entity type, workspace and judged window
 # Judged windows kept: one ending each day (each window, for windows longer than a day) over
@@ -51,7 +53,6 @@ TREND_STATUS_ORDER = {"emerging": 0, "peaking": 0, "declining": 1}
 # its recent activity, an old one's (an account connected today, its posts a year old) is not
 # (it would jump into its hashtags' windows the hour it is first read).
 TREND_FIRST_SIGHTING_HOURS = 24 * TREND_LOOKBACK_DAYS
-RANKING_DAYS = 28
 
 
 def _rate(r: Row) -> float | None:

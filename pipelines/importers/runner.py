@@ -178,6 +178,7 @@ def import_file(
             partition_key=None,
             started_at=naive_utc(started_at),
             errors=[{"kind": "note", "message": n} for n in table.notes + parsed.notes],
+            origin=path.name,
         )
         counts = write_frames(store, meta, parsed.posts, parsed.snapshots, parsed.accounts)
         bar.update(task, description=f"imported {path.name}", completed=size or 1)
@@ -227,6 +228,7 @@ def _youtube_direct(
                 source=f"import:{fmt}",
                 partition_key=None,
                 started_at=naive_utc(started_at),
+                origin=path.name,
             )
 
         loaded = load_youtube_csv(

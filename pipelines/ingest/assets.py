@@ -155,6 +155,7 @@ def read_platform(
                     source=f"connector:{platform}",
                     partition_key=partition_key,
                     started_at=now,
+                    origin=platforms.base_url(platform),
                 )
                 refs = [
                     AccountRef(

@@ -205,6 +205,22 @@ def test_an_overview_figure_equals_the_apis_answer_for_its_range(
         ",".join(covered),
         ",".join(left),
     )
+    # Where from, by a tap: the rate's definition, the lake snapshot, each capture's readings.
+    where = tab.page.locator('.kpi[data-metric="engagement_rate"] details.where-from')
+    provenance = answer["provenance"]
+    assert where.get_attribute("data-snapshot") == str(provenance["snapshot_id"])
+    assert not where.locator("ul").is_visible()
+    where.locator("summary").click()
+    lines = where.locator("li").all_inner_texts()
+    assert lines[0] == f"engagement rate: {provenance['definitions']['engagement_rate']}"
+    assert lines[1].startswith(f"Read at lake snapshot {provenance['snapshot_id']} ")
+    assert len(lines) == 2 + len(provenance["sources"])
+    for line, source in zip(lines[2:], provenance["sources"], strict=True):
+        assert line.startswith(
+            f"capture of {source['platform']} from {source['origin']}: "
+            f"{source['readings']:,} readings, "
+        )
+    assert where.locator("summary").get_attribute("title") == "\n".join(lines)
     share = f"{round(coverage['excluded_engagements_share'] * 100, 2):g}%"
     assert said.inner_text() == (
         f"of {totals['engagement_rate_basis']} · {len(covered)} of {len(covered) + len(left)}"

@@ -642,3 +642,61 @@ def test_a_competitor_and_our_rate_are_one_number_wherever_shown(seeded: Seeded)
         (c["engagement_rate"], c["engagement_rate_estimate"], c["engagement_rate_shrunk"])
         for c in bluesky
     } == {(None, None, None)}
+
+
+def test_captures_are_named_by_the_platform_api_they_read(seeded: Seeded) -> None:
+    """Provenance of `make up`'s overview: one capture stream per platform, its readings."""
+    workspace_id = seeded.seed.workspace_id
+    ((last,),) = _raw(
+        seeded,
+        "SELECT max(captured_at) FROM raw_engagement_snapshots WHERE workspace_id = ?",
+        [workspace_id],
+    )
+    end = last.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+    start = end - timedelta(days=7)
+    answer = seeded.api.ok(
+        seeded.api.get(
+            "/analytics/unified",
+            params={
+                "from": f"{start.isoformat()}Z",
+                "to": f"{end.isoformat()}Z",
+                "granularity": "hour",  # whole hours: the range is the window, not widened
+                "limit": 1,
+            },
+        )
+    )
+    window = answer["provenance"]["window"]
+    assert (window["from"], window["to"]) == (
+        f"{start.isoformat(timespec='milliseconds')}Z",
+        f"{end.isoformat(timespec='milliseconds')}Z",
+    )
+    # the store's raw readings of own posts in the range, per platform (posts as read)
+    expected = {
+        platform: (n, first, newest)
+        for platform, n, first, newest in _raw(
+            seeded,
+            "SELECT s.platform, count(*), min(s.captured_at), max(s.captured_at)"
+            " FROM raw_engagement_snapshots s"
+            " SEMI JOIN (SELECT platform, external_id FROM raw_posts"
+            "            WHERE workspace_id = ? AND kind = 'own') p"
+            "   ON p.platform = s.platform AND p.external_id = s.external_id"
+            " WHERE s.workspace_id = ? AND s.captured_at >= ? AND s.captured_at < ?"
+            " GROUP BY ALL",
+            [workspace_id, workspace_id, start, end],
+        )
+    }
+    sources = answer["provenance"]["sources"]
+    assert {s["platform"] for s in sources} == set(SUPPORTED) == set(expected)
+    for s in sources:
+        n, first, newest = expected[s["platform"]]
+        assert s["kind"] == "capture"
+        assert s["import_id"] is None
+        # the platform API the connector read: the simulator's, on loopback, no credentials
+        assert s["origin"].startswith("http://127.0.0.1:")
+        assert s["origin"].endswith(f"/{s['platform']}")
+        assert (s["readings"], s["first_read_at"], s["last_read_at"]) == (
+            n,
+            f"{first.isoformat(timespec='milliseconds')}Z",
+            f"{newest.isoformat(timespec='milliseconds')}Z",
+        )
+    assert answer["provenance"]["snapshot_id"] > 0

@@ -29,7 +29,9 @@ PICTURES = {
 
 
 def _import(tmp_path: Path, name: str, rows: list[str], encoding: str | None) -> Settings:
-    path = tmp_path / f"{name}.csv"
+    # one file name for both paths: the batch records it (its origin), the rest must agree
+    path = tmp_path / "files" / name / "videos.csv"
+    path.parent.mkdir(parents=True)
     path.write_text(HEADER + "".join(r + "\n" for r in rows), encoding="utf-8")
     settings = embedded_settings(tmp_path / name)
     result = run_import(

@@ -8,6 +8,7 @@
 import {call, items} from '../api.js';
 import {fill, h, linkOut, select} from '../dom.js';
 import {dateTime, dec, num} from '../format.js';
+import {whereFrom} from '../provenance.js';
 import {empty, errorBox, loading} from '../states.js';
 import {zones} from '../time.js';
 
@@ -136,6 +137,7 @@ export async function render(view, ctx) {
   let accounts = [];
   let accountsError = null;
   let list;
+  let listed;
   try {
     const [accountList, insightPage] = await Promise.all([
       items('/accounts', {signal}).catch((error) => {
@@ -146,6 +148,7 @@ export async function render(view, ctx) {
     ]);
     accounts = accountList.items;
     list = insightPage.items;
+    listed = insightPage.provenance;
   } catch (error) {
     if (error?.name === 'AbortError') return;
     return ctx.failed(error);
@@ -162,7 +165,8 @@ export async function render(view, ctx) {
       accountsError ? errorBox(accountsError) : null,
       !accounts.length && !accountsError ? empty('No connected account', 'Best times are computed per connected account.', [['murmur init', 'the test workspace, with a test account on each platform']]) : null,
       bestBox),
-    h('section', {class: 'card'}, h('h2', {}, 'Insights'), insightList(list, ctx.tz)));
+    h('section', {class: 'card'}, h('h2', {}, 'Insights'), insightList(list, ctx.tz),
+      list.length ? whereFrom(listed, ['robust_z', 'rate_index', 'shrunk_index', 'ratio'], ctx.tz) : null));
 
   async function loadBest() {
     if (!accounts.length) {
@@ -175,7 +179,8 @@ export async function render(view, ctx) {
     try {
       const best = await call('/insights/best-times', {params: {account_id: chosen.account, tz: chosen.tz}, signal});
       fill(bestBox, recommendation(best), blockTable(best), heatmap(best),
-        h('p', {class: 'muted small'}, `Computed ${dateTime(best.computed_at, ctx.tz)}. Darker orange: above average; blue: below; blank: no post in that hour.`));
+        h('p', {class: 'muted small'}, `Computed ${dateTime(best.computed_at, ctx.tz)}. Darker orange: above average; blue: below; blank: no post in that hour.`),
+        whereFrom(best.provenance, ['rate_index', 'shrunk_index'], chosen.tz));
       view.dataset.state = 'ready';
     } catch (error) {
       if (error?.name === 'AbortError') return;

@@ -9,6 +9,7 @@ import {call, unified} from '../api.js';
 import {ChartSet, colorOf, timeChart} from '../charts.js';
 import {card, fill, h, select, table} from '../dom.js';
 import {ago, change, coverage, dateTime, num, pct, short} from '../format.js';
+import {whereFrom} from '../provenance.js';
 import {empty, errorBox, loading} from '../states.js';
 import {bucketStart, iso, shift, zones} from '../time.js';
 
@@ -94,7 +95,7 @@ function rates(rows, echoedTotal) {
   return {...sums[0], groups: new Map([['total', values]])};
 }
 
-function kpi(name, label, current, previous, rangeLabel) {
+function kpi(name, label, current, previous, rangeLabel, provenance, tz) {
   const value = current[name];
   const before = previous ? previous[name] : null;
   let delta;
@@ -122,7 +123,8 @@ function kpi(name, label, current, previous, rangeLabel) {
     }}, covered.text) : null,
     h('p', {class: `delta ${delta.direction}`, data: {previous: before ?? ''}},
       h('span', {class: 'visually-hidden'}, 'Change: '), delta.text,
-      h('span', {class: 'muted'}, ` vs the previous ${rangeLabel}`)));
+      h('span', {class: 'muted'}, ` vs the previous ${rangeLabel}`)),
+    whereFrom(provenance, [name], tz));
 }
 
 function freshness(snapshot, tz) {
@@ -271,7 +273,7 @@ export async function render(view, ctx) {
     fill(body, 
       freshnessLine,
       h('div', {class: 'kpis', data: {range: `${when.from}/${when.to}`}},
-        KPIS.map(([name, label]) => kpi(name, label, totals, previous.totals, rangeLabel))),
+        KPIS.map(([name, label]) => kpi(name, label, totals, previous.totals, rangeLabel, byPlatform.provenance, tz))),
       first && first.posts ? h('p', {class: 'muted first-seen'},
         `Not in these figures: ${num(first.posts)} posts first read in this range, with ${num(first.engagements)} engagements gathered before Murmur first read them (first-seen totals).`) : null,
       card(`${METRICS[metric]} per ${grainName}, by platform`, chartMain),

@@ -6,6 +6,7 @@
 import {call} from '../api.js';
 import {fill, h, linkOut, table} from '../dom.js';
 import {coverage, dec, estimate, num, pct} from '../format.js';
+import {whereFrom} from '../provenance.js';
 import {empty, errorBox, loading} from '../states.js';
 
 const PARTS = [['engagement_rate', 'Engagement'], ['growth_rate', 'Growth'], ['reach', 'Reach']];
@@ -136,10 +137,10 @@ export async function render(view, ctx) {
   fill(view, h('h1', {}, 'Creators & competitors'),
     h('p', {class: 'muted'}, 'Score = Σ weight × z over the parts: the engagement rate shrunk for small samples, follower growth, and reach; a part nobody in the group can measure weighs 0. Bars show each part\'s contribution. Rates are measured (their engagements over their impressions, else views); an estimate (est.) is the measured rate shrunk toward the group\'s mean, said as one.'),
     h('section', {class: 'card'}, h('h2', {}, 'Competitors'), competitors.items.length
-      ? competitorsTable(competitors.items)
+      ? [competitorsTable(competitors.items), whereFrom(competitors.provenance, ['engagement_rate', 'engagement_rate_estimate', 'composite_score', 'ratio'], ctx.tz)]
       : empty('No competitor tracked', 'Track one with POST /api/public/v1/competitors ({"platform", "handle"}); the next pipeline run ranks it.')),
     h('section', {class: 'card'}, h('h2', {}, 'Creators'), creators.items.length
-      ? creatorsTable(creators.items)
+      ? [creatorsTable(creators.items), whereFrom(creators.provenance, ['engagement_rate', 'engagement_rate_estimate', 'growth_rate', 'composite_score'], ctx.tz)]
       : empty('No creator ranked yet', 'Creators are ranked from the platforms\' creator accounts and creator imports.', [['murmur import PATH --format FORMAT --as creator', ''], ['murmur pipeline run', '']])));
   view.dataset.state = 'ready';
 }

@@ -7,6 +7,7 @@ import {call} from '../api.js';
 import {ChartSet, colorOf, sparkline} from '../charts.js';
 import {fill, h, linkOut, select, table} from '../dom.js';
 import {dateTime, dec} from '../format.js';
+import {whereFrom} from '../provenance.js';
 import {empty, errorBox, loading} from '../states.js';
 
 const filters = {status: '', platform: '', entity_type: ''};
@@ -86,7 +87,8 @@ export async function render(view, ctx) {
         {title: 'Status'}, {title: 'Velocity vs baseline'}, {title: 'Link'}],
       rows,
     }),
-    h('p', {class: 'muted small'}, `Windows ending ${dateTime(page.items[0].window_end, ctx.tz)}; computed ${dateTime(page.snapshot?.computed_at, ctx.tz)}.`));
+    h('p', {class: 'muted small'}, `Windows ending ${dateTime(page.items[0].window_end, ctx.tz)}; computed ${dateTime(page.snapshot?.computed_at, ctx.tz)}.`),
+    whereFrom(page.provenance, ['score', 'velocity', 'baseline'], ctx.tz));
     for (const [el, t] of sparks) {
       sparkline(charts, el, {values: windows(t), baseline: t.baseline, color: colorOf(t.platform || 'total')});
     }
