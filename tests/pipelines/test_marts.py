@@ -161,6 +161,26 @@ def test_deltas_and_counter_drops_by_hand(store: Lakehouse, settings: Settings) 
     ]
 
 
+def test_an_accounts_daily_rate_divides_the_posts_with_its_basis(
+    store: Lakehouse, settings: Settings
+) -> None:
+    """A photo with impressions and a reel with views only, one day: the rate is the photo's."""
+    reel = (WS, "x", "reel", "2025-06-01 10:00", None, None, 1000, 50, 0, None, None, None)
+    _insert(
+        store,
+        [_post("photo", "acc1", "2025-06-01 09:00"), _post("reel", "acc1", "2025-06-01 09:00")],
+        [_snap("photo", "2025-06-01 10:00", 100, 5, 1), (*reel, "t", "b", NOW)],
+        [_account("acc1", "own", "me", 100, None, "2025-06-01 12:00")],
+    )
+    _materialize(settings, "2025-06-01")
+    ((engagements, rate),) = _query(
+        store, "SELECT engagements, engagement_rate FROM mart_account_daily"
+    )
+    # all 56 engagements counted; the rate is the photo's 6 over its 100 impressions, not
+    # 56 / 100 (the reel's 50 likes over impressions it never had)
+    assert (engagements, rate) == (56, pytest.approx(0.06))
+
+
 def test_a_snapshot_seen_by_two_batches_counts_once(store: Lakehouse, settings: Settings) -> None:
     _seed_hand(store)
     later = (*_snap("p1", "2025-06-01 10:00", 120, 6, 1)[:13], "b2", NOW + timedelta(hours=1))

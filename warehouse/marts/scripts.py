@@ -449,9 +449,13 @@ growth AS (
     FROM (SELECT * FROM snaps UNION ALL BY NAME SELECT * FROM older)
 ),
 activity AS (
+    -- the rate's numerator: engagements of the posts with its basis that day (a reel's
+    -- likes are not divided by a photo's impressions: domain.analytics.rates)
     SELECT workspace_id, platform, account_external_id, day,
            sum(impressions) AS impressions, sum(views) AS views,
-           sum(engagements) AS engagements, any_value(kind) AS kind
+           sum(engagements) AS engagements, any_value(kind) AS kind,
+           coalesce(sum(engagements) FILTER (WHERE impressions > 0), 0) AS engagements_shown,
+           coalesce(sum(engagements) FILTER (WHERE views > 0), 0) AS engagements_viewed
     FROM mart_post_daily WHERE day >= {literal(start)} AND day < {literal(end)}
     GROUP BY ALL
 ),
@@ -468,7 +472,9 @@ SELECT k.workspace_id, k.day, k.platform, k.account_external_id,
        g.followers, g.growth AS follower_growth,
        coalesce(act.impressions, 0)::BIGINT AS impressions,
        coalesce(act.engagements, 0)::BIGINT AS engagements,
-       {_rate("act.engagements", "act.impressions", "act.views")} AS engagement_rate
+       CASE WHEN act.impressions > 0 THEN act.engagements_shown::DOUBLE / act.impressions
+            WHEN act.views > 0 THEN act.engagements_viewed::DOUBLE / act.views
+       END AS engagement_rate
 FROM days k
 LEFT JOIN growth g USING ({key}, day)
 LEFT JOIN activity act USING ({key}, day)
