@@ -181,7 +181,7 @@ SELECT '{ws}', {_PLATFORM.format(i="i")}, 'p' || i, {_ts(at)}, {_counters("i", "
        'connector:bench', '{batch}', {wall}
 FROM range({first_new}, {first_new + POSTS_PER_HOUR}) t(i);
 INSERT INTO ingest_batches VALUES ('{batch}', '{ws}', 'connector:bench', NULL, 0,
-       {tracked + POSTS_PER_HOUR}, 0, '[]', {wall}, {wall});
+       {tracked + POSTS_PER_HOUR}, 0, '[]', {wall}, {wall}, NULL);
 COMMIT;
 """)  # noqa: S608 - benchmark data generation: only our own integers and timestamps
     return tracked + POSTS_PER_HOUR

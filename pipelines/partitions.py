@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from dagster import (
@@ -12,7 +13,8 @@ from dagster import (
     TimeWindowPartitionMapping,
 )
 
-from warehouse.marts.runs import raw_rows_by_day
+from warehouse.marts.definitions import NewRows
+from warehouse.marts.runs import batch_days, later_days, raw_rows_by_day
 from warehouse.store import Lakehouse
 
 # Ingest captures "now", so its history starts with the product, not with the data.
@@ -29,6 +31,10 @@ with warnings.catch_warnings():
 # The day ranges one run rebuilds, when its partition range (their hull) holds days it
 # leaves alone: "2013-01-02..2013-01-05,2021-03-01..2021-03-01".
 RANGES_TAG = "murmur/day_ranges"
+# Later days an import of older days changes, rebuilt for its posts alone ("a..b,c..d"), and
+# the new rows whose posts they are rebuilt for (NewRows.tag: "since=…" or "batch=…").
+LATER_TAG = "murmur/later_days"
+NEW_ROWS_TAG = "murmur/new_rows"
 # Rebuilding a day that is not due is harmless (every rebuild is idempotent) and costs its
 # rows, and Dagster's events for its partition (~28 ms for the four daily assets, on two
 # cores); a separate pass costs about as much as this many rows, or this many empty days.
@@ -88,6 +94,82 @@ def plan(store: Lakehouse, due: set[date]) -> list[DayRange]:
     return plan_ranges(sorted(due), store.run(lambda cur: raw_rows_by_day(cur, first, last)))
 
 
+def later_ranges(
+    store: Lakehouse, new: NewRows | None, whole: list[DayRange], today: date
+) -> list[DayRange]:
+    """The days new rows change after theirs that no range rebuilds whole, as ranges."""
+    if new is None:
+        return []
+    found = store.run(lambda cur: later_days(cur, new))
+    return day_ranges([d for d in found if d <= today and not any(a <= d <= b for a, b in whole)])
+
+
+@dataclass(frozen=True)
+class Rebuild:
+    """One run's days: ranges rebuilt whole, and later ranges rebuilt for the new rows' posts."""
+
+    whole: list[DayRange]
+    later: list[DayRange] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        """Its partitions as a step line names them: ``first..last``."""
+        days = [d for r in (*self.whole, *self.later) for d in r]
+        return f"{min(days)}..{max(days)}"
+
+
+def rebuilds(
+    whole: list[DayRange], later: list[DayRange], gap_days: int = GAP_DAYS
+) -> list[Rebuild]:
+    """Runs in day order: one per whole range, with the later ranges ``gap_days`` after it."""
+    # Day order matters: a day's deltas start from the peaks staged on the days before it.
+    # A later range further from the run before gets a run of its own (a run pays Dagster's
+    # events for every day of its hull).
+    out: list[Rebuild] = []
+    segments = sorted([(r, True) for r in whole] + [(r, False) for r in later])
+    for (first, last), is_whole in segments:
+        if is_whole:
+            out.append(Rebuild([(first, last)]))
+            continue
+        if out:
+            ends = [b for _, b in (*out[-1].whole, *out[-1].later)]
+            if (first - max(ends)).days - 1 <= gap_days:
+                out[-1].later.append((first, last))
+                continue
+        out.append(Rebuild([], [(first, last)]))
+    return out
+
+
+def rebuild_tags(rebuild: Rebuild, new: NewRows | None) -> dict[str, str]:
+    """Run tags that make one run rebuild these whole ranges, then these later ones."""
+    if not rebuild.later or new is None:
+        return range_tags(rebuild.whole)
+    days = [d for r in (*rebuild.whole, *rebuild.later) for d in r]
+    tags = {
+        "dagster/asset_partition_range_start": min(days).isoformat(),
+        "dagster/asset_partition_range_end": max(days).isoformat(),
+        LATER_TAG: _spec(rebuild.later),
+        NEW_ROWS_TAG: new.tag(),
+    }
+    if rebuild.whole:
+        tags[RANGES_TAG] = _spec(rebuild.whole)
+    return tags
+
+
+def import_tags(store: Lakehouse, batch_id: str, today: date) -> dict[str, str]:
+    """The tags of the one run an import batch starts: its due days whole, then its later days."""
+    captured = store.run(lambda cur: batch_days(cur, batch_id))
+    ranges = plan(store, due_days(captured, today))
+    if not ranges:
+        return {}
+    new = NewRows(batch=batch_id)
+    return rebuild_tags(Rebuild(ranges, later_ranges(store, new, ranges, today)), new)
+
+
+def _spec(ranges: list[DayRange]) -> str:
+    return ",".join(f"{a.isoformat()}..{b.isoformat()}" for a, b in ranges)
+
+
 def range_tags(ranges: list[DayRange]) -> dict[str, str]:
     """Run tags that make one run rebuild these ranges of every daily asset, and only them."""
     tags = {
@@ -95,15 +177,30 @@ def range_tags(ranges: list[DayRange]) -> dict[str, str]:
         "dagster/asset_partition_range_end": ranges[-1][1].isoformat(),
     }
     if len(ranges) > 1:
-        tags[RANGES_TAG] = ",".join(f"{a.isoformat()}..{b.isoformat()}" for a, b in ranges)
+        tags[RANGES_TAG] = _spec(ranges)
     return tags
 
 
 def tagged_ranges(tags: Mapping[str, str], start: date, end: date) -> list[tuple[date, date]]:
-    """The half-open ranges a run rebuilds within its partition window [start, end)."""
+    """The half-open ranges a run rebuilds whole within its partition window [start, end)."""
     spec = tags.get(RANGES_TAG)
     if not spec:
-        return [(start, end)]
+        # a run of later days alone names no whole range
+        return [] if LATER_TAG in tags else [(start, end)]
+    return _parse(spec, start, end)
+
+
+def tagged_later(
+    tags: Mapping[str, str], start: date, end: date
+) -> tuple[list[tuple[date, date]], NewRows | None]:
+    """The half-open later ranges a run rebuilds for new rows' posts, and those rows."""
+    spec, new = tags.get(LATER_TAG), tags.get(NEW_ROWS_TAG)
+    if not spec or not new:
+        return [], None
+    return _parse(spec, start, end), NewRows.from_tag(new)
+
+
+def _parse(spec: str, start: date, end: date) -> list[tuple[date, date]]:
     out = []
     for part in spec.split(","):
         first, last = (date.fromisoformat(d) for d in part.split(".."))

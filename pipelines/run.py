@@ -19,10 +19,19 @@ from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
 from pipelines.definitions import resources
 from pipelines.ingest.assets import CAPTURE
 from pipelines.logs import SILENT_CONSOLE
-from pipelines.partitions import DayRange, due_days, plan, range_tags
+from pipelines.partitions import (
+    DayRange,
+    due_days,
+    later_ranges,
+    plan,
+    range_tags,
+    rebuild_tags,
+    rebuilds,
+)
 from pipelines.resources import PlatformsResource, StoreResource
 from warehouse.errors import StoreUnavailableError
 from warehouse.lake.integrity import catalog_problems
+from warehouse.marts.definitions import NewRows
 from warehouse.marts.runs import days_with_new_raw, last_run, mark_run_script
 
 # How far back a new store's first run captures the (simulated) platforms.
@@ -43,6 +52,9 @@ class StepSummary:
     asset_seconds: dict[str, float] = field(default_factory=dict)  # each step's own time
     error: str = ""  # a failed step's first error, in one line: "ClassName: message"
     trace: str = ""  # its whole trace, as Dagster records it
+    # staged rows and posts it rebuilt on later days, for an older import's posts alone
+    later_rows: int = 0
+    later_posts: int = 0
 
 
 @dataclass
@@ -51,8 +63,10 @@ class RunSummary:
 
     started_at: datetime
     hour: str
-    days: list[DayRange]
+    days: list[DayRange]  # rebuilt whole
     steps: list[StepSummary] = field(default_factory=list)
+    # later days that older new rows change, rebuilt for those rows' posts alone
+    later: list[DayRange] = field(default_factory=list)
     complete: bool = False  # marked as a complete run: its days are not due again
 
     @property
@@ -130,17 +144,18 @@ def run_all(
             # Accounts connected since the session opened are joined from here on.
             with store.open() as s:
                 s.refresh_publishing()
-            summary.days = _due_days(store, naive.date(), with_today=ingest)
+            summary.days, summary.later, new = _due_days(store, naive.date(), with_today=ingest)
             # Live runs compute as of the end of ingest, not of the run's start: the marts'
             # computed_at then follows the captures they read (a first run's history takes
             # a minute or two), and what was just captured is inside the insights' windows.
             after = moment if now is not None else datetime.now(UTC)
             after_tags = {**tags, "murmur/now": after.isoformat()}
-            for first, last in summary.days:
-                # The planned ranges are apart only across long or expensive gaps (a step
-                # over them would pay for their days): one step each.
-                range_ = {**after_tags, **range_tags([(first, last)])}
-                record(_step("marts", f"{first}..{last}", DAILY_ASSETS, res, inst, range_))
+            # The planned ranges are apart only across long or expensive gaps (a step over
+            # them would pay for their days): one step each, in day order, with the later
+            # days that follow it.
+            for rebuild in rebuilds(summary.days, summary.later):
+                range_ = {**after_tags, **rebuild_tags(rebuild, new)}
+                record(_step("marts", rebuild.label, DAILY_ASSETS, res, inst, range_))
             record(_step("insights", "all", INSIGHT_ASSETS, res, inst, after_tags))
             # A failed ingest does not make the days recomputed here due again; failed marts
             # do, and so does a failed error-level check (its days are checked again next run).
@@ -213,17 +228,24 @@ def _history_due(store: StoreResource, moment: datetime) -> list[datetime]:
     return history_moments(moment) if new_store else []
 
 
-def _due_days(store: StoreResource, today: date, *, with_today: bool) -> list[DayRange]:
-    """The days to rebuild, as planned ranges: those with raw rows ingested since the
-    last complete run, the day after each (its first delta depends on them), and today
-    when ingesting; never after today."""
+def _due_days(
+    store: StoreResource, today: date, *, with_today: bool
+) -> tuple[list[DayRange], list[DayRange], NewRows | None]:
+    """The days to rebuild whole, as planned ranges; the later days to rebuild for the new
+    rows' posts alone; and those rows (those ingested since the last complete run)."""
+    # Whole: the days with new raw rows, the day after each (its first delta depends on
+    # them), and today when ingesting; never after today. Later: the days after those on
+    # which the new rows' posts were read before (an import of older days).
     with store.open() as s:
         since = s.run(last_run)
         found = s.run(lambda cur: days_with_new_raw(cur, since))
         due = due_days(found, today)
         if with_today:
             due.add(today)
-        return plan(s, due)
+        whole = plan(s, due)
+        # the first run rebuilds every day with raw rows whole: nothing is later
+        new = NewRows(since=since) if since is not None else None
+        return whole, later_ranges(s, new, whole, today), new
 
 
 def history_moments(now: datetime) -> list[datetime]:
@@ -281,6 +303,12 @@ def _step(
         int(getattr(e.step_materialization_data.materialization.metadata.get("errors"), "value", 0))
         for e in result.get_asset_materialization_events()
     )
+    # staging's, once: a run over a range of days records its materialization per day
+    later = {
+        e.asset_key: e.step_materialization_data.materialization.metadata
+        for e in result.get_asset_materialization_events()
+        if "later_rows" in e.step_materialization_data.materialization.metadata
+    }.values()
     took = {
         e.step_key or "": getattr(e.event_specific_data, "duration_ms", 0.0) / 1000
         for e in result.get_step_success_events()
@@ -310,4 +338,6 @@ def _step(
         took,
         error,
         trace,
+        sum(int(getattr(m["later_rows"], "value", 0)) for m in later),
+        sum(int(getattr(m["later_posts"], "value", 0)) for m in later),
     )

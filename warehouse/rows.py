@@ -160,9 +160,7 @@ def fetch_row(
     return None if first is None else make(first)
 
 
-def fetch_all(
-    cur: Cursor, sql: str, params: list[Any] | dict[str, Any] | None = None
-) -> list[Row]:
+def fetch_all(cur: Cursor, sql: str, params: list[Any] | dict[str, Any] | None = None) -> list[Row]:
     cur.execute(sql, params if params is not None else [])
     names = [d[0] for d in cur.description or []]
     return [dict(zip(names, values, strict=True)) for values in cur.fetchall()]

@@ -31,11 +31,11 @@ from domain.analytics import rates
 from domain.analytics.schemas import BestTimeRecommendation
 from pipelines.analytics import insights
 from pipelines.ingest.assets import INGEST_ASSETS
-from pipelines.partitions import DAILY, HOURS_OF_DAY, tagged_ranges
+from pipelines.partitions import DAILY, HOURS_OF_DAY, tagged_later, tagged_ranges
 from pipelines.resources import StoreResource
 from warehouse import best_times as best_time_reads
 from warehouse.marts import checks, scripts
-from warehouse.marts.definitions import METRICS
+from warehouse.marts.definitions import METRICS, NewRows
 from warehouse.marts.insights import (
     AccountWindows,
     Window,
@@ -70,6 +70,24 @@ def _ranges(context: AssetExecutionContext) -> list[tuple[date, date]]:
     """The half-open day ranges the run rebuilds: its partition window, or the ranges tagged."""
     window = context.partition_time_window
     return tagged_ranges(context.run.tags, window.start.date(), window.end.date())
+
+
+def _later(context: AssetExecutionContext) -> tuple[list[tuple[date, date]], NewRows | None]:
+    """The half-open later ranges the run rebuilds for new rows' posts alone, and those rows."""
+    window = context.partition_time_window
+    return tagged_later(context.run.tags, window.start.date(), window.end.date())
+
+
+def _segments(
+    context: AssetExecutionContext,
+) -> tuple[list[tuple[date, date]], list[tuple[date, date, NewRows | None]]]:
+    """The days checked (whole ranges, else later ones) and every range to rebuild, in order."""
+    # each range with the new rows whose posts alone it is rebuilt for (None: every post)
+    whole = _ranges(context)
+    later, new = _later(context)
+    # in day order: a day's deltas start from the peaks staged on the days before it
+    ordered = [(a, b, None) for a, b in whole] + [(a, b, new) for a, b in later]
+    return (whole or later), sorted(ordered, key=lambda r: r[0])
 
 
 def _key(*names: str) -> AssetKey:
@@ -143,15 +161,21 @@ STG = _key("stg_engagement_deltas")
 )
 def stg_engagement_deltas(context: AssetExecutionContext, store: StoreResource) -> Iterator[Result]:
     """Rebuild the days' engagement deltas (and upsert the post and account dimensions)."""
-    days = _ranges(context)
+    days, segments = _segments(context)
+    later, new = _later(context)
     now = _now(context)
     span = ("captured_at", [(_midnight(a), _midnight(b)) for a, b in days])
     with store.open() as s:
-        for start, end in days:
+        for start, end, only in segments:
             s.execute_script(
-                scripts.staging_script(start, end, run_id=context.run.run_id, computed_at=now),
-                upserts_dimensions=True,
+                scripts.staging_script(
+                    start, end, run_id=context.run.run_id, computed_at=now, later=only
+                ),
+                upserts_dimensions=only is None,
             )
+        rewritten = (
+            s.run(lambda cur: checks.later_rows(cur, later, new)) if new is not None else (0, 0)
+        )
         meta = s.run(lambda cur: checks.partition_meta(cur, "stg_engagement_deltas", days))
         snaps, drops = s.run(lambda cur: checks.counter_drops(cur, days))
         snap_key = ("workspace_id", "platform", "external_id", "captured_at")
@@ -173,6 +197,10 @@ def stg_engagement_deltas(context: AssetExecutionContext, store: StoreResource) 
                 # two batches (an export imported twice, or two overlapping exports) holding
                 # the same reading: staging counts it once, with the latest ingest's values
                 "readings_in_several_batches": overlaps,
+                # days after an older import's, rebuilt for its posts alone: what they cost
+                "later_days": sum((b - a).days for a, b in later),
+                "later_rows": rewritten[0],
+                "later_posts": rewritten[1],
             }
         )
         batch_key = (*snap_key, "ingest_batch")
@@ -268,11 +296,13 @@ def _daily_mart(
         ],
     )
     def _mart(context: AssetExecutionContext, store: StoreResource) -> Iterator[Result]:
-        days = _ranges(context)
+        days, segments = _segments(context)
         now = _now(context)
         with store.open() as s:
-            for start, end in days:
-                s.execute_script(script(start, end, run_id=context.run.run_id, computed_at=now))
+            for start, end, only in segments:
+                s.execute_script(
+                    script(start, end, run_id=context.run.run_id, computed_at=now, later=only)
+                )
             meta = s.run(lambda cur: checks.partition_meta(cur, name, days))
             yield MaterializeResult(metadata=meta)
             span = ("day", days)

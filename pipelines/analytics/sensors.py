@@ -1,7 +1,6 @@
 """Sensors: each file import that lands new raw rows starts one run over its days."""
 
 from datetime import UTC, datetime
-from functools import partial
 
 from dagster import (
     DefaultSensorStatus,
@@ -14,9 +13,9 @@ from dagster import (
 from murmur.settings import Settings
 from pipelines.analytics.schedules import import_job
 from pipelines.logs import QUIET_CONSOLE
-from pipelines.partitions import due_days, plan, range_tags
+from pipelines.partitions import import_tags
 from pipelines.resources import StoreResource
-from warehouse.marts.runs import batch_days, import_batches_after
+from warehouse.marts.runs import import_batches_after
 
 
 # Running from the start: `murmur up` should need no clicks in the UI.
@@ -41,16 +40,16 @@ def import_batches(
             return SkipReason("no new import batch")
         for row in batches:
             batch_id: str = row["id"]
-            captured = s.run(partial(batch_days, batch_id=batch_id))
-            ranges = plan(s, due_days(captured, today))
+            tags = import_tags(s, batch_id, today)
             cursor = f"{row['finished_at'].isoformat()}|{batch_id}"
-            if ranges:
-                # One run: its daily assets rebuild the planned ranges, then the insights.
+            if tags:
+                # One run: its daily assets rebuild the planned ranges (then the later days
+                # an import of older days changes, for its posts alone), then the insights.
                 requests.append(
                     RunRequest(
                         run_key=cursor,
                         job_name=import_job.name,
-                        tags=range_tags(ranges),
+                        tags=tags,
                         run_config=QUIET_CONSOLE,
                     )
                 )

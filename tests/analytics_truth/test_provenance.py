@@ -42,6 +42,7 @@ def _at(value: str) -> datetime:
 def _only_source(answer: dict[str, Any], tenant: Tenant) -> dict[str, Any]:
     """The answer's one source: the FR file, named by its file and the import's batch id."""
     [source] = answer["provenance"]["sources"]
+    assert isinstance(source, dict)
     assert source["kind"] == "import"
     assert source["platform"] == "youtube"
     assert source["origin"] == FR

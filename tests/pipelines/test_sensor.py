@@ -25,7 +25,7 @@ def _import(cur: object, batch: str, days: list[str], finished: datetime) -> Non
         )
     cur.execute(  # type: ignore[attr-defined]
         "INSERT INTO ingest_batches VALUES (?, 'ws', 'import:youtube-trending',"
-        " NULL, 0, ?, 0, '[]', ?, ?)",
+        " NULL, 0, ?, 0, '[]', ?, ?, NULL)",
         [batch, len(days), finished, finished],
     )
 

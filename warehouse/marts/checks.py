@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
-from warehouse.marts.definitions import ENGAGEMENT_METRICS, METRICS, day_start
+from warehouse.marts.definitions import ENGAGEMENT_METRICS, METRICS, NewRows, day_start
 from warehouse.rows import Cursor, fetch_value
 
 # A column and the half-open ranges of it a check covers: ("day", [(start, end), ...]).
@@ -166,6 +166,23 @@ def account_engagements(cur: Cursor, days: Sequence[tuple[date, date]]) -> int:
         params,
     )
     return int(value or 0)
+
+
+def later_rows(cur: Cursor, later: Sequence[tuple[date, date]], new: NewRows) -> tuple[int, int]:
+    """(staged rows, posts) of the later ranges rebuilt for the new rows' posts alone."""
+    cond, params = new.bound()
+    where, spans = _within("s.day", later)
+    # a later range's posts are those read anew before it (scripts.later_posts); no later
+    # day holds a new reading, so before the range is before the row's day
+    row = cur.execute(
+        "SELECT count(*), count(DISTINCT (s.workspace_id, s.platform, s.external_id))"  # noqa: S608 - constant columns
+        " FROM stg_engagement_deltas s JOIN (SELECT workspace_id, platform, external_id,"
+        f" min(captured_at) AS first FROM raw_engagement_snapshots WHERE {cond} GROUP BY ALL)"
+        f" n USING (workspace_id, platform, external_id) WHERE {where}"
+        " AND n.first < CAST(s.day AS TIMESTAMP)",
+        [*params, *spans],
+    ).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 def partition_meta(cur: Cursor, mart: str, days: Sequence[tuple[date, date]]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from warehouse.marts.definitions import day_start
+from warehouse.marts.definitions import NewRows, day_start
 from warehouse.rows import Cursor, ResultRow, Row, fetch_all, fetch_rows, fetch_value
 from warehouse.sql import literal
 
@@ -144,6 +144,52 @@ def days_with_new_raw(cur: Cursor, since: datetime | None) -> list[date]:
             else fetch_all(cur, f"{sql} WHERE ingested_at > ?", [since])
         )
         days.update(r["day"] for r in rows)
+    return sorted(days)
+
+
+def later_days(cur: Cursor, new: NewRows) -> list[date]:
+    """Days after new rows that they change: their posts' later readings, their accounts' next."""
+    cond, params = new.bound()
+    key = "workspace_id, platform, external_id"
+    days: set[date] = set()
+    for table, extra in (
+        ("raw_engagement_snapshots", ""),
+        ("raw_account_snapshots", " AND followers IS NOT NULL"),
+    ):
+        # The bound is a constant, so the zone maps skip what was captured before the new
+        # rows: an hourly run's new rows are its newest, and it scans nothing more.
+        first = fetch_value(
+            cur,
+            f"SELECT min(captured_at) FROM {table} WHERE {cond}{extra}",  # noqa: S608
+            params,
+        )
+        if first is None:
+            continue
+        bound = day_start(first.date())
+        if table == "raw_engagement_snapshots":
+            # a post's every later reading: each delta depends on the readings before it
+            # (first sighting, running peak)
+            sql = (
+                f"WITH new AS (SELECT {key}, CAST(min(captured_at) AS DATE) AS first_day"  # noqa: S608
+                f" FROM {table} WHERE {cond} GROUP BY ALL)"
+                f" SELECT DISTINCT CAST(r.captured_at AS DATE) AS day FROM {table} r"
+                f" JOIN new n USING ({key})"
+                " WHERE r.captured_at >= ? AND CAST(r.captured_at AS DATE) > n.first_day"
+            )
+            found = fetch_all(cur, sql, [*params, bound + timedelta(days=1)])
+        else:
+            # an account's follower growth is against its previous reading only
+            sql = (
+                f"WITH touched AS (SELECT DISTINCT {key} FROM {table} WHERE {cond}{extra}),"  # noqa: S608
+                f" readings AS (SELECT {key}, CAST(captured_at AS DATE) AS day,"
+                f" bool_or({cond}) AS new FROM {table} SEMI JOIN touched USING ({key})"
+                f" WHERE captured_at >= ?{extra} GROUP BY ALL)"
+                " SELECT day FROM (SELECT day, new, lag(new) OVER"
+                f" (PARTITION BY {key} ORDER BY day) AS after_new FROM readings)"
+                " WHERE after_new AND NOT new"
+            )
+            found = fetch_all(cur, sql, [*params, *params, bound])
+        days.update(r["day"] for r in found)
     return sorted(days)
 
 

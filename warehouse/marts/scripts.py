@@ -18,7 +18,13 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from warehouse.marts.definitions import ENGAGEMENT_METRICS, FILE_MARTS, METRICS, day_start
+from warehouse.marts.definitions import (
+    ENGAGEMENT_METRICS,
+    FILE_MARTS,
+    METRICS,
+    NewRows,
+    day_start,
+)
 from warehouse.sql import literal
 
 # How far before a partition staging looks for a post's previous snapshot. A post with no
@@ -39,6 +45,42 @@ def _rate(eng: str, imp: str, views: str) -> str:
         f"CASE WHEN {imp} > 0 THEN {eng}::DOUBLE / {imp}"
         f" WHEN {views} > 0 THEN {eng}::DOUBLE / {views} ELSE NULL END"
     )
+
+
+POST_KEY = "workspace_id, platform, external_id"
+
+
+def later_posts(new: NewRows, start: date) -> str:
+    """The posts a later range from ``start`` is rebuilt for: those new rows read before it."""
+    # A post first read anew on or after ``start`` is not changed there: later days hold no
+    # new reading (those days are rebuilt whole), so only a new reading before them counts.
+    return (
+        f"SELECT {POST_KEY} FROM raw_engagement_snapshots WHERE {new.rendered()}"  # noqa: S608
+        f" GROUP BY ALL HAVING min(captured_at) < {literal(day_start(start))}"
+    )
+
+
+def _later_accounts(new: NewRows, start: date) -> str:
+    """The accounts a later range from ``start`` is rebuilt for: its posts' and new followers'."""
+    # A post's account as labelled now and by any description captured since ``start`` (a
+    # later day may have counted it under the account an older label named).
+    t0 = literal(day_start(start))
+    posts = later_posts(new, start)
+    return f"""
+SELECT p.workspace_id, p.platform, coalesce(d.account_external_id, 'unknown')
+FROM ({posts}) p LEFT JOIN dim_posts d USING ({POST_KEY})
+UNION
+SELECT workspace_id, platform, account_external_id FROM raw_posts
+WHERE captured_at >= {t0} AND ({POST_KEY}) IN ({posts})
+UNION
+SELECT workspace_id, platform, external_id FROM raw_account_snapshots
+WHERE {new.rendered()} AND followers IS NOT NULL
+GROUP BY ALL HAVING min(captured_at) < {t0}"""  # noqa: S608 - only literal() values are rendered
+
+
+def _only(cols: str, scope: str | None) -> str:
+    """`` AND (cols) IN (scope)``: a later range's rows only; nothing for a whole day."""
+    return f" AND ({cols}) IN ({scope})" if scope is not None else ""
 
 
 def _snapshot_rows(
@@ -62,8 +104,10 @@ LEFT JOIN (SELECT day, max(captured_at) AS through FROM stg_engagement_deltas
 """  # noqa: S608
 
 
-def staging_script(start: date, end: date, *, run_id: str, computed_at: datetime) -> str:
-    """Dimensions upserted from the raw rows, then the days' engagement deltas rebuilt."""
+def staging_script(
+    start: date, end: date, *, run_id: str, computed_at: datetime, later: NewRows | None = None
+) -> str:
+    """Dimensions upserted from the raw rows, then the deltas rebuilt (``later``: its posts)."""
     t0, t1 = literal(day_start(start)), literal(day_start(end))
     lb = literal(day_start(start) - timedelta(days=LOOKBACK_DAYS))
     d1 = literal(day_start(start) - timedelta(days=1))
@@ -118,8 +162,12 @@ def staging_script(start: date, end: date, *, run_id: str, computed_at: datetime
         " AND d.external_id = x.external_id"
     )
 
+    # A later range's posts were described by the whole days of their new rows, rebuilt
+    # before it: the dimensions are as they need to be, and the deltas read only its posts.
+    scope = later_posts(later, start) if later is not None else None
+    only = _only(key, scope)
     # MERGE rather than INSERT … ON CONFLICT: the lake has no keys to conflict on.
-    return f"""
+    dimensions = f"""
 MERGE INTO dim_posts AS d USING (
 WITH measured AS (
     SELECT DISTINCT {key} FROM raw_engagement_snapshots
@@ -203,27 +251,28 @@ WHEN MATCHED AND x.captured_at >= d.captured_at THEN UPDATE SET
     followers = x.followers, captured_at = x.captured_at
 WHEN NOT MATCHED THEN INSERT ({dim_account_columns})
     VALUES ({", ".join("x." + c.strip() for c in dim_account_columns.split(","))});
-
-DELETE FROM stg_engagement_deltas WHERE day >= {day0} AND day < {literal(end)};
+"""  # noqa: S608 - only literal() values are rendered
+    return f"""{dimensions if later is None else ""}
+DELETE FROM stg_engagement_deltas WHERE day >= {day0} AND day < {literal(end)}{only};
 
 INSERT INTO stg_engagement_deltas BY NAME
 WITH dup_days AS (
     -- days where two batches saw the same snapshot; counting distinct 64-bit hashes is
     -- far cheaper than the de-duplicating window, and a collision only sends a day there
     SELECT CAST(captured_at AS DATE) AS day FROM raw_engagement_snapshots
-    WHERE captured_at >= {t0} AND captured_at < {t1}
+    WHERE captured_at >= {t0} AND captured_at < {t1}{only}
     GROUP BY ALL HAVING count(*) <> count(DISTINCT hash({key}, captured_at))
 ),
 cur AS (
     -- one row per (post, captured_at): the latest ingest wins if two batches saw it
     SELECT {key}, captured_at, {cols}
     FROM raw_engagement_snapshots
-    WHERE captured_at >= {t0} AND captured_at < {t1}
+    WHERE captured_at >= {t0} AND captured_at < {t1}{only}
       AND CAST(captured_at AS DATE) NOT IN (SELECT day FROM dup_days)
     UNION ALL
     SELECT {key}, captured_at, {cols}
     FROM raw_engagement_snapshots
-    WHERE captured_at >= {t0} AND captured_at < {t1}
+    WHERE captured_at >= {t0} AND captured_at < {t1}{only}
       AND CAST(captured_at AS DATE) IN (SELECT day FROM dup_days)
     QUALIFY row_number() OVER (PARTITION BY {key}, captured_at
                                ORDER BY ingested_at DESC, ingest_batch DESC) = 1
@@ -232,12 +281,12 @@ cur AS (
 -- into the window instead of materializing its 10M rows of a full build first
 keys AS (
     SELECT DISTINCT {key} FROM raw_engagement_snapshots
-    WHERE captured_at >= {t0} AND captured_at < {t1}
+    WHERE captured_at >= {t0} AND captured_at < {t1}{only}
 ),
 known AS (
     -- publication times of the posts described in the look-back and the window
     SELECT {key}, max(published_at) AS published_at FROM raw_posts
-    WHERE captured_at >= {lb} AND captured_at < {t1} GROUP BY {key}
+    WHERE captured_at >= {lb} AND captured_at < {t1}{only} GROUP BY {key}
 ),
 recent1 AS (
     -- the last known value (and the highest) of each counter in the day before the window:
@@ -323,8 +372,12 @@ ORDER BY l.captured_at;
 """  # noqa: S608 - only literal() values are rendered
 
 
-def post_hourly_script(start: date, end: date, *, run_id: str, computed_at: datetime) -> str:
+def post_hourly_script(
+    start: date, end: date, *, run_id: str, computed_at: datetime, later: NewRows | None = None
+) -> str:
     """Rebuild mart_post_hourly for [start, end) from the staged deltas and the dimensions."""
+    scope = later_posts(later, start) if later is not None else None
+    only, only_s = _only(POST_KEY, scope), _only("s.workspace_id, s.platform, s.external_id", scope)
     sums = ", ".join(f"sum({m})::BIGINT AS {m}" for m in METRICS)
     eng = " + ".join(f"sum({m})" for m in ENGAGEMENT_METRICS)
     cols = ", ".join(f"h.{m}" for m in (*METRICS, "engagements"))
@@ -335,12 +388,12 @@ def post_hourly_script(start: date, end: date, *, run_id: str, computed_at: date
     # Grouping on the four key columns and joining the dimensions to the groups (one row
     # each: dim keys are primary keys) is ~2x cheaper than grouping on the joined columns.
     return f"""
-DELETE FROM mart_post_hourly WHERE day >= {literal(start)} AND day < {literal(end)};
+DELETE FROM mart_post_hourly WHERE day >= {literal(start)} AND day < {literal(end)}{only};
 INSERT INTO mart_post_hourly
 WITH multi_days AS (
     -- days where a post has two snapshots in one hour (distinct hashes, as in staging)
     SELECT day FROM stg_engagement_deltas
-    WHERE day >= {literal(start)} AND day < {literal(end)} AND NOT first_seen
+    WHERE day >= {literal(start)} AND day < {literal(end)} AND NOT first_seen{only}
     GROUP BY day
     HAVING count(*) <> count(DISTINCT hash(workspace_id, platform, external_id,
                                            date_trunc('hour', captured_at)))
@@ -351,13 +404,13 @@ h AS (
     SELECT workspace_id, platform, external_id, date_trunc('hour', captured_at) AS hour,
            {singles}, ({eng_single})::BIGINT AS engagements
     FROM stg_engagement_deltas
-    WHERE day >= {literal(start)} AND day < {literal(end)} AND NOT first_seen
+    WHERE day >= {literal(start)} AND day < {literal(end)} AND NOT first_seen{only}
       AND day NOT IN (SELECT day FROM multi_days)
     UNION ALL
     SELECT workspace_id, platform, external_id, date_trunc('hour', captured_at) AS hour,
            {sums}, ({eng})::BIGINT AS engagements
     FROM stg_engagement_deltas
-    WHERE day >= {literal(start)} AND day < {literal(end)} AND NOT first_seen
+    WHERE day >= {literal(start)} AND day < {literal(end)} AND NOT first_seen{only}
       AND day IN (SELECT day FROM multi_days)
     GROUP BY ALL
 )
@@ -376,7 +429,8 @@ ORDER BY h.hour;
 
 -- First-seen totals: the first readings that carry what a post gathered before we saw it,
 -- labelled like the growth rows, kept apart from them (docs/api/analytics.md).
-DELETE FROM mart_post_first_seen WHERE day >= {literal(start)} AND day < {literal(end)};
+DELETE FROM mart_post_first_seen
+WHERE day >= {literal(start)} AND day < {literal(end)}{only};
 INSERT INTO mart_post_first_seen
 SELECT s.workspace_id, s.day, s.captured_at, s.platform,
        coalesce(p.account_external_id, 'unknown') AS account_external_id,
@@ -389,31 +443,39 @@ LEFT JOIN dim_accounts a ON a.workspace_id = s.workspace_id AND a.platform = s.p
      AND a.external_id = p.account_external_id
 LEFT JOIN pub.accounts acc ON acc.workspace_id = s.workspace_id AND acc.platform = s.platform
      AND acc.external_id = p.account_external_id
-WHERE s.day >= {literal(start)} AND s.day < {literal(end)} AND s.first_seen
+WHERE s.day >= {literal(start)} AND s.day < {literal(end)} AND s.first_seen{only_s}
 ORDER BY s.captured_at;
 {_snapshot_rows("mart_post_hourly", "mart_post_hourly", start, end, run_id, computed_at)}
 """  # noqa: S608 - only literal() values are rendered
 
 
-def post_daily_script(start: date, end: date, *, run_id: str, computed_at: datetime) -> str:
+def post_daily_script(
+    start: date, end: date, *, run_id: str, computed_at: datetime, later: NewRows | None = None
+) -> str:
     """Rebuild mart_post_daily for [start, end) by rolling up mart_post_hourly."""
     sums = ", ".join(f"sum({m})::BIGINT AS {m}" for m in (*METRICS, "engagements"))
+    only = _only(POST_KEY, later_posts(later, start) if later is not None else None)
     return f"""
-DELETE FROM mart_post_daily WHERE day >= {literal(start)} AND day < {literal(end)};
+DELETE FROM mart_post_daily WHERE day >= {literal(start)} AND day < {literal(end)}{only};
 INSERT INTO mart_post_daily
 SELECT *, {_rate("engagements", "impressions", "views")} AS engagement_rate
 FROM (SELECT workspace_id, day, platform, account_external_id, account_id, external_id,
              post_id, kind, {sums}
       FROM mart_post_hourly
-      WHERE day >= {literal(start)} AND day < {literal(end)}
+      WHERE day >= {literal(start)} AND day < {literal(end)}{only}
       GROUP BY ALL)
 ORDER BY day;
 {_snapshot_rows("mart_post_daily", "mart_post_daily", start, end, run_id, computed_at)}
 """  # noqa: S608 - only literal() values are rendered
 
 
-def account_daily_script(start: date, end: date, *, run_id: str, computed_at: datetime) -> str:
+def account_daily_script(
+    start: date, end: date, *, run_id: str, computed_at: datetime, later: NewRows | None = None
+) -> str:
     """Rebuild mart_account_daily for [start, end): followers, growth and engagement."""
+    accounts = _later_accounts(later, start) if later is not None else None
+    only = _only("workspace_id, platform, account_external_id", accounts)
+    raw_only = _only("workspace_id, platform, external_id", accounts)
     t1 = literal(day_start(end))
     lb = literal(day_start(start) - timedelta(days=LOOKBACK_DAYS))
     d1 = literal(day_start(start) - timedelta(days=1))
@@ -422,13 +484,13 @@ def account_daily_script(start: date, end: date, *, run_id: str, computed_at: da
     # before first (an account is read hourly), and within LOOKBACK_DAYS only for accounts
     # not read that day, so a scheduled run does not rescan the look-back's snapshots.
     return f"""
-DELETE FROM mart_account_daily WHERE day >= {literal(start)} AND day < {literal(end)};
+DELETE FROM mart_account_daily WHERE day >= {literal(start)} AND day < {literal(end)}{only};
 INSERT INTO mart_account_daily
 WITH snaps AS (
     SELECT workspace_id, platform, external_id AS account_external_id,
            CAST(captured_at AS DATE) AS day, arg_max(followers, captured_at) AS followers
     FROM raw_account_snapshots
-    WHERE captured_at >= {d1} AND captured_at < {t1} AND followers IS NOT NULL
+    WHERE captured_at >= {d1} AND captured_at < {t1} AND followers IS NOT NULL{raw_only}
     GROUP BY ALL
 ),
 missing AS (
@@ -456,7 +518,7 @@ activity AS (
            sum(engagements) AS engagements, any_value(kind) AS kind,
            coalesce(sum(engagements) FILTER (WHERE impressions > 0), 0) AS engagements_shown,
            coalesce(sum(engagements) FILTER (WHERE views > 0), 0) AS engagements_viewed
-    FROM mart_post_daily WHERE day >= {literal(start)} AND day < {literal(end)}
+    FROM mart_post_daily WHERE day >= {literal(start)} AND day < {literal(end)}{only}
     GROUP BY ALL
 ),
 days AS (
