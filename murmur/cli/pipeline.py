@@ -145,6 +145,11 @@ def _print_summary(summary: RunSummary) -> None:
     )
     # A run not marked complete rebuilt no day for good: its due days are due again.
     done = f"days rebuilt: {days}" if summary.complete else f"days due again next run: {days}"
+    if summary.later:
+        # an older import's posts, rebuilt on the later days they were read (docs/pipeline.md)
+        later = ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in summary.later)
+        posts = sum(s.later_posts for s in summary.steps)
+        done += f"; later days rebuilt for {posts} posts of older data: {later}"
     console.print(
         f"Pipeline {outcome}: {len(summary.steps)} steps in {summary.seconds:.1f} s;"
         f" hour {summary.hour}; {done}.",
