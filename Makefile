@@ -53,7 +53,8 @@ SCALE_TESTS := tests/store/test_session_profile.py tests/posts tests/publishing/
 	tests/store/test_multiprocess.py \
 	tests/store/test_lake_integrity.py::test_a_cut_raw_file_is_taken_out_and_its_loss_reported \
 	tests/store/test_lake_integrity.py::test_a_take_out_racing_another_commit_takes_the_next_snapshot \
-	tests/notebooks/test_notebooks.py::test_notebook_runs_attached_read_only
+	tests/notebooks/test_notebooks.py::test_notebook_runs_attached_read_only \
+	tests/publishing/test_reliability.py::test_the_figures_are_what_the_destinations_say
 
 ## The whole test suite, the scale profile's run and the linters, side by side.
 # The scale pass (one worker) and the linters run beside the first pass (two workers): each
@@ -76,7 +77,8 @@ SCALE_TESTS := tests/store/test_session_profile.py tests/posts tests/publishing/
 # 44 with them moved: 681 s, from 646-739 s).
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 SCALE_PASS := $(PYTEST) -n 1 -q -p no:cacheprovider --store-profile=scale $(SCALE_TESTS)
-WAITING_TESTS := tests/cli/test_lifecycle.py tests/publishing/test_worker.py
+WAITING_TESTS := tests/cli/test_lifecycle.py tests/publishing/test_worker.py \
+	tests/publishing/test_reliability.py
 WAITING_PASS := MURMUR_DUCKDB_THREADS=1 $(PYTEST) -n 1 -q -p no:cacheprovider $(WAITING_TESTS)
 FIRST_PASS := MURMUR_DUCKDB_THREADS=1 $(PYTEST) -n 2 --dist loadgroup -q --durations=30 \
 	$(WAITING_TESTS:%=--ignore=%)

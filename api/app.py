@@ -45,6 +45,7 @@ log = structlog.get_logger(__name__)
 
 def api_router() -> APIRouter:
     """Every resource group's router, mounted under the base path."""
+    from api.analytics.publishing import router as reliability
     from api.analytics.router import router as analytics
     from api.approvals.router import router as approvals
     from api.automation.router import router as automation
@@ -56,7 +57,7 @@ def api_router() -> APIRouter:
 
     root = APIRouter(prefix=BASE_PATH, generate_unique_id_function=operation_id)
     groups = (posts, workspaces, sessions, approvals, inbox, automation, analytics, webhooks)
-    for router in groups:
+    for router in (*groups, reliability):  # reliability: GET /analytics/publishing
         # include_router keeps each route's own class, so the group routers must declare
         # MurmurRoute themselves: without it a request's transaction is never committed.
         stray = [getattr(r, "path", r) for r in router.routes if not isinstance(r, MurmurRoute)]

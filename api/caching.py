@@ -121,8 +121,14 @@ class ResponseCache:
                 self._bytes -= evicted.size
 
 
-def _serialize(model: BaseModel, volatile: dict[str, Any] | None, redraw: Redraw | None) -> Cached:
-    now = time.time()
+def _serialize(
+    model: BaseModel,
+    volatile: dict[str, Any] | None,
+    redraw: Redraw | None,
+    clock: float | None = None,
+) -> Cached:
+    """``clock``: an ``as_of`` read's fixed moment, its clock fields drawn there once."""
+    now = time.time() if clock is None else clock
     if redraw is not None:
         # Drawn from one clock reading, as every later redraw is: the build read the clock
         # more than once (a default range's end, then the freshness).
@@ -130,7 +136,7 @@ def _serialize(model: BaseModel, volatile: dict[str, Any] | None, redraw: Redraw
     data = model.model_dump_json(by_alias=True).encode()
     stable = model.model_dump_json(by_alias=True, exclude=volatile).encode() if volatile else data
     etag = 'W/"' + hashlib.blake2b(stable, digest_size=12).hexdigest() + '"'
-    if redraw is None:
+    if redraw is None or clock is not None:
         return Cached(data, etag)
     return Cached(data, etag, model=model, redraw=redraw, second=int(now))
 
@@ -223,15 +229,31 @@ async def cached_json(
     holds now, such as the bucket of a local calendar holding it: kept until its end.
     ``redraw``: the model as of another moment, for fields that only describe the clock
     (freshness, a default range's bounds); they should be ``volatile`` too.
+
+    A read ``as_of`` a past snapshot (``ctx.txn.as_of``) answers at that snapshot and its
+    clock, both in its key: never the newest data's entry, nor one of another moment. Its
+    clock does not move, so its clock fields are drawn once, at that moment; the edge repeats
+    it until it leaves the lake's retention (then the full path says 400). ``build`` must
+    then read the lake only (``cached_json``'s callers, unified analytics and viral trends).
     """
     cache: ResponseCache = request.app.state.responses
     now = time.time()
     epoch = int(now // period) if period else 0
     until = None
-    if window is not None:
+    clock = None
+    moment: Hashable = epoch
+    as_of = ctx.txn.as_of
+    if as_of is not None:
+        clock = as_of.clock.timestamp()
+        period, epoch, moment = None, 0, ("as_of", as_of.id, clock)
+        until = None if as_of.expires_at is None else as_of.expires_at.timestamp()
+    elif window is not None:
         epoch, until = int(window[0]), window[1]
-    full = (key, epoch, ctx.workspace_id, ctx.txn.token)
-    found = cache.get(full) or await _build_once(cache, full, build, volatile, redraw)
+        moment = epoch
+    # An answer as of a snapshot reads only that snapshot (these reads touch no publishing
+    # table): it holds across later writes, so its entry is not the token's.
+    full = (key, moment, ctx.workspace_id, ctx.txn.token if as_of is None else None)
+    found = cache.get(full) or await _build_once(cache, full, build, volatile, redraw, clock)
     _remember(request, ctx, found, period, epoch, until)
     headers = {"ETag": found.etag}
     if found.etag in request.headers.get("if-none-match", ""):
@@ -283,6 +305,7 @@ async def _build_once(
     build: Callable[[], BaseModel],
     volatile: dict[str, Any] | None,
     redraw: Redraw | None,
+    clock: float | None = None,
 ) -> Cached:
     """Build ``key``'s response, or wait for the build another request already started."""
     pending = cache.building.get(key)
@@ -291,7 +314,7 @@ async def _build_once(
     pending = asyncio.get_running_loop().create_future()
     cache.building[key] = pending
     try:
-        found = await run_in_threadpool(_serialize_built, build, volatile, redraw)
+        found = await run_in_threadpool(_serialize_built, build, volatile, redraw, clock)
     except BaseException as exc:
         pending.set_exception(exc)
         pending.exception()  # the waiters, if any, re-raise it; none is not an error
@@ -304,6 +327,9 @@ async def _build_once(
 
 
 def _serialize_built(
-    build: Callable[[], BaseModel], volatile: dict[str, Any] | None, redraw: Redraw | None
+    build: Callable[[], BaseModel],
+    volatile: dict[str, Any] | None,
+    redraw: Redraw | None,
+    clock: float | None = None,
 ) -> Cached:
-    return _serialize(build(), volatile, redraw)
+    return _serialize(build(), volatile, redraw, clock)

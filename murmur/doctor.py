@@ -8,10 +8,12 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from domain.analytics import publishing as reliability
 from murmur.repair import pending, repair_lake
 from murmur.settings import Settings
 from warehouse.errors import DiskFullError
 from warehouse.health import disk_full
+from warehouse.ids import utcnow
 from warehouse.lake.copy import lake_tables
 from warehouse.lake.integrity import Damage, catalog_problems, damaged_files
 
@@ -25,6 +27,9 @@ class Report:
     problems: list[str] = field(default_factory=list)
     loose_files: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)
+    # What publishing needs an operator for, though the store is sound: destinations stuck past
+    # twice their lease, tokens expiring within 7 days (the lines /readyz gives; no exit 1).
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def healthy(self) -> bool:
@@ -139,6 +144,7 @@ def _examine_store(
         report.problems += [
             f"publishing database: {line}" for line in store.pub.integrity_problems()
         ]
+        report.warnings += store.read(lambda cur: reliability.health(cur, utcnow())).problems()
         if not read_lake:
             report.lake = f"{store.lake.catalog}, not read: its catalog is damaged"
             return []

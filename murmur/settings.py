@@ -139,6 +139,14 @@ class Settings(BaseSettings):
     pipeline_temp_dir: Path | None = Field(
         default=None, description="Where a pipeline's DuckDB spills; default DATA_DIR/tmp."
     )
+    lake_snapshot_keep_hours: float = Field(
+        default=24 * 7,
+        ge=0,
+        description="How long the lake keeps its snapshots: analytics reads' `as_of` reaches"
+        " this far back (older: 400), and the daily upkeep expires the older ones and deletes"
+        " the files only they read. It must outlast the longest lake transaction"
+        " (docs/operations.md).",
+    )
     duckdb_threads: int | None = Field(
         default=None,
         ge=1,

@@ -159,7 +159,14 @@ class SnapshotCache:
         return tuple(found) if found else ()
 
     def version(self, txn: Transaction) -> tuple[Any, ...]:
-        """The marts' version as ``txn`` sees it, re-read only when the change token moved."""
+        """The marts' version as ``txn`` sees it, re-read only when the change token moved.
+
+        A read ``as_of`` a past snapshot (``txn.as_of``) is keyed by that snapshot's id, which
+        names one immutable lake: no statement, and neither it nor the newest version's
+        entries and check (the token's) stand for the other.
+        """
+        if txn.as_of is not None:
+            return ("lake_snapshot", txn.as_of.id)
         with self._lock:
             checked = self._checked
         if checked is not None and checked[0] == txn.token:

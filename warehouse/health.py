@@ -36,6 +36,10 @@ class Figures:
     oldest_due_at: datetime | None  # when the longest-waiting claimable destination became due
     last_ingest_at: datetime | None  # the newest finished ingest or import batch
     last_mart_at: datetime | None  # the newest mart build
+    # Publishing reliability (domain/analytics/publishing.py), every workspace's: destinations
+    # publishing past twice their lease, and tokens expired or expiring within 7 days.
+    stuck_destinations: int = 0
+    tokens_expiring: int = 0
 
 
 # A destination is claimable by a publishing worker when its post is live and its time has

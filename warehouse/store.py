@@ -22,9 +22,11 @@ import json
 import os
 import secrets
 import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -50,8 +52,10 @@ log = structlog.get_logger(__name__)
 T = TypeVar("T")
 
 __all__ = [
+    "LakeSnapshot",
     "Lakehouse",
     "Secrets",
+    "SnapshotLookup",
     "Store",
     "StoreCursor",
     "StoreUnavailableError",
@@ -60,6 +64,59 @@ __all__ = [
 
 #: The columns of ``accounts`` a pipeline's SQL joins, copied into its session as ``pub.accounts``.
 PIPELINE_ACCOUNT_COLUMNS = ("id", "workspace_id", "platform", "handle", "external_id", "status")
+
+#: Past snapshots of the lake a process keeps attached for ``as_of`` reads (each attach costs
+#: ~10 ms and a catalog connection): the least recently used one unused is detached past it.
+SNAPSHOTS_ATTACHED = 8
+
+# A snapshot asked for by id ($id) or as the one current at an instant ($at), the newest,
+# the first committed at or after $since, and the first of the newest's schema (a migration
+# since makes the older ones unreadable by this code); read in the catalog DuckLake attaches
+# beside the lake (its times are text in a SQLite catalog, hence the cast). One scan of a
+# table of one row per commit kept (a week of hourly runs: a few thousand).
+_FIND_SNAPSHOT = """
+WITH s AS MATERIALIZED (
+    SELECT snapshot_id AS id, snapshot_time::TIMESTAMPTZ AS committed, schema_version
+    FROM __ducklake_metadata_lake.ducklake_snapshot
+), newest AS (
+    SELECT id, committed, schema_version FROM s ORDER BY id DESC LIMIT 1
+), target AS (
+    SELECT id, committed FROM s
+    WHERE CASE WHEN $id::BIGINT IS NULL THEN committed <= $at::TIMESTAMPTZ
+               ELSE id = $id::BIGINT END
+    ORDER BY id DESC LIMIT 1
+)
+SELECT newest.id, newest.committed, target.id, target.committed,
+       (SELECT min(committed) FROM s WHERE committed >= $since::TIMESTAMPTZ),
+       (SELECT min(committed) FROM s WHERE s.schema_version = newest.schema_version)
+FROM newest LEFT JOIN target ON true
+"""
+
+
+@dataclass(frozen=True)
+class LakeSnapshot:
+    """One snapshot of the lake (DuckLake's: one per commit), and the clock a read of it keeps.
+
+    ``clock`` is the moment an ``as_of`` read answers as of (its default range ends there,
+    its freshness is measured there): the instant asked, or the snapshot's commit.
+    ``expires_at``: when an answer at it stops being served (it leaves the retention); None
+    while it is the newest.
+    """
+
+    id: int
+    committed_at: datetime  # aware UTC
+    clock: datetime  # aware UTC
+    expires_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class SnapshotLookup:
+    """What the lake's catalog says of a snapshot asked for by id or by instant."""
+
+    found: tuple[int, datetime] | None  # (id, committed at, aware UTC); None: no such snapshot
+    newest: tuple[int, datetime]
+    first_since: datetime | None  # the first commit at or after the lookup's ``since``
+    schema_since: datetime  # the first commit of the newest snapshot's schema (a migration)
 
 
 @dataclass(frozen=True)
@@ -213,6 +270,10 @@ class Store:
         self._lake_con: duckdb.DuckDBPyConnection | None = None
         self._lake_prepared = lake_prepared
         self._closed = False
+        # Past snapshots attached to that connection (``as_of``), least recently used first,
+        # with the cursors reading each: one in use is never detached.
+        self._snapshots_lock = threading.Lock()
+        self._snapshots: OrderedDict[int, int] = OrderedDict()
 
     @classmethod
     def open(
@@ -294,10 +355,8 @@ class Store:
         """The DuckDB settings every lake session of this process starts with."""
         return {} if self.duckdb_threads is None else {"threads": self.duckdb_threads}
 
-    def analytics_cursor(self) -> StoreCursor:
-        """A read-only DuckDB cursor on the lake (its tables unqualified); the caller closes it."""
-        import duckdb
-
+    def _lake_cursor(self) -> duckdb.DuckDBPyConnection:
+        """A new cursor of this process's read-only lake session (opened on first use)."""
         with self._lake_lock:
             if self._closed:
                 raise StoreUnavailableError("the store is closed")
@@ -312,13 +371,95 @@ class Store:
                     con.close()
                     raise
                 self._lake_con = con
-            raw = self._lake_con.cursor()
+            return self._lake_con.cursor()
+
+    def analytics_cursor(self, snapshot: int | None = None) -> StoreCursor:
+        """A read-only DuckDB cursor on the lake (its tables unqualified); the caller closes it.
+
+        ``snapshot``: the lake as of that snapshot id (time travel), its catalog the cursor's
+        ``current_database()``; the caller hands it back with :meth:`release_snapshot`.
+        """
+        import duckdb
+
+        raw = self._lake_cursor()
+        alias = "lake"
+        held = False
         try:
-            raw.execute("USE lake")
-        except duckdb.Error as exc:
+            if snapshot is not None:
+                alias = self._hold_snapshot(raw, snapshot)
+                held = True
+            raw.execute(f"USE {alias}")
+        except BaseException as exc:
             raw.close()
-            raise translate(exc) from exc
+            if held and snapshot is not None:
+                self.release_snapshot(snapshot)
+            if isinstance(exc, duckdb.Error):
+                raise translate(exc) from exc
+            raise
         return StoreCursor(raw)
+
+    def find_snapshot(
+        self, *, snapshot_id: int | None = None, at: datetime | None = None, since: datetime
+    ) -> SnapshotLookup:
+        """The snapshot ``snapshot_id``, or the one current at ``at`` (the newest committed at
+        or before it), read in the lake's catalog now; ``since`` bounds ``first_since``."""
+        if (snapshot_id is None) == (at is None):
+            raise ValueError("name a snapshot by id or by instant, not both")
+        cur = StoreCursor(self._lake_cursor())
+        try:
+            found = cur.execute(
+                _FIND_SNAPSHOT, {"id": snapshot_id, "at": at, "since": since}
+            ).fetchone()
+        finally:
+            cur.close()
+        assert found is not None  # a lake always has its first snapshot
+        newest_id, newest_at, target_id, target_at, first_since, schema_since = found
+        return SnapshotLookup(
+            found=None if target_id is None else (int(target_id), _utc(target_at)),
+            newest=(int(newest_id), _utc(newest_at)),
+            first_since=None if first_since is None else _utc(first_since),
+            schema_since=_utc(schema_since),
+        )
+
+    def _hold_snapshot(self, raw: duckdb.DuckDBPyConnection, snapshot: int) -> str:
+        """The alias of ``snapshot`` attached (now, if need be), counted as read by one more."""
+        alias = snapshot_alias(snapshot)
+        with self._snapshots_lock:
+            if snapshot not in self._snapshots:
+                # An attach is the session's, seen by every cursor of it; snapshots never
+                # change, so one attach serves every read of that snapshot.
+                self.lake.attach(raw, alias, read_only=True, snapshot=snapshot)
+                self._snapshots[snapshot] = 0
+            self._snapshots[snapshot] += 1
+            self._snapshots.move_to_end(snapshot)
+        return alias
+
+    def release_snapshot(self, snapshot: int) -> None:
+        """A cursor of ``snapshot`` closed; past :data:`SNAPSHOTS_ATTACHED`, the least recently
+        used ones no cursor reads are detached."""
+        import duckdb
+
+        with self._snapshots_lock:
+            if snapshot in self._snapshots:
+                self._snapshots[snapshot] = max(0, self._snapshots[snapshot] - 1)
+            idle = [s for s, users in self._snapshots.items() if users == 0]
+            extra = len(self._snapshots) - SNAPSHOTS_ATTACHED
+            if extra <= 0 or not idle:
+                return
+            with self._lake_lock:
+                con = self._lake_con
+            if con is None:
+                return  # closed: every attach went with the session
+            detaching = con.cursor()
+            try:
+                for old in idle[:extra]:
+                    try:
+                        detaching.execute(f"DETACH {snapshot_alias(old)}")
+                    except duckdb.Error:
+                        continue  # still attached: tried again at the next release
+                    del self._snapshots[old]
+            finally:
+                detaching.close()
 
     @contextlib.contextmanager
     def analytics(self) -> Iterator[StoreCursor]:
@@ -338,6 +479,8 @@ class Store:
                 return
             self._closed = True
             con, self._lake_con = self._lake_con, None
+        with self._snapshots_lock:
+            self._snapshots.clear()
         if con is not None:
             con.close()
         self.pub.close()
@@ -350,13 +493,35 @@ class Store:
         self.close()
 
 
+def snapshot_alias(snapshot: int) -> str:
+    """The catalog name a past snapshot of the lake is attached as (an identifier)."""
+    if isinstance(snapshot, bool) or not isinstance(snapshot, int) or snapshot < 0:
+        raise ValueError(f"a snapshot id is a non-negative integer, not {snapshot!r}")
+    return f"lake_at_{snapshot}"
+
+
+def _utc(value: datetime) -> datetime:
+    """A TIMESTAMPTZ as DuckDB returns it (in the session's zone) in UTC."""
+    return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _end_past_reads(cur: StoreCursor, store: Store, snapshot: int) -> None:
+    """Close a cursor of a past snapshot, then hand the snapshot back (it may be detached)."""
+    with contextlib.suppress(Exception):
+        cur.execute("ROLLBACK")
+    with contextlib.suppress(Exception):
+        cur.close()
+    store.release_snapshot(snapshot)
+
+
 class Transaction:
     """A request's transaction on the publishing tables, begun on first use.
 
     ``token`` is the change token read when the request started, before the transaction
     began: what the transaction reads is at least that new, so it may be cached under it.
     A read answered from such a cache never begins a transaction at all. Its lake reads
-    (:attr:`analytics`) run in one lake snapshot of their own, ended with the transaction.
+    (:attr:`analytics`) run in one lake snapshot of their own, ended with the transaction:
+    the newest, or the one :meth:`travel` names (``as_of``).
     """
 
     def __init__(self, store: Store, *, write: bool) -> None:
@@ -366,6 +531,8 @@ class Transaction:
         self.keys_token = store.changes.keys_token()
         self._pub: PubTransaction = store.pub.begin(write=write)
         self._analytics: StoreCursor | None = None
+        self._as_of: LakeSnapshot | None = None
+        self._end_as_of: weakref.finalize[Any, Transaction] | None = None
 
     @property
     def begun(self) -> bool:
@@ -377,13 +544,37 @@ class Transaction:
         return self._pub.cur
 
     @property
+    def as_of(self) -> LakeSnapshot | None:
+        """The past snapshot the lake reads are of (:meth:`travel`); None: the newest."""
+        return self._as_of
+
+    def travel(self, snapshot: LakeSnapshot) -> None:
+        """Make the lake reads of this transaction those of ``snapshot`` (before the first)."""
+        if self._analytics is not None:
+            raise RuntimeError("the lake was read already: travel before the first lake read")
+        self._as_of = snapshot
+
+    @property
     def analytics(self) -> StoreCursor:
         """A read-only lake cursor for this request (one lake snapshot)."""
         if self._analytics is None:
-            cur = self.store.analytics_cursor()
-            cur.execute("BEGIN TRANSACTION")
+            if self._as_of is None:
+                cur = self.store.analytics_cursor()
+                cur.execute("BEGIN TRANSACTION")
+            else:
+                snapshot = self._as_of.id
+                cur = self.store.analytics_cursor(snapshot)
+                # A read that began no publishing transaction is never ended by the route
+                # (its cursor goes with it): the snapshot is handed back then, not leaked.
+                self._end_as_of = weakref.finalize(self, _end_past_reads, cur, self.store, snapshot)
+                self._end_as_of.atexit = False
+                cur.execute("BEGIN TRANSACTION")
             self._analytics = cur
         return self._analytics
+
+    def end_lake_reads(self) -> None:
+        """End the lake reads now (an ``as_of`` read's snapshot handed back); again: nothing."""
+        self._end_analytics()
 
     def commit(self, *, wrote: bool, keys: bool = False) -> None:
         """Commit; a write replaces the change token once it is committed.
@@ -402,7 +593,10 @@ class Transaction:
 
     def _end_analytics(self) -> None:
         cur, self._analytics = self._analytics, None
-        if cur is not None:
+        end, self._end_as_of = self._end_as_of, None
+        if end is not None:
+            end()  # once: closes the cursor and hands its snapshot back
+        elif cur is not None:
             with contextlib.suppress(Exception):
                 cur.execute("ROLLBACK")
             cur.close()

@@ -24,6 +24,8 @@ EventType = Literal[
     "approval.rejected",
     "approval.returned",
     "approval.superseded",
+    "post.stuck",
+    "account.token_expiring",
 ]
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 
@@ -108,15 +110,23 @@ def enqueue_events(
     return enqueue_many(cur, [(workspace_id, kind, payload) for kind, payload in events])
 
 
-def enqueue_many(cur: Cursor, events: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
-    """Record events of any workspaces ((workspace, type, payload)), in order, in one INSERT."""
+def enqueue_many(
+    cur: Cursor, events: list[tuple[str, str, dict[str, Any]]], ids: list[str] | None = None
+) -> list[str]:
+    """Record events of any workspaces ((workspace, type, payload)), in order, in one INSERT.
+
+    ``ids``: the events' ids when the caller chose them (recorded beside, in the same
+    transaction, as publishing reliability's alerts are); new ones otherwise.
+    """
     unknown = [kind for _, kind, _ in events if kind not in EVENT_TYPES]
     if unknown:
         raise ValueError(f"unknown webhook event types {unknown!r}")
     if not events:
         return []
     now = utcnow()
-    ids = [new_id("evt") for _ in events]
+    ids = list(ids) if ids is not None else [new_id("evt") for _ in events]
+    if len(ids) != len(events):
+        raise ValueError("one id per event")
     params: list[Any] = []
     for event_id, (workspace_id, kind, payload) in zip(ids, events, strict=True):
         params += [event_id, workspace_id, kind, json.dumps(payload, default=str), now]

@@ -5,12 +5,13 @@ from __future__ import annotations
 import time
 from datetime import UTC, date, datetime
 from functools import partial
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 
 from api.caching import cached_json
-from api.deps import AnalyticsRead, WorkspacesWrite
+from api.deps import AnalyticsRead, AsOf, Context, WorkspacesWrite
 from api.pagination import PageParams
 from api.routing import MurmurRoute
 from api.schemas import Envelope, ok
@@ -35,6 +36,7 @@ from domain.analytics.schemas import (
 from domain.schemas import Deleted, UtcDatetime
 from domain.workspaces.schemas import Platform
 from warehouse.analytics import TrendFilter
+from warehouse.store import LakeSnapshot
 
 router = APIRouter(tags=["Analytics & intelligence"], route_class=MurmurRoute)
 
@@ -50,6 +52,27 @@ AccountFilter = Annotated[
 _FRESHNESS = {"snapshot": {"freshness_seconds"}}
 _CLOCK = {"snapshot": {"freshness_seconds"}, "range": {"from_", "to"}}
 
+_Answer = TypeVar("_Answer", Insights, BestTimes, Creators, Competitors, PostAnalytics)
+
+
+def _then(ctx: Context, as_of: LakeSnapshot | None, found: _Answer) -> _Answer:
+    """An ``as_of`` answer as it was then: its freshness measured at its clock, not now."""
+    if as_of is None:
+        return found
+    # Read whole: the past snapshot goes back to the store's few attached at once now, not
+    # when the request's objects are collected (a read begins no publishing transaction,
+    # which the route class would end).
+    ctx.txn.end_lake_reads()
+    snapshot = service.snapshot_at(found.snapshot, as_of.clock.timestamp())
+    return found.model_copy(update={"snapshot": snapshot})
+
+
+async def _answered(ctx: Context, as_of: LakeSnapshot | None, response: Response) -> Response:
+    """A cached read's response, its ``as_of`` snapshot handed back (see :func:`_then`)."""
+    if as_of is not None:
+        await run_in_threadpool(ctx.txn.end_lake_reads)
+    return response
+
 
 @router.get(
     "/analytics/unified",
@@ -59,6 +82,7 @@ _CLOCK = {"snapshot": {"freshness_seconds"}, "range": {"from_", "to"}}
 async def unified_analytics(
     request: Request,
     ctx: AnalyticsRead,
+    as_of: AsOf,
     page: PageParams,
     from_: Annotated[
         UtcDatetime | None,
@@ -106,7 +130,8 @@ async def unified_analytics(
 ) -> Response:
     """Own accounts' metrics over a range: totals, per platform, and a gap-filled paged series."""
     zone = service.time_zone(tz)
-    now = time.time()
+    # As of a past snapshot, the clock is its moment: a default range ends there, as it did.
+    now = time.time() if as_of is None else as_of.clock.timestamp()
     key = (
         "unified",
         from_,
@@ -122,9 +147,9 @@ async def unified_analytics(
     )
     # A range ending now covers other buckets as the clock moves: its answer is kept while
     # the clock stays in the bucket it was read in (and `to` is redrawn every second).
-    window = None if to is not None else service.clock_window(granularity, zone, now)
+    window = None if to is not None or as_of else service.clock_window(granularity, zone, now)
     at = datetime.fromtimestamp(now, UTC)
-    return await cached_json(
+    response = await cached_json(
         request,
         ctx,
         key,
@@ -146,12 +171,14 @@ async def unified_analytics(
         window=window,
         redraw=partial(service.unified_at, clock=to is None),
     )
+    return await _answered(ctx, as_of, response)
 
 
 @router.get("/viral-trends", response_model=Envelope[ViralTrends])
 async def list_viral_trends(
     request: Request,
     ctx: AnalyticsRead,
+    as_of: AsOf,
     page: PageParams,
     entity_type: Annotated[EntityType | None, Query(description="post, hashtag or topic.")] = None,
     status: Annotated[TrendStatus | None, Query(description="Only this status.")] = None,
@@ -169,7 +196,7 @@ async def list_viral_trends(
     where = TrendFilter(
         entity_type=entity_type, status=status, platform=platform, min_score=min_score, day=day
     )
-    return await cached_json(
+    response = await cached_json(
         request,
         ctx,
         ("viral_trends", where, page.limit, page.key()),
@@ -177,18 +204,21 @@ async def list_viral_trends(
         volatile=_FRESHNESS,
         redraw=service.viral_trends_at,
     )
+    return await _answered(ctx, as_of, response)
 
 
 @router.get("/insights", response_model=Envelope[Insights])
 def list_insights(
     ctx: AnalyticsRead,
+    as_of: AsOf,
     page: PageParams,
     kind: Annotated[InsightKind | None, Query(description="Only this kind.")] = None,
     platform: PlatformFilter = None,
     account_id: AccountFilter = None,
 ) -> Envelope[Insights]:
     """Best times, top content, anomalies, benchmarks and recommendations, highest score first."""
-    return ok(service.insights(ctx.txn, ctx.workspace_id, kind, platform, account_id, page))
+    found = service.insights(ctx.txn, ctx.workspace_id, kind, platform, account_id, page)
+    return ok(_then(ctx, as_of, found))
 
 
 @router.get(
@@ -196,6 +226,7 @@ def list_insights(
 )
 def best_times(
     ctx: AnalyticsRead,
+    as_of: AsOf,
     account_id: Annotated[str, Query(max_length=64, description="A connected account (`acc_…`).")],
     tz: Annotated[
         str,
@@ -208,12 +239,13 @@ def best_times(
 ) -> Envelope[BestTimes]:
     """One account's best times in a zone: weekday x hour cells, 4-hour blocks, a recommendation."""
     zone = service.time_zone(tz)
-    return ok(service.best_times(ctx.txn, ctx.workspace_id, account_id, zone))
+    return ok(_then(ctx, as_of, service.best_times(ctx.txn, ctx.workspace_id, account_id, zone)))
 
 
 @router.get("/creators", response_model=Envelope[Creators])
 def list_creators(
     ctx: AnalyticsRead,
+    as_of: AsOf,
     page: PageParams,
     platform: PlatformFilter = None,
     category: Annotated[
@@ -221,13 +253,15 @@ def list_creators(
     ] = None,
 ) -> Envelope[Creators]:
     """Creators ranked by the composite score, with its parts."""
-    return ok(service.creators(ctx.txn, ctx.workspace_id, platform, category, page))
+    found = service.creators(ctx.txn, ctx.workspace_id, platform, category, page)
+    return ok(_then(ctx, as_of, found))
 
 
 @router.get("/competitors", response_model=Envelope[Competitors])
-def list_competitors(ctx: AnalyticsRead, page: PageParams) -> Envelope[Competitors]:
+def list_competitors(ctx: AnalyticsRead, as_of: AsOf, page: PageParams) -> Envelope[Competitors]:
     """Tracked competitors in rank order, with their latest ranking and a benchmark against us."""
-    return ok(service.competitors(ctx.txn, ctx.workspace_id, page))
+    # As of a past snapshot: the competitors tracked now, ranked by that snapshot's figures.
+    return ok(_then(ctx, as_of, service.competitors(ctx.txn, ctx.workspace_id, page)))
 
 
 @router.post("/competitors", status_code=201, response_model=Envelope[Competitor])
@@ -247,6 +281,6 @@ def untrack_competitor(ctx: WorkspacesWrite, competitor_id: Id) -> Envelope[Dele
     response_model=Envelope[PostAnalytics],
     operation_id="get_post_analytics",
 )
-def post_analytics(ctx: AnalyticsRead, post_id: Id) -> Envelope[PostAnalytics]:
+def post_analytics(ctx: AnalyticsRead, as_of: AsOf, post_id: Id) -> Envelope[PostAnalytics]:
     """One of our posts' daily metrics per destination, with totals."""
-    return ok(service.post_analytics(ctx.txn, ctx.workspace_id, post_id))
+    return ok(_then(ctx, as_of, service.post_analytics(ctx.txn, ctx.workspace_id, post_id)))

@@ -225,6 +225,22 @@ def _scrape_families(
             value=_age(figures.oldest_due_at, now) or 0.0,
         )
     )
+    families.append(
+        GaugeMetricFamily(
+            "murmur_publishing_stuck_destinations",
+            "Destinations publishing past twice the lease their worker claimed them with, no"
+            " worker taking them over (every workspace's).",
+            value=figures.stuck_destinations,
+        )
+    )
+    families.append(
+        GaugeMetricFamily(
+            "murmur_accounts_token_expiring",
+            "Connected accounts whose recorded token expiry is within 7 days, expired ones"
+            " included (every workspace's).",
+            value=figures.tokens_expiring,
+        )
+    )
     freshness = GaugeMetricFamily(
         "murmur_pipeline_freshness_seconds",
         "Age of the newest finished ingest batch (stage=ingest) and mart build (stage=marts);"

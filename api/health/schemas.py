@@ -18,7 +18,7 @@ class Readiness(Health):
 
     problems: list[str] = Field(
         default_factory=list,
-        description="What is damaged while the service stays ready: a lake file or catalog "
-        "that analytics reads would fail on (publishing does not read the lake). "
-        "`murmur doctor` says more.",
+        description="What is wrong while the service stays ready: a lake file or catalog "
+        "that analytics reads would fail on (publishing does not read the lake), destinations "
+        "stuck past twice their lease, tokens expiring within 7 days. `murmur doctor` says more.",
     )

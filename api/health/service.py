@@ -5,17 +5,20 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Coroutine
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import structlog
 
 from api.health.metrics import Metrics
+from domain.analytics import publishing as reliability
 from domain.errors import ServiceUnavailable
 from warehouse import health as health_repo
 from warehouse.group_commit import GroupCommit
 from warehouse.ids import utcnow
 from warehouse.lake import integrity
+from warehouse.rows import Cursor
 from warehouse.store import Store
 
 log = structlog.get_logger(__name__)
@@ -113,12 +116,31 @@ async def check_ready(
         )
         raise ServiceUnavailable(message, retry_after=RETRY_AFTER) from exc
     try:
-        return await shared.run(
+        problems = await shared.run(
             "lake", lambda: _bounded(lambda: _lake_problems(store, shared), timeout)
         )
     except Exception as exc:  # the check failing is reported, never a reason to be unready
         log.warning("readiness.lake_check_failed", error=f"{type(exc).__name__}: {exc}")
-        return [f"the lake could not be checked: {type(exc).__name__}"]
+        problems = [f"the lake could not be checked: {type(exc).__name__}"]
+    return problems + await _publishing_problems(shared, store, timeout)
+
+
+def _reliability(store: Store) -> reliability.Health:
+    """Every workspace's stuck destinations and expiring tokens (docs/operations.md)."""
+    return store.read(lambda cur: reliability.health(cur, utcnow()))
+
+
+async def _publishing_problems(shared: Shared, store: Store, timeout: float) -> list[str]:
+    """A line for stuck destinations and one for expiring tokens: the replica stays ready
+    (another replica would see the same), an operator has something to do."""
+    try:
+        found = await shared.run(
+            "reliability", lambda: _bounded(lambda: _reliability(store), timeout)
+        )
+    except Exception as exc:  # as the lake's: reported, never a reason to be unready
+        log.warning("readiness.reliability_check_failed", error=f"{type(exc).__name__}: {exc}")
+        return [f"publishing reliability could not be checked: {type(exc).__name__}"]
+    return found.problems()
 
 
 async def scrape(
@@ -172,7 +194,17 @@ async def _fresh_figures(
 
 def _read_figures(store: Store) -> health_repo.Figures:
     now = utcnow()
-    oldest_due = store.read(lambda cur: health_repo.oldest_due_at(cur, now))
+
+    def publishing(cur: Cursor) -> tuple[datetime | None, reliability.Health]:
+        return health_repo.oldest_due_at(cur, now), reliability.health(cur, now)
+
+    oldest_due, found = store.read(publishing)
     with store.analytics() as cur:
         last_ingest, last_mart = health_repo.freshness(cur)
-    return health_repo.Figures(oldest_due, last_ingest, last_mart)
+    return health_repo.Figures(
+        oldest_due,
+        last_ingest,
+        last_mart,
+        stuck_destinations=found.stuck,
+        tokens_expiring=found.tokens,
+    )

@@ -12,12 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from api.deps import AS_OF_DESCRIPTION, resolve_as_of
 from api.mcp import docs
+from domain.analytics import publishing as reliability
 from domain.analytics import service as analytics
+from domain.analytics.publishing_schemas import PublishingReliability
 from domain.analytics.schemas import (
     Basis,
     BestTimes,
@@ -55,7 +58,7 @@ from warehouse.analytics import TrendFilter
 from warehouse.ids import to_db
 from warehouse.posts import PostStatus
 from warehouse.rows import Cursor
-from warehouse.store import Transaction
+from warehouse.store import LakeSnapshot, Transaction
 
 BASE_PATH = "/api/public/v1"  # api/app.py's, which imports this package when it builds the app
 
@@ -85,6 +88,11 @@ PageCursor = Annotated[
     Field(max_length=2048, description="`pagination.next_cursor` of the previous page."),
 ]
 Id = Annotated[str, Field(min_length=1, max_length=64)]
+# A snapshot id as an answer's provenance gives it (a number), or its text, or an instant.
+AsOf = Annotated[
+    Annotated[int, Field(ge=0)] | Annotated[str, Field(min_length=1, max_length=64)] | None,
+    Field(description=AS_OF_DESCRIPTION),
+]
 
 
 class InWorkspace(Args):
@@ -168,7 +176,11 @@ class RespondToInboxItem(Respond):
     workspace_id: WorkspaceId = None
 
 
-class UnifiedArgs(Paged):
+class AsOfArgs(Args):
+    as_of: AsOf = None
+
+
+class UnifiedArgs(Paged, AsOfArgs):
     from_: UtcDatetime | None = Field(
         default=None,
         alias="from",
@@ -196,7 +208,7 @@ class UnifiedArgs(Paged):
     )
 
 
-class TrendArgs(Paged):
+class TrendArgs(Paged, AsOfArgs):
     entity_type: EntityType | None = Field(default=None, description="post, hashtag or topic.")
     status: TrendStatus | None = Field(default=None, description="Only this status.")
     platform: Platform | None = Field(default=None, description="Only this platform.")
@@ -208,24 +220,41 @@ class TrendArgs(Paged):
     )
 
 
-class InsightArgs(Paged):
+class InsightArgs(Paged, AsOfArgs):
     kind: InsightKind | None = Field(default=None, description="Only this kind.")
     platform: Platform | None = Field(default=None, description="Only this platform.")
     account_id: str | None = Field(default=None, max_length=64, description="Only this account.")
 
 
-class BestTimesArgs(InWorkspace):
+class BestTimesArgs(InWorkspace, AsOfArgs):
     account_id: Id = Field(description="A connected account (`acc_…`, from list_accounts).")
     tz: str = Field(
         default="UTC", max_length=64, description="IANA time zone of the weekdays and hours."
     )
 
 
-class CreatorArgs(Paged):
+class CreatorArgs(Paged, AsOfArgs):
     platform: Platform | None = Field(default=None, description="Only this platform.")
     category: str | None = Field(
         default=None, max_length=100, description="Only this category (any case)."
     )
+
+
+class CompetitorArgs(Paged, AsOfArgs):
+    pass
+
+
+class PostAnalyticsArgs(PostRef, AsOfArgs):
+    pass
+
+
+class ReliabilityArgs(InWorkspace):
+    from_: UtcDatetime | None = Field(
+        default=None, alias="from", description="Inclusive, with offset; default to - 7 days."
+    )
+    to: UtcDatetime | None = Field(default=None, description="Exclusive; default now.")
+    platform: Platform | None = Field(default=None, description="Only this platform.")
+    account_id: str | None = Field(default=None, max_length=64, description="Only this account.")
 
 
 class ExplainError(Args):
@@ -459,9 +488,40 @@ def _list_queues(call: Call, args: Paged) -> BaseModel:
     return automation.list_queues(call.cur, call.workspace_id, call.page("/queues", args))
 
 
+def _travel(call: Call, as_of: int | str | None) -> LakeSnapshot | None:
+    """The past snapshot a read asked for (REST's ``as_of``), the call's lake reads moved to it."""
+    if as_of is None:
+        return None
+    snapshot = resolve_as_of(call.transaction.store, call.settings, as_of)
+    call.transaction.travel(snapshot)
+    call.now = snapshot.clock  # a default range ends there, as it did then
+    return snapshot
+
+
+_Answer = TypeVar(
+    "_Answer",
+    UnifiedAnalytics,
+    ViralTrends,
+    Insights,
+    BestTimes,
+    Creators,
+    Competitors,
+    PostAnalytics,
+)
+
+
+def _then(found: _Answer, as_of: LakeSnapshot | None) -> _Answer:
+    """An ``as_of`` answer as it was then: its freshness measured at its clock, not now."""
+    if as_of is None:
+        return found
+    snapshot = analytics.snapshot_at(found.snapshot, as_of.clock.timestamp())
+    return found.model_copy(update={"snapshot": snapshot})
+
+
 def _unified_analytics(call: Call, args: UnifiedArgs) -> BaseModel:
     zone = analytics.time_zone(args.tz)
-    return analytics.unified(
+    as_of = _travel(call, args.as_of)
+    found = analytics.unified(
         call.transaction,
         call.workspace_id,
         args.from_,
@@ -475,6 +535,7 @@ def _unified_analytics(call: Call, args: UnifiedArgs) -> BaseModel:
         call.page("/analytics/unified", args),
         call.now,
     )
+    return _then(found, as_of)
 
 
 def _viral_trends(call: Call, args: TrendArgs) -> BaseModel:
@@ -486,11 +547,13 @@ def _viral_trends(call: Call, args: TrendArgs) -> BaseModel:
         day=args.day,
     )
     page = call.page("/viral-trends", args)
-    return analytics.viral_trends(call.transaction, call.workspace_id, where, page)
+    as_of = _travel(call, args.as_of)
+    return _then(analytics.viral_trends(call.transaction, call.workspace_id, where, page), as_of)
 
 
 def _insights(call: Call, args: InsightArgs) -> BaseModel:
-    return analytics.insights(
+    as_of = _travel(call, args.as_of)
+    found = analytics.insights(
         call.transaction,
         call.workspace_id,
         args.kind,
@@ -498,28 +561,52 @@ def _insights(call: Call, args: InsightArgs) -> BaseModel:
         args.account_id,
         call.page("/insights", args),
     )
+    return _then(found, as_of)
 
 
 def _best_times_of(call: Call, args: BestTimesArgs) -> BaseModel:
     zone = analytics.time_zone(args.tz)
-    return analytics.best_times(call.transaction, call.workspace_id, args.account_id, zone)
+    as_of = _travel(call, args.as_of)
+    found = analytics.best_times(call.transaction, call.workspace_id, args.account_id, zone)
+    return _then(found, as_of)
 
 
 def _creators(call: Call, args: CreatorArgs) -> BaseModel:
     page = call.page("/creators", args)
-    return analytics.creators(
+    as_of = _travel(call, args.as_of)
+    found = analytics.creators(
         call.transaction, call.workspace_id, args.platform, args.category, page
     )
+    return _then(found, as_of)
 
 
-def _competitors(call: Call, args: Paged) -> BaseModel:
-    return analytics.competitors(
-        call.transaction, call.workspace_id, call.page("/competitors", args)
+def _competitors(call: Call, args: CompetitorArgs) -> BaseModel:
+    page = call.page("/competitors", args)
+    as_of = _travel(call, args.as_of)
+    return _then(analytics.competitors(call.transaction, call.workspace_id, page), as_of)
+
+
+def _post_analytics_of(call: Call, args: PostAnalyticsArgs) -> BaseModel:
+    as_of = _travel(call, args.as_of)
+    found = analytics.post_analytics(call.transaction, call.workspace_id, args.post_id)
+    return _then(found, as_of)
+
+
+def _publishing_reliability(call: Call, args: ReliabilityArgs) -> BaseModel:
+    return reliability.reliability(
+        call.cur, call.workspace_id, args.from_, args.to, args.platform, args.account_id, call.now
     )
 
 
-def _post_analytics_of(call: Call, args: PostRef) -> BaseModel:
-    return analytics.post_analytics(call.transaction, call.workspace_id, args.post_id)
+def _reliability(data: dict[str, Any]) -> str:
+    t = data.get("totals", {})
+    share = t.get("on_time_share")
+    on_time = "n/a" if share is None else f"{share:.1%}"
+    return (
+        f"{t.get('due')} due, {t.get('published')} published ({on_time} on time), "
+        f"{t.get('failed')} failed {t.get('failed_by_reason')}, {t.get('retried')} retried, "
+        f"{t.get('stuck')} stuck; {t.get('tokens_expiring')} token(s) expiring within 7 days."
+    )
 
 
 def _explain(call: Call, args: ExplainError) -> BaseModel:
@@ -818,7 +905,7 @@ TOOLS: tuple[Tool, ...] = (
         "first), with their latest ranking and a "
         "benchmark against our own accounts." + _FIGURES,
         scope="analytics:read",
-        args=Paged,
+        args=CompetitorArgs,
         output=Competitors,
         run=_competitors,
         summary=_page("competitor"),
@@ -829,11 +916,24 @@ TOOLS: tuple[Tool, ...] = (
         title="A post's analytics",
         description="One of our posts' daily metrics per destination, with totals." + _FIGURES,
         scope="analytics:read",
-        args=PostRef,
+        args=PostAnalyticsArgs,
         output=PostAnalytics,
         run=_post_analytics_of,
         summary=_post_analytics,
         platform_text=("destinations[].label",),
+    ),
+    Tool(
+        name="get_publishing_reliability",
+        title="Publishing reliability",
+        description="How publishing went (posts scheduled in a range, default the last 7 "
+        "days), from the destinations: due, published, on time (60 s), lateness p50/p99, "
+        "failed by reason, retried, stuck; per platform and account; tokens expiring within 7 "
+        "days. `definitions` gives each denominator.",
+        scope="analytics:read",
+        args=ReliabilityArgs,
+        output=PublishingReliability,
+        run=_publishing_reliability,
+        summary=_reliability,
     ),
     Tool(
         name="explain_error",

@@ -157,6 +157,8 @@ def doctor(
         console.print(f"  repaired: {line}", highlight=False)
     for path in report.loose_files:
         console.print(f"  readable by others: {path}", soft_wrap=True)
+    for line in report.warnings:  # publishing's, not damage: the exit status stays as it is
+        err.print(f"  [bold yellow]warning:[/] {line}", highlight=False, soft_wrap=True)
     console.print("[bold green]Healthy.[/]" if report.healthy else "[bold red]Not healthy.[/]")
     raise typer.Exit(0 if report.healthy else 1)
 

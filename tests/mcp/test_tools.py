@@ -285,6 +285,22 @@ CASES: dict[str, Case] = {
         lambda w: {"post_id": "post_nope"},
         "NOT_FOUND",
     ),
+    "get_publishing_reliability": Case(
+        lambda w: {"platform": "x"},
+        lambda w, d: _check(
+            d["totals"]
+            == w.tenant.api.ok(
+                w.tenant.api.get(
+                    "/analytics/publishing",
+                    params={"platform": "x", "from": d["range"]["from"], "to": d["range"]["to"]},
+                )
+            )["totals"]
+            and d["platform"] == "x"
+            and "on_time_share" in d["definitions"]
+        ),
+        lambda w: {"from": "2026-01-02T00:00:00Z", "to": "2026-01-01T00:00:00Z"},
+        "VALIDATION_ERROR",
+    ),
     "explain_error": Case(
         lambda w: {"code": "idempotency_in_progress"},
         lambda w, d: _check(d["code"] == "IDEMPOTENCY_IN_PROGRESS" and d["retry"] is True),
@@ -429,8 +445,9 @@ def test_tools_list_is_compact(server: LiveServer, tenant: Tenant) -> None:
     unified = len(json.dumps(tools["get_unified_analytics"], separators=(",", ":")))
     # Before: 116,041 bytes, 15,370 of them get_unified_analytics's (titles, examples and
     # descriptions of every field, the same ones in each of its models). Compacted: 65,796;
-    # with every analytics answer's provenance (781 bytes each) and `as_of`: 80,362, 8,451.
-    assert len(response.content) < 84_000
+    # with every analytics answer's provenance (781 bytes each) and `as_of`: 80,362, 8,451;
+    # with get_publishing_reliability (3,900 bytes, its figures' schema once): 83,950.
+    assert len(response.content) < 86_000
     assert unified < 9_000
     assert "title" not in tools["get_unified_analytics"]["outputSchema"]["$defs"]["Metrics"]
 

@@ -86,15 +86,24 @@ class Lake:
         """The catalog's engine: ``sqlite`` or ``postgres``."""
         return self.catalog.split(":", 1)[0]
 
-    def attach_sql(self, alias: str = "lake", *, read_only: bool = False) -> str:
-        """The ATTACH statement of this lake (DuckLake keeps a relative DATA_PATH as given)."""
+    def attach_sql(
+        self, alias: str = "lake", *, read_only: bool = False, snapshot: int | None = None
+    ) -> str:
+        """The ATTACH statement of this lake (DuckLake keeps a relative DATA_PATH as given).
+
+        ``snapshot``: the lake as of that snapshot id (DuckLake's time travel), read-only.
+        """
         options = f"DATA_PATH {literal(self.data)}"
         if self.relocatable:
             # The catalog keeps the folder it was created in, absolute; a data directory
             # moved or copied elsewhere (a backup restored, a benchmark's copy) still opens.
             options += ", OVERRIDE_DATA_PATH true"
-        if read_only:
+        if read_only or snapshot is not None:
             options += ", READ_ONLY"
+        if snapshot is not None:
+            if isinstance(snapshot, bool) or not isinstance(snapshot, int) or snapshot < 0:
+                raise ValueError(f"a snapshot id is a non-negative integer, not {snapshot!r}")
+            options += f", SNAPSHOT_VERSION {snapshot}"
         return f"ATTACH {literal('ducklake:' + self.catalog)} AS {alias} ({options})"
 
     def secret_sql(self) -> str | None:
@@ -109,17 +118,25 @@ class Lake:
         )
 
     def attach(
-        self, con: duckdb.DuckDBPyConnection, alias: str = "lake", *, read_only: bool = False
+        self,
+        con: duckdb.DuckDBPyConnection,
+        alias: str = "lake",
+        *,
+        read_only: bool = False,
+        snapshot: int | None = None,
     ) -> None:
-        """Attach the lake to ``con`` as ``alias``; a writer's attach creates and migrates it."""
+        """Attach the lake to ``con`` as ``alias``; a writer's attach creates and migrates it.
+
+        ``snapshot``: read-only, as of that snapshot id (:meth:`attach_sql`).
+        """
         load_extension(con, self.kind)
         load_extension(con, "ducklake")
         secret = self.secret_sql()
         if secret is not None:
             load_extension(con, "httpfs")
             con.execute(secret)
-        if read_only:
-            _attach(con, self.attach_sql(alias, read_only=True))
+        if read_only or snapshot is not None:
+            _attach(con, self.attach_sql(alias, read_only=True, snapshot=snapshot))
             return
         # Writers attach one at a time: DuckLake creating a new catalog is not safe against
         # a second creator (measured: "Failed to initialize DuckLake: … database is locked").

@@ -574,6 +574,33 @@ sign_in_links = Table(
     Index("sign_in_links_expiry", "expires_at"),
 )
 
+# When a connected account's token expires, as recorded when it was connected (no row: no
+# known expiry). Read by GET /analytics/publishing, /readyz, /metrics and `murmur doctor`.
+token_expiries = Table(
+    "token_expiries",
+    added,
+    Column("account_id", String, primary_key=True),
+    _text("workspace_id"),
+    _at("expires_at"),
+    _at("recorded_at"),
+    # Tokens expiring soon are read by time.
+    Index("token_expiries_expiry", "expires_at"),
+)
+
+# The webhook events of publishing reliability, sent once each: one row per stuck destination
+# and claim (``post.stuck:<dst>:<attempt>``) and per account and token expiry
+# (``account.token_expiring:<acc>:<expires_at>``), written with the event it enqueues.
+reliability_alerts = Table(
+    "reliability_alerts",
+    added,
+    Column("alert_key", String, primary_key=True),
+    _text("workspace_id"),
+    _text("event_type"),
+    _text("subject_id"),
+    _text("event_id"),
+    _at("created_at"),
+)
+
 #: Every publishing table in one MetaData (copies of the tables above): what Alembic builds
 #: and what the database is compared with.
 every_table = MetaData()

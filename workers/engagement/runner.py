@@ -1,4 +1,5 @@
-"""The engagement runner: inbox sync, reply delivery, content automations, webhook deliveries.
+"""The engagement runner: inbox sync, reply delivery, content automations, publishing
+reliability's alerts, webhook deliveries.
 
 One loop, each pass doing every step once; a step that fails is logged and the others go on.
 Every step claims its work with a single statement first (a lease, a compare-and-set or a
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -17,9 +19,10 @@ import structlog
 
 from connectors import outbound
 from connectors.base import Publisher
+from domain.analytics import publishing as reliability
 from domain.inbox import drafts
 from murmur.settings import Settings
-from warehouse.ids import new_id
+from warehouse.ids import new_id, utcnow
 from warehouse.store import Store
 from workers.engagement import content_automations, inbox_sync, webhooks
 
@@ -66,15 +69,20 @@ class Engagement:
     http: outbound.OutboundClient  # for user-given URLs (webhooks, feeds) only
     worker: str
     sync_interval: float = 30.0
+    # How often the stuck destinations and expiring tokens are looked for (a read; a write
+    # only when one is new).
+    reliability_interval: float = 15.0
     # Set to stop: the long steps (inbox sync) look at it between items.
     stop: threading.Event = field(default_factory=threading.Event)
+    _next_check: float = field(default=0.0, init=False)
 
     def steps(self) -> dict[str, Callable[[], int]]:
-        """Each loop's one round, by name."""
+        """Each loop's one round, by name (in a pass, the alerts before the webhooks)."""
         return {
             "inbox_sync": self._sync,
             "replies": self._replies,
             "content_automations": self._content,
+            "reliability": self._reliability,
             "webhooks": self._webhooks,
         }
 
@@ -100,6 +108,25 @@ class Engagement:
 
     def _webhooks(self) -> int:
         return webhooks.dispatch(self.store) + self._deliver()
+
+    def _reliability(self) -> int:
+        if time.monotonic() < self._next_check:
+            return 0
+        self._next_check = time.monotonic() + self.reliability_interval
+        return self.check_reliability()
+
+    def check_reliability(self) -> int:
+        """Send each stuck destination and expiring token not sent yet as a webhook event
+        (``post.stuck``, ``account.token_expiring``), each in the transaction that records it
+        (domain/analytics/publishing.py); how many were sent."""
+        now = utcnow()
+        found = self.store.read(lambda cur: reliability.unsent_alerts(cur, now))
+        if not found:
+            return 0  # the usual case: a read, no write
+        sent = self.store.run(lambda cur: reliability.send_alerts(cur, found, now))
+        if sent:
+            log.info("reliability.alerts_sent", events=sent)
+        return sent
 
     def _sync(self) -> int:
         report = inbox_sync.sync_inbox(

@@ -10,6 +10,7 @@ import {ChartSet, colorOf, timeChart} from '../charts.js';
 import {card, fill, h, select, table} from '../dom.js';
 import {ago, change, coverage, dateTime, num, pct, short} from '../format.js';
 import {whereFrom} from '../provenance.js';
+import {reliabilityCard} from './reliability.js';
 import {empty, errorBox, loading} from '../states.js';
 import {bucketStart, iso, shift, zones} from '../time.js';
 
@@ -314,6 +315,7 @@ export async function render(view, ctx) {
     }
   }
 
+  view.append(reliabilityCard(ctx)); // Publishing reliability: its own card, views/reliability.js
   drawControls();
   await load();
 }
