@@ -29,6 +29,10 @@ from tests.support import embedded_settings
 from warehouse import workspaces as ws_repo
 from warehouse.extensions import connect
 
+# One worker builds the module's store: its three orders share it (xdist would build it on
+# each worker that runs one of the tests).
+pytestmark = pytest.mark.xdist_group(__name__)
+
 FILE = "youtube_trending_fr.csv"
 # The export's 1st, 3rd and 5th days (14, 16 and 18 November 2017): 599 readings.
 PICKED = (0, 2, 4)

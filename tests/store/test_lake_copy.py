@@ -49,6 +49,7 @@ KEYS = {
 # Columns the lake has added since the DuckDB store (0003_labels.sql; 0005: best times are
 # rows of posts): a copy leaves them NULL.
 ADDED = {
+    "ingest_batches": ("origin",),
     "raw_posts": ("thumbnail_url",),
     "dim_posts": ("thumbnail_url",),
     "raw_account_snapshots": ("url", "thumbnail_url"),

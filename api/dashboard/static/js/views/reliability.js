@@ -7,7 +7,7 @@
 import {call} from '../api.js';
 import {h, fill, table} from '../dom.js';
 import {NONE, dateTime, dec, num, pct} from '../format.js';
-import {errorBox, loading} from '../states.js';
+import {loading} from '../states.js';
 
 const DAYS = 7;
 
@@ -96,7 +96,9 @@ export function reliabilityCard(ctx) {
     } catch (error) {
       if (error?.name === 'AbortError') return;
       card.dataset.state = 'error';
-      fill(body, errorBox(error, {retry: load}));
+      // one line, not a second error box: a missing scope or a rate limit is the overview's
+      // own error too, said (with its retry) once, above
+      fill(body, h('p', {class: 'muted small'}, `Not shown: ${error?.message || 'the request failed'}.`));
       return;
     }
     const t = data.totals;
