@@ -201,6 +201,11 @@ def _rank(count: str, percent: int) -> str:
     return f"({count} * {percent} + 99) / 100"
 
 
+def nearest_rank(count: int, percent: int) -> int:
+    """``_rank`` in Python: which of the rows :func:`ranked` picks is which percentile."""
+    return (count * percent + 99) // 100
+
+
 def ranked(cur: Cursor, scope: Scope) -> list[RankRow]:
     """The published destinations whose lateness is a p50 or p99 of the scope, of its
     platform's or of its account's destinations (each row says its ranks): at most

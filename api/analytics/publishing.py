@@ -12,13 +12,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from api.analytics.router import AccountFilter, PlatformFilter
 from api.deps import AnalyticsRead
 from api.routing import MurmurRoute
 from api.schemas import Envelope, ok
 from domain.analytics import publishing as service
 from domain.analytics.publishing_schemas import PublishingReliability
 from domain.schemas import UtcDatetime
-from domain.workspaces.schemas import Platform
 
 router = APIRouter(tags=["Analytics & intelligence"], route_class=MurmurRoute)
 
@@ -41,10 +41,8 @@ def publishing_reliability(
     to: Annotated[
         UtcDatetime | None, Query(description="Exclusive end, with offset; default now.")
     ] = None,
-    platform: Annotated[Platform | None, Query(description="Only this platform.")] = None,
-    account_id: Annotated[
-        str | None, Query(max_length=64, description="Only this connected account (`acc_…`).")
-    ] = None,
+    platform: PlatformFilter = None,
+    account_id: AccountFilter = None,
 ) -> Envelope[PublishingReliability]:
     """Publishing reliability over a range: due, published, on time, lateness, failed by
     reason, retried and stuck destinations, and tokens expiring within 7 days."""

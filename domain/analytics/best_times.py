@@ -43,6 +43,20 @@ def block_label(weekend: bool, block: int, tz: str) -> str:
     return f"{days} {first:02d}:00-{end:02d}:00 {tz}"
 
 
+def estimate(row: Any) -> dict[str, Any]:
+    """A slot's figures as every model of it names them (a cell, a block, a recommendation)."""
+    return {
+        "posts": int(row["n"]),
+        "raw_index": row["raw"],
+        "shrunk_index": row["shrunk"],
+        "prior": row["prior"],
+        "weight": row["w"],
+        "ci_low": row["ci_low"],
+        "ci_high": row["ci_high"],
+        "confidence": row["confidence"],
+    }
+
+
 def _when(row: Any, tz: str) -> tuple[str, str]:
     """The recommendation's resolution and how a sentence names its slot."""
     if row["level"] == "cell":
@@ -91,14 +105,7 @@ def recommendation(row: Any, tz: str) -> BestTimeRecommendation:
         day_type=None if cell else day_type(row["weekend"]),
         start_hour=first,
         end_hour=end,
-        posts=int(row["n"]),
-        raw_index=row["raw"],
-        shrunk_index=row["shrunk"],
-        prior=row["prior"],
-        weight=row["w"],
-        ci_low=row["ci_low"],
-        ci_high=row["ci_high"],
-        confidence=row["confidence"],
+        **estimate(row),
         told_apart=told,
         posts_needed=needed,
         text="; ".join(parts) + ".",

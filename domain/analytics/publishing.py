@@ -80,11 +80,6 @@ def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def _nearest(count: int, percent: int) -> int:
-    """The nearest rank of a percentile among ``count`` values (as warehouse/reliability.py)."""
-    return (count * percent + 99) // 100
-
-
 @dataclass
 class _Tally:
     """One scope's counts as they add up, then its figures."""
@@ -219,9 +214,9 @@ def reliability(
             (platforms[ranked.platform], ranked.rank_platform, ranked.count_platform),
             (accounts[ranked.account_id], ranked.rank_account, ranked.count_account),
         ):
-            if rank == _nearest(count, repo.P50):
+            if rank == repo.nearest_rank(count, repo.P50):
                 tally.p50 = late
-            if rank == _nearest(count, repo.P99):
+            if rank == repo.nearest_rank(count, repo.P99):
                 tally.p99 = late
     known = ws_repo.accounts_by_ids(cur, workspace_id, sorted(accounts)) if accounts else {}
     stuck = repo.stuck_in(cur, scope, LISTED) if total.stuck else []

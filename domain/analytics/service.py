@@ -122,6 +122,16 @@ def provenance(
     )
 
 
+def kept_provenance(
+    txn: Transaction, scope: provenance_repo.Scope | None, names: tuple[str, ...]
+) -> Provenance:
+    """``provenance`` remembered with the marts' version, as the cached reads keep theirs:
+    the readings' scan runs once per pipeline run, not on every request."""
+    return repo.cache.value(
+        txn, ("provenance", scope, names), lambda cur: provenance(cur, scope, names)
+    )
+
+
 def _json(value: Any) -> Any:
     """A JSON column as its value (DuckDB returns JSON as text)."""
     if isinstance(value, str):
@@ -748,7 +758,7 @@ def insights(
         items=found.items,
         pagination=found.pagination,
         snapshot=snapshot,
-        provenance=provenance(cur, scope, definitions.INSIGHTS),
+        provenance=kept_provenance(txn, scope, definitions.INSIGHTS),
     )
 
 
@@ -785,14 +795,7 @@ def _cell(weekday: int, hour: int, row: Row | None, tz: str) -> BestTimeCell:
         weekday=weekday,
         hour=hour,
         label=label,
-        posts=int(row["n"]),
-        raw_index=row["raw"],
-        shrunk_index=row["shrunk"],
-        prior=row["prior"],
-        weight=row["w"],
-        ci_low=row["ci_low"],
-        ci_high=row["ci_high"],
-        confidence=row["confidence"],
+        **wording.estimate(row),
     )
 
 
@@ -803,15 +806,8 @@ def _block(row: Row, tz: str) -> BestTimeBlock:
         start_hour=first,
         end_hour=end,
         label=wording.block_label(row["weekend"], row["block"], tz),
-        posts=int(row["n"]),
-        raw_index=row["raw"],
-        shrunk_index=row["shrunk"],
-        prior=row["prior"],
         prior_posts=int(row["prior_posts"]),
-        weight=row["w"],
-        ci_low=row["ci_low"],
-        ci_high=row["ci_high"],
-        confidence=row["confidence"],
+        **wording.estimate(row),
     )
 
 
@@ -917,7 +913,7 @@ def creators(
         items=found.items,
         pagination=found.pagination,
         snapshot=read_snapshot(cur, ["mart_creator_rankings"]),
-        provenance=provenance(cur, scope, definitions.RANKINGS),
+        provenance=kept_provenance(txn, scope, definitions.RANKINGS),
     )
 
 
@@ -1026,7 +1022,7 @@ def competitors(txn: Transaction, workspace_id: str, page: PageRequest) -> Compe
         items=found.items,
         pagination=found.pagination,
         snapshot=read_snapshot(cur, ["mart_creator_rankings", "mart_post_daily"]),
-        provenance=provenance(cur, scope, definitions.COMPETITORS),
+        provenance=kept_provenance(txn, scope, definitions.COMPETITORS),
     )
 
 
@@ -1186,7 +1182,7 @@ def post_analytics(txn: Transaction, workspace_id: str, post_id: str) -> PostAna
         totals=_totals(rows),
         destinations=out,
         snapshot=snapshot,
-        provenance=provenance(cur, scope, definitions.POST),
+        provenance=kept_provenance(txn, scope, definitions.POST),
     )
 
 
