@@ -788,7 +788,8 @@ def creator_rankings(
                     "prior_posts": alg.RANKING_PRIOR_POSTS,
                 }
             )
-            shrunk = rate_values[i] if rate is not None else prior
+            # unmeasured: no estimate (the prior alone says nothing of the account)
+            shrunk = rate_values[i] if rate is not None else None
             scored.append((score, a, n, rate, shrunk, growth, reach, parts))
         scored.sort(key=lambda t: (-t[0], t[1]["account_external_id"]))
         for rank, (score, a, n, rate, sh, growth, reach, parts) in enumerate(scored, start=1):

@@ -63,6 +63,8 @@ ADDED = {
         "dates_only",
     ),
 }
+# Columns made nullable since (0007: an unmeasured rate has no estimate).
+RELAXED = {"mart_creator_rankings": ("engagement_rate_shrunk",)}
 # Columns the lake dropped since (0004: posts are counted from dim_posts when read; 0005: the
 # best-times cells are computed when read, in the zone asked).
 DROPPED = {
