@@ -16,10 +16,10 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.deps import AS_OF_DESCRIPTION, resolve_as_of
 from api.mcp import docs
 from domain.analytics import publishing as reliability
 from domain.analytics import service as analytics
+from domain.analytics.as_of import AS_OF_DESCRIPTION, resolve_as_of
 from domain.analytics.publishing_schemas import PublishingReliability
 from domain.analytics.schemas import (
     Basis,
