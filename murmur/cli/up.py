@@ -44,7 +44,9 @@ def up(
     except Refused as exc:
         raise refused(exc) from None
     env = {**os.environ, "MURMUR_DATA_DIR": str(settings.data_dir.resolve())}
-    supervisor = Supervisor()
+    # `dagster dev` stops its webserver, daemon and code server one after another, each
+    # finishing what it holds: 10 s was not enough on a loaded machine (CI, 2026-12-02).
+    supervisor = Supervisor(grace=30.0)
     base = f"http://{settings.host}:{settings.port}/api/public/v1"
     quickstart: list[Minted] = []
 
