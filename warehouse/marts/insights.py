@@ -213,13 +213,15 @@ def post_rates(
 
 
 def account_days(cur: Cursor, w: Window, kinds: Sequence[str]) -> list[Row]:
-    """mart_account_daily rows of the window for accounts of ``kinds``, oldest first."""
+    """mart_account_daily rows of the window's days for accounts of ``kinds``, oldest first:
+    the day holding the window's last instant included (a window ending 07:00 holds that
+    day's first seven hours)."""
     return fetch_all(
         cur,
         "SELECT * FROM mart_account_daily WHERE workspace_id = ? AND day >= CAST(? AS DATE)"
-        " AND day < CAST(? AS DATE) AND list_contains(?, kind)"
+        " AND day <= CAST(? AS DATE) AND list_contains(?, kind)"
         " ORDER BY platform, account_external_id, day",
-        [w.workspace_id, w.start, w.end, list(kinds)],
+        [w.workspace_id, w.start, w.end - timedelta(microseconds=1), list(kinds)],
     )
 
 
