@@ -45,7 +45,7 @@ up: $(VENV)/.runtime
 # the review gate's edits racing decisions under read committed).
 SCALE_TESTS := tests/store/test_session_profile.py tests/posts tests/publishing/test_worker.py \
 	tests/health tests/analytics/test_unified.py tests/pipelines/test_ingest_simulator.py \
-	tests/pipelines/test_maintenance.py tests/pipelines/test_sensor.py \
+	tests/pipelines/test_maintenance.py tests/pipelines/test_sensor.py tests/pipelines/test_breakouts.py \
 	tests/e2e/test_analytics_e2e.py::test_a_post_created_through_the_api_appears_in_analytics \
 	tests/approvals/test_approvals.py::test_an_edit_of_what_a_reviewer_approved_sends_the_post_back_for_review \
 	tests/approvals/test_approvals.py::test_a_decision_names_the_version_it_read \

@@ -10,14 +10,13 @@ Definitions: docs/api/analytics.md, "GET /analytics/publishing".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from warehouse.posts import LIVE, SETTLED, sql_in
-from warehouse.rows import Cursor, ResultRow, fetch_all, fetch_rows
-from warehouse.sql import given, one_of, rows_of, seconds_between, typed
+from warehouse.rows import Cursor, ResultRow, fetch_rows
+from warehouse.sql import given, seconds_between, typed
 
 # The posts whose destinations fall due at their time: live (the worker's to claim) or
 # settled. A draft, a post waiting for approval and a canceled one are not due.
@@ -341,54 +340,3 @@ def record_token_expiry(
         " recorded_at = excluded.recorded_at",
         [account_id, workspace_id, expires_at, now],
     )
-
-
-# -- the alerts: one webhook event each --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Alert:
-    """A reliability event to send once: its key (what makes it the same one), its event."""
-
-    key: str
-    workspace_id: str
-    event_type: str
-    subject_id: str
-    event_id: str
-
-
-def alerted(cur: Cursor, keys: Sequence[str]) -> set[str]:
-    """Which of ``keys`` were sent already."""
-    if not keys:
-        return set()
-    rows = fetch_all(
-        cur,
-        f"SELECT alert_key FROM reliability_alerts WHERE {one_of(cur, 'alert_key')}",  # noqa: S608 - constants
-        [list(keys)],
-    )
-    return {str(row["alert_key"]) for row in rows}
-
-
-def record_alerts(cur: Cursor, alerts: Sequence[Alert], now: datetime) -> set[str]:
-    """Record alerts not recorded yet; the keys this statement recorded (a concurrent check's
-    are left alone: the unique key makes the second one write nothing)."""
-    if not alerts:
-        return set()
-    params: list[Any] = []
-    for alert in alerts:
-        params += [
-            alert.key,
-            alert.workspace_id,
-            alert.event_type,
-            alert.subject_id,
-            alert.event_id,
-            now,
-        ]
-    rows = fetch_all(
-        cur,
-        "INSERT INTO reliability_alerts (alert_key, workspace_id, event_type, subject_id,"  # noqa: S608 - constants
-        f" event_id, created_at) VALUES {rows_of(6, len(alerts))}"
-        " ON CONFLICT (alert_key) DO NOTHING RETURNING alert_key",
-        params,
-    )
-    return {str(row["alert_key"]) for row in rows}

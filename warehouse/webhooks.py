@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, get_args
 
 from warehouse import resources
 from warehouse.ids import new_id, utcnow
-from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
+from warehouse.rows import Cursor, TableRow, columns, fetch_all, fetch_row, fetch_rows
 from warehouse.sealing import PREFIX, Sealer, UnsealError
 from warehouse.sql import given, one_of, rows_of
 
@@ -26,6 +27,7 @@ EventType = Literal[
     "approval.superseded",
     "post.stuck",
     "account.token_expiring",
+    "analytics.breakout",
 ]
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 
@@ -412,3 +414,55 @@ def list_deliveries(
         [*params, limit],
         DeliveryRow.make,
     )
+
+
+# -- alerts: events of a state, sent once each ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Alert:
+    """An event of a state (a stuck post, an expiring token, a breakout) to send once: its key
+    (what makes it the same one), its event."""
+
+    key: str
+    workspace_id: str
+    event_type: str
+    subject_id: str
+    event_id: str
+
+
+def alerted(cur: Cursor, keys: Sequence[str]) -> set[str]:
+    """Which of ``keys`` were sent already."""
+    if not keys:
+        return set()
+    rows = fetch_all(
+        cur,
+        f"SELECT alert_key FROM webhook_alerts WHERE {one_of(cur, 'alert_key')}",  # noqa: S608 - constants
+        [list(keys)],
+    )
+    return {str(row["alert_key"]) for row in rows}
+
+
+def record_alerts(cur: Cursor, alerts: Sequence[Alert], now: datetime) -> set[str]:
+    """Record alerts not recorded yet; the keys this statement recorded (a concurrent check's
+    are left alone: the unique key makes the second one write nothing)."""
+    if not alerts:
+        return set()
+    params: list[Any] = []
+    for alert in alerts:
+        params += [
+            alert.key,
+            alert.workspace_id,
+            alert.event_type,
+            alert.subject_id,
+            alert.event_id,
+            now,
+        ]
+    rows = fetch_all(
+        cur,
+        "INSERT INTO webhook_alerts (alert_key, workspace_id, event_type, subject_id,"  # noqa: S608 - constants
+        f" event_id, created_at) VALUES {rows_of(6, len(alerts))}"
+        " ON CONFLICT (alert_key) DO NOTHING RETURNING alert_key",
+        params,
+    )
+    return {str(row["alert_key"]) for row in rows}

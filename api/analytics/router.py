@@ -15,7 +15,8 @@ from api.deps import AnalyticsRead, AsOf, Context, WorkspacesWrite
 from api.pagination import PageParams
 from api.routing import MurmurRoute
 from api.schemas import Envelope, ok
-from domain.analytics import service
+from domain.analytics import breakouts, service
+from domain.analytics.breakouts_schemas import Breakouts
 from domain.analytics.schemas import (
     Basis,
     BestTimes,
@@ -52,7 +53,7 @@ AccountFilter = Annotated[
 _FRESHNESS = {"snapshot": {"freshness_seconds"}}
 _CLOCK = {"snapshot": {"freshness_seconds"}, "range": {"from_", "to"}}
 
-_Answer = TypeVar("_Answer", Insights, BestTimes, Creators, Competitors, PostAnalytics)
+_Answer = TypeVar("_Answer", Insights, BestTimes, Creators, Competitors, PostAnalytics, Breakouts)
 
 
 def _then(ctx: Context, as_of: LakeSnapshot | None, found: _Answer) -> _Answer:
@@ -240,6 +241,25 @@ def best_times(
     """One account's best times in a zone: weekday x hour cells, 4-hour blocks, a recommendation."""
     zone = service.time_zone(tz)
     return ok(_then(ctx, as_of, service.best_times(ctx.txn, ctx.workspace_id, account_id, zone)))
+
+
+@router.get(
+    "/analytics/breakouts", response_model=Envelope[Breakouts], operation_id="list_breakouts"
+)
+def list_breakouts(
+    ctx: AnalyticsRead,
+    as_of: AsOf,
+    page: PageParams,
+    platform: PlatformFilter = None,
+    account_id: AccountFilter = None,
+    since: Annotated[
+        UtcDatetime | None,
+        Query(description="Only breakouts started at or after this instant, with offset."),
+    ] = None,
+) -> Envelope[Breakouts]:
+    """Own posts growing above the band their own history predicts, newest first."""
+    found = breakouts.list_breakouts(ctx.txn, ctx.workspace_id, platform, account_id, since, page)
+    return ok(_then(ctx, as_of, found))
 
 
 @router.get("/creators", response_model=Envelope[Creators])

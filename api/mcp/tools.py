@@ -17,9 +17,11 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.mcp import docs
+from domain.analytics import breakouts
 from domain.analytics import publishing as reliability
 from domain.analytics import service as analytics
 from domain.analytics.as_of import AS_OF_DESCRIPTION, resolve_as_of
+from domain.analytics.breakouts_schemas import Breakouts
 from domain.analytics.publishing_schemas import PublishingReliability
 from domain.analytics.schemas import (
     Basis,
@@ -242,6 +244,14 @@ class CreatorArgs(Paged, AsOfArgs):
 
 class CompetitorArgs(Paged, AsOfArgs):
     pass
+
+
+class BreakoutArgs(Paged, AsOfArgs):
+    platform: Platform | None = Field(default=None, description="Only this platform.")
+    account_id: str | None = Field(default=None, max_length=64, description="Only this account.")
+    since: UtcDatetime | None = Field(
+        default=None, description="Only breakouts started at or after this instant."
+    )
 
 
 class PostAnalyticsArgs(PostRef, AsOfArgs):
@@ -507,6 +517,7 @@ _Answer = TypeVar(
     Creators,
     Competitors,
     PostAnalytics,
+    Breakouts,
 )
 
 
@@ -576,6 +587,15 @@ def _creators(call: Call, args: CreatorArgs) -> BaseModel:
     as_of = _travel(call, args.as_of)
     found = analytics.creators(
         call.transaction, call.workspace_id, args.platform, args.category, page
+    )
+    return _then(found, as_of)
+
+
+def _breakouts(call: Call, args: BreakoutArgs) -> BaseModel:
+    page = call.page("/analytics/breakouts", args)
+    as_of = _travel(call, args.as_of)
+    found = breakouts.list_breakouts(
+        call.transaction, call.workspace_id, args.platform, args.account_id, args.since, page
     )
     return _then(found, as_of)
 
@@ -921,6 +941,20 @@ TOOLS: tuple[Tool, ...] = (
         run=_post_analytics_of,
         summary=_post_analytics,
         platform_text=("destinations[].label",),
+    ),
+    Tool(
+        name="list_breakouts",
+        title="Breakouts",
+        description="Own posts growing above the band their own history predicts, newest "
+        "first: `observed` engagements in the first window above it, `expected` (an "
+        "estimate) and the `band` (a prediction interval), `evidence` with the method and "
+        "every window above the band. The webhook event analytics.breakout carries the same "
+        "item, once per breakout. " + _PAGED + _FIGURES,
+        scope="analytics:read",
+        args=BreakoutArgs,
+        output=Breakouts,
+        run=_breakouts,
+        summary=_page("breakout"),
     ),
     Tool(
         name="get_publishing_reliability",

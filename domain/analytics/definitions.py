@@ -54,6 +54,14 @@ DEFINITIONS: dict[str, str] = {
     "over the ranking's 28 days; null from a single reading.",
     "ratio": "Their measured engagement rate divided by ours on the platform, when both divide "
     "by the same basis.",
+    "observed": "Engagements the post gained in the window (growth between two readings, or "
+    "from publication to a young post's first reading).",
+    "expected": "An estimate: the window's predicted engagements, from a line through the "
+    "post's own last 4 windows' ln(1 + velocity) against age (slope at most 0), else the "
+    "median of its account's (else platform's) posts at the same age.",
+    "band": "A prediction interval: expected ln velocity +/- 3.5 robust standard deviations "
+    "of the same prediction's errors on the platform's other own posts (1.4826 x MAD, at "
+    "least 0.15), the top widened by 3.5 x sqrt(top + 1) for whole counts.",
 }
 
 UNIFIED = (
@@ -80,6 +88,8 @@ RANKINGS = (
 )
 COMPETITORS = (*RANKINGS, "ratio")
 POST = ("impressions", "reach", "views", "engagements", "engagement_rate")
+BREAKOUTS = ("observed", "expected", "band")
+BREAKOUT_LOOKBACK_DAYS = 7  # posts published in the 7 days before the run are judged
 
 
 def of(names: tuple[str, ...]) -> dict[str, str]:

@@ -336,7 +336,7 @@ def unsent_alerts(cur: Cursor, now: datetime) -> Unsent:
     """Stuck destinations and expiring tokens (every workspace's) not alerted yet (a read)."""
     stuck = repo.stuck_everywhere(cur, now, ALERTS_PER_CHECK)
     tokens = repo.tokens_expiring(cur, now + TOKEN_HORIZON, limit=ALERTS_PER_CHECK)
-    sent = repo.alerted(cur, [*map(stuck_key, stuck), *map(token_key, tokens)])
+    sent = webhooks_repo.alerted(cur, [*map(stuck_key, stuck), *map(token_key, tokens)])
     return Unsent(
         [row for row in stuck if stuck_key(row) not in sent],
         [row for row in tokens if token_key(row) not in sent],
@@ -346,7 +346,7 @@ def unsent_alerts(cur: Cursor, now: datetime) -> Unsent:
 def send_alerts(cur: Cursor, found: Unsent, now: datetime) -> int:
     """Enqueue one webhook event per alert in ``found`` that no one recorded meanwhile, in the
     transaction that records it (so each is sent once, and only if recorded); how many."""
-    alerts: dict[str, tuple[repo.Alert, dict[str, Any]]] = {}
+    alerts: dict[str, tuple[webhooks_repo.Alert, dict[str, Any]]] = {}
     for row in found.stuck:
         post = posts_repo.get_post(cur, row.workspace_id, row.post_id)
         if post is None:
@@ -355,7 +355,9 @@ def send_alerts(cur: Cursor, found: Unsent, now: datetime) -> int:
             "post": reads.posts_out(cur, [post])[0].model_dump(mode="json"),
             "destination": _stuck_out(row).model_dump(mode="json"),
         }
-        alert = repo.Alert(stuck_key(row), row.workspace_id, STUCK_EVENT, row.id, new_id("evt"))
+        alert = webhooks_repo.Alert(
+            stuck_key(row), row.workspace_id, STUCK_EVENT, row.id, new_id("evt")
+        )
         alerts[alert.key] = (alert, payload)
     for token in found.tokens:
         account = ws_repo.get_account(cur, token.workspace_id, token.account_id)
@@ -366,9 +368,11 @@ def send_alerts(cur: Cursor, found: Unsent, now: datetime) -> int:
             "token": _token_out(token, now).model_dump(mode="json"),
         }
         key = token_key(token)
-        alert = repo.Alert(key, token.workspace_id, TOKEN_EVENT, token.account_id, new_id("evt"))
+        alert = webhooks_repo.Alert(
+            key, token.workspace_id, TOKEN_EVENT, token.account_id, new_id("evt")
+        )
         alerts[key] = (alert, payload)
-    recorded = repo.record_alerts(cur, [alert for alert, _ in alerts.values()], now)
+    recorded = webhooks_repo.record_alerts(cur, [alert for alert, _ in alerts.values()], now)
     sent = [alerts[key] for key in alerts if key in recorded]
     webhooks_repo.enqueue_many(
         cur,

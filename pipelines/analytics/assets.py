@@ -4,6 +4,7 @@ Daily assets rebuild their UTC days (one day, or a range in a single run) with o
 server-side transaction each; the insight assets recompute from bounded recent windows.
 """
 
+import json
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -29,11 +30,12 @@ from dagster import (
 from domain.analytics import best_times as wording
 from domain.analytics import rates
 from domain.analytics.schemas import BestTimeRecommendation
-from pipelines.analytics import insights
+from pipelines.analytics import breakouts, insights
 from pipelines.ingest.assets import INGEST_ASSETS
 from pipelines.partitions import DAILY, HOURS_OF_DAY, tagged_later, tagged_ranges
 from pipelines.resources import StoreResource
 from warehouse import best_times as best_time_reads
+from warehouse import breakouts as breakout_reads
 from warehouse.marts import checks, scripts
 from warehouse.marts.definitions import METRICS, NewRows
 from warehouse.marts.insights import (
@@ -400,6 +402,27 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
         "window_end": pl.Datetime("us"),
         "computed_at": pl.Datetime("us"),
     },
+    "mart_breakouts": {
+        "id": pl.String,
+        "workspace_id": pl.String,
+        "platform": pl.String,
+        "account_external_id": pl.String,
+        "external_id": pl.String,
+        "post_id": pl.String,
+        "published_at": pl.Datetime("us"),
+        "started_at": pl.Datetime("us"),
+        "last_breakout_at": pl.Datetime("us"),
+        "ongoing": pl.Boolean,
+        "window_start": pl.Datetime("us"),
+        "observed": pl.Float64,
+        "expected": pl.Float64,
+        "band_low": pl.Float64,
+        "band_high": pl.Float64,
+        "peak_observed": pl.Float64,
+        "peak_expected": pl.Float64,
+        "evidence": pl.String,
+        "computed_at": pl.Datetime("us"),
+    },
     "mart_creator_rankings": {
         "workspace_id": pl.String,
         "kind": pl.String,
@@ -728,6 +751,64 @@ mart_insights = _insight_asset(
     _insight_checks,
 )
 
+
+def _fresh(rows: list[dict[str, Any]], ends: dict[str, datetime]) -> list[dict[str, Any]]:
+    """The breakouts to push: those started within ``ALERT_HOURS`` of their data's end (a new
+    store's history, or an export of last month, is listed, not pushed)."""
+    window = timedelta(hours=breakouts.ALERT_HOURS)
+    return [r for r in rows if ends[r["workspace_id"]] - r["started_at"] <= window]
+
+
+@asset(
+    key=_key("mart_breakouts"),
+    # its own group: the hourly capture's job runs it too (pipelines/ingest/schedules.py)
+    group_name="breakouts",
+    deps=[spec.key for a in INGEST_ASSETS for spec in a.specs],
+    description="Own posts growing above the band their own history predicts, judged after"
+    " every capture and import; one analytics.breakout webhook event per breakout.",
+    kinds={"python", "duckdb"},
+    check_specs=[_spec("mart_breakouts", "mart_breakouts_keys_unique", "One row per breakout.")],
+)
+def mart_breakouts(context: AssetExecutionContext, store: StoreResource) -> Iterator[Result]:
+    """Judge every own post of the look-back; write the mart, then push the new breakouts."""
+    from domain.analytics.breakouts import send_breakouts
+
+    now = _now(context)
+    with store.open() as s:
+        since = now - timedelta(days=breakouts.LOOKBACK_DAYS)
+        readings = s.run(lambda cur: breakout_reads.own_post_readings(cur, since, now))
+        posts = breakouts.posts_of(readings)
+        ends: dict[str, datetime] = {}
+        for r in readings:
+            ends[r["workspace_id"]] = max(
+                ends.get(r["workspace_id"], r["captured_at"]), r["captured_at"]
+            )
+        rows = [{**r, "computed_at": now} for r in breakouts.breakouts(posts, ends)]
+        workspaces = sorted(ends)
+        for r in rows:
+            r["evidence"] = json.dumps(r["evidence"])
+        n = write_mart(
+            store,
+            s,
+            "mart_breakouts",
+            rows,
+            run_id=context.run.run_id,
+            computed_at=now,
+            workspace_ids=workspaces,
+        )
+        # After the lake's commit: a run killed between the two sends on the next run (the
+        # mart holds the breakout, no event is recorded yet), never twice (the record is the
+        # event's, in one publishing transaction).
+        fresh = _fresh(rows, ends)
+        sent = s.publishing.run(lambda cur: send_breakouts(cur, fresh, now)) if fresh else 0
+        yield MaterializeResult(
+            metadata={"rows": n, "workspaces": len(workspaces), "posts": len(posts), "events": sent}
+        )
+        yield _unique(
+            s, "mart_breakouts_keys_unique", "mart_breakouts", ("workspace_id", "id"), None
+        )
+
+
 DAILY_ASSETS = [stg_engagement_deltas, mart_post_hourly, mart_post_daily, mart_account_daily]
 INSIGHT_ASSETS = [
     mart_best_times,
@@ -735,4 +816,5 @@ INSIGHT_ASSETS = [
     mart_viral_trends,
     mart_creator_rankings,
     mart_insights,
+    mart_breakouts,
 ]

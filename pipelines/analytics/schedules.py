@@ -26,8 +26,9 @@ marts_job = define_asset_job(
 )
 import_job = define_asset_job(
     "import_refresh",
-    selection=AssetSelection.groups("staging", "marts", "insights"),
-    description="Rebuild an import's days of staging and unified marts, then the insights.",
+    selection=AssetSelection.groups("staging", "marts", "insights", "breakouts"),
+    description="Rebuild an import's days of staging and unified marts, then the insights"
+    " and breakouts.",
     tags={WRITES_TAG: "marts"},
     config=QUIET_CONSOLE,
     # Its steps run one after another anyway (each mart reads the one before): a process

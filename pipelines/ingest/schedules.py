@@ -13,8 +13,11 @@ from pipelines.logs import QUIET_CONSOLE
 
 ingest_job = define_asset_job(
     "ingest_hourly",
-    selection=AssetSelection.groups("ingest"),
-    description="Capture every platform's accounts, posts and engagement for one hour.",
+    # The analytics domain's breakouts judge each capture at once, in its run: their events
+    # go out minutes after the capture, not at :40 (loaded alone, the domain has no such group).
+    selection=AssetSelection.groups("ingest", "breakouts"),
+    description="Capture every platform's accounts, posts and engagement for one hour, then"
+    " judge the own posts' breakouts.",
     config=QUIET_CONSOLE,
 )
 

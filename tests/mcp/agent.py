@@ -45,6 +45,7 @@ TOOL_NAMES = {
     "list_creators",
     "list_competitors",
     "get_post_analytics",
+    "list_breakouts",
     "get_publishing_reliability",
     "explain_error",
 }

@@ -285,6 +285,18 @@ CASES: dict[str, Case] = {
         lambda w: {"post_id": "post_nope"},
         "NOT_FOUND",
     ),
+    "list_breakouts": Case(
+        lambda w: {"platform": "x"},
+        lambda w, d: _check(
+            d["items"]
+            == w.tenant.api.ok(w.tenant.api.get("/analytics/breakouts", params={"platform": "x"}))[
+                "items"
+            ]
+            and d["provenance"]["definitions"].keys() == {"observed", "expected", "band"}
+        ),
+        lambda w: {"since": "yesterday"},
+        "VALIDATION_ERROR",
+    ),
     "get_publishing_reliability": Case(
         lambda w: {"platform": "x"},
         lambda w, d: _check(
@@ -446,8 +458,9 @@ def test_tools_list_is_compact(server: LiveServer, tenant: Tenant) -> None:
     # Before: 116,041 bytes, 15,370 of them get_unified_analytics's (titles, examples and
     # descriptions of every field, the same ones in each of its models). Compacted: 65,796;
     # with every analytics answer's provenance (781 bytes each) and `as_of`: 80,362, 8,451;
-    # with get_publishing_reliability (3,900 bytes, its figures' schema once): 83,950.
-    assert len(response.content) < 86_000
+    # with get_publishing_reliability (3,900 bytes, its figures' schema once): 83,950; with
+    # list_breakouts (5,100 bytes): 89,062.
+    assert len(response.content) < 91_000
     assert unified < 9_000
     assert "title" not in tools["get_unified_analytics"]["outputSchema"]["$defs"]["Metrics"]
 

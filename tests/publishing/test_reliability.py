@@ -568,7 +568,7 @@ def test_each_is_sent_once_as_a_webhook_event_with_a_stable_id(run: Run) -> None
     def markers(cur: Cursor) -> dict[str, str]:
         rows = fetch_all(
             cur,
-            "SELECT subject_id, event_id FROM reliability_alerts WHERE workspace_id = ?",
+            "SELECT subject_id, event_id FROM webhook_alerts WHERE workspace_id = ?",
             [run.tenant.workspace_id],
         )
         return {str(r["subject_id"]): str(r["event_id"]) for r in rows}

@@ -114,6 +114,7 @@ def test_processes_attaching_a_new_lake_at_once_migrate_it_once(profile: Profile
         (5, "best_time_posts"),
         (6, "batch_origin"),
         (7, "unmeasured_estimate_null"),
+        (8, "breakouts"),
     ]
 
 

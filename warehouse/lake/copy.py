@@ -39,10 +39,12 @@ def copy_analytics_tables(
     files: Path | None = None,
 ) -> dict[str, int]:
     """Copy every lake table's rows from the DuckDB store file ``store``; rows copied per table."""
-    tables = lake_tables(con)
 
     def copy(c: duckdb.DuckDBPyConnection) -> dict[str, int]:
-        held = [table for table in tables if _rows_in(c, "lake", table)]
+        # A table the lake added since the DuckDB store (mart_breakouts) has nothing to copy.
+        old = set(lake_tables(c, SOURCE))
+        held = [table for table in lake_tables(c) if _rows_in(c, "lake", table)]
+        tables = [table for table in lake_tables(c) if table in old]
         if held:
             raise StoreError(f"the lake already holds rows: {', '.join(held)}")
         counts = {}

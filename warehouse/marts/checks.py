@@ -246,4 +246,5 @@ _CHECKED: dict[str, frozenset[str]] = {
     "mart_viral_trends": frozenset(
         {"workspace_id", "entity_type", "entity", "platform", "window_end"}
     ),
+    "mart_breakouts": frozenset({"workspace_id", "id"}),
 }

@@ -23,6 +23,7 @@ FILE_MARTS = frozenset(
         "mart_insights",
         "mart_viral_trends",
         "mart_creator_rankings",
+        "mart_breakouts",
     }
 )
 

@@ -590,8 +590,8 @@ token_expiries = Table(
 # The webhook events of publishing reliability, sent once each: one row per stuck destination
 # and claim (``post.stuck:<dst>:<attempt>``) and per account and token expiry
 # (``account.token_expiring:<acc>:<expires_at>``), written with the event it enqueues.
-reliability_alerts = Table(
-    "reliability_alerts",
+webhook_alerts = Table(
+    "webhook_alerts",
     added,
     Column("alert_key", String, primary_key=True),
     _text("workspace_id"),

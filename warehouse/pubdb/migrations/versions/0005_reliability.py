@@ -1,7 +1,7 @@
 """Publishing reliability: each account's token expiry, and the alerts sent once each.
 
 ``token_expiries``: when a connected account's token expires, as recorded when it was
-connected (one row per account; none: no known expiry). ``reliability_alerts``: one row per
+connected (one row per account; none: no known expiry). ``webhook_alerts``: one row per
 webhook event of a stuck destination (per destination and claim) or an expiring token (per
 account and expiry), written in the transaction that enqueues the event, so that a later
 check finding the same one sends nothing (docs/api/analytics.md, GET /analytics/publishing).
@@ -38,7 +38,7 @@ def upgrade() -> None:
     )
     op.create_index("token_expiries_expiry", "token_expiries", ["expires_at"])
     op.create_table(
-        "reliability_alerts",
+        "webhook_alerts",
         sa.Column("alert_key", sa.String(), nullable=False),
         sa.Column("workspace_id", sa.String(), nullable=False),
         sa.Column("event_type", sa.String(), nullable=False),
@@ -51,6 +51,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     """Downgrade schema."""
-    op.drop_table("reliability_alerts")
+    op.drop_table("webhook_alerts")
     op.drop_index("token_expiries_expiry", table_name="token_expiries")
     op.drop_table("token_expiries")
