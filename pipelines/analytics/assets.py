@@ -453,6 +453,7 @@ def write_mart(
     run_id: str,
     computed_at: datetime,
     workspace_ids: list[str],
+    data_through: datetime | None = None,
 ) -> int:
     """Swap a non-partitioned mart's rows for these workspaces in one server-side transaction."""
     frame = (
@@ -470,6 +471,7 @@ def write_mart(
                 run_id=run_id,
                 computed_at=computed_at,
                 workspace_ids=workspace_ids,
+                data_through=data_through,
             )
         )
     finally:
@@ -795,6 +797,7 @@ def mart_breakouts(context: AssetExecutionContext, store: StoreResource) -> Iter
             run_id=context.run.run_id,
             computed_at=now,
             workspace_ids=workspaces,
+            data_through=max(ends.values(), default=None),
         )
         # After the lake's commit: a run killed between the two sends on the next run (the
         # mart holds the breakout, no event is recorded yet), never twice (the record is the

@@ -550,7 +550,13 @@ ORDER BY k.day;
 
 
 def replace_from_parquet_script(
-    table: str, parquet: Path, *, run_id: str, computed_at: datetime, workspace_ids: list[str]
+    table: str,
+    parquet: Path,
+    *,
+    run_id: str,
+    computed_at: datetime,
+    workspace_ids: list[str],
+    data_through: datetime | None = None,
 ) -> str:
     """Replace a non-partitioned mart's rows for these workspaces with a computed file's rows.
 
@@ -560,12 +566,18 @@ def replace_from_parquet_script(
     if table not in FILE_MARTS:
         raise ValueError(f"not a file-written mart: {table}")
     ws = ", ".join(literal(w) for w in workspace_ids) or "NULL"
+    # what the rows were computed from: the daily marts', unless the caller read further (the
+    # breakouts read the raw readings, before the daily marts have them)
+    through = (
+        literal(data_through)
+        if data_through is not None
+        else "(SELECT max(data_through) FROM mart_snapshots WHERE mart = 'mart_post_daily')"
+    )
     return f"""
 DELETE FROM {table} WHERE workspace_id IN ({ws});
 INSERT INTO {table} BY NAME SELECT * FROM read_parquet({literal(parquet)});
 DELETE FROM mart_snapshots WHERE mart = {literal(table)} AND partition_key = 'all';
 INSERT INTO mart_snapshots (mart, partition_key, computed_at, rows, data_through, run_id)
 SELECT {literal(table)}, 'all', {literal(computed_at)}, (SELECT count(*) FROM {table}),
-       (SELECT max(data_through) FROM mart_snapshots WHERE mart = 'mart_post_daily'),
-       {literal(run_id)};
+       {through}, {literal(run_id)};
 """  # noqa: S608 - table is checked against FILE_MARTS; values go through literal()

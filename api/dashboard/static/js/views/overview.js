@@ -4,6 +4,7 @@
 //   GET /analytics/unified  (the same, group_by=total: the rate and followers per bucket)
 //   GET /analytics/unified  (the previous period, group_by=total, limit=1: its totals only)
 //   GET /accounts?limit=1   (only when the range is empty: connect an account, or import)
+//   GET /analytics/breakouts (since = 24 h ago, limit=100: the badge, views/breakouts.js)
 
 import {call, unified} from '../api.js';
 import {ChartSet, colorOf, timeChart} from '../charts.js';
@@ -11,6 +12,7 @@ import {card, fill, h, select, table} from '../dom.js';
 import {ago, change, coverage, dateTime, num, pct, short} from '../format.js';
 import {whereFrom} from '../provenance.js';
 import {reliabilityCard} from './reliability.js';
+import {breakoutBadge} from './breakouts.js';
 import {empty, errorBox, loading} from '../states.js';
 import {bucketStart, iso, shift, zones} from '../time.js';
 
@@ -200,7 +202,8 @@ export async function render(view, ctx) {
   choice.tz = choice.tz || ctx.tz;
   const controls = h('form', {class: 'toolbar', 'aria-label': 'Overview range', on: {submit: (e) => e.preventDefault()}});
   const body = h('div', {class: 'overview-body'});
-  fill(view, h('h1', {}, 'Overview'), controls, body);
+  // the badge: ongoing breakouts of the last 24 h, hidden at 0 or on failure (views/breakouts.js)
+  fill(view, h('h1', {}, 'Overview'), breakoutBadge(ctx), controls, body);
   let loader = null;
 
   function drawControls() {
