@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from dagster import AssetCheckSeverity, AssetsDefinition, DagsterInstance, materialize
+from dagster import (
+    AssetCheckSeverity,
+    AssetsDefinition,
+    AssetSelection,
+    DagsterInstance,
+    Definitions,
+    ExecuteInProcessResult,
+    define_asset_job,
+)
 
 from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
@@ -36,6 +44,17 @@ from warehouse.marts.runs import days_with_new_raw, last_run, mark_run_script
 
 # How far back a new store's first run captures the (simulated) platforms.
 HISTORY_DAYS = 14
+
+# Each step's Dagster job, as Dagster's runs list names it (not `__ephemeral_asset_job__`):
+# the schedules' own jobs where a step is what they run, and the start-up history's own.
+JOBS = {
+    "history": "history_capture",
+    "ingest": "ingest_hourly",
+    "marts": "marts_rebuild",
+    "insights": "insights",
+}
+# Who started a run, on every run of a step (Dagster shows a run's tags).
+STARTED_BY = "murmur/started_by"
 
 
 @dataclass
@@ -113,7 +132,7 @@ def run_all(
     hour = moment.strftime("%Y-%m-%d-%H:00")  # the hour in progress: ingest captures now
     res: dict[str, Any] = resources(settings)
     store: StoreResource = res["store"]
-    tags = {"murmur/now": moment.isoformat()}
+    tags = {"murmur/now": moment.isoformat(), STARTED_BY: "murmur pipeline run"}
     owned = instance is None
     inst = instance or DagsterInstance.ephemeral()
     summary = RunSummary(started_at=naive, hour=hour, days=[])
@@ -137,7 +156,7 @@ def run_all(
                             platforms_url=settings.platforms_url, as_of=past.isoformat()
                         ),
                     }
-                    past_tags = {"murmur/now": past.isoformat()}
+                    past_tags = {**tags, "murmur/now": past.isoformat()}
                     record(_step("history", key, [CAPTURE], then, inst, past_tags, key))
             if ingest:
                 record(_step("ingest", hour, [CAPTURE], res, inst, tags, partition_key=hour))
@@ -189,7 +208,7 @@ def rebuild_days(
     wall = datetime.now(UTC).replace(tzinfo=None)
     res: dict[str, Any] = resources(settings)
     store: StoreResource = res["store"]
-    tags = {"murmur/now": datetime.now(UTC).isoformat()}
+    tags = {"murmur/now": datetime.now(UTC).isoformat(), STARTED_BY: "murmur doctor"}
     inst = DagsterInstance.ephemeral()
     summary = RunSummary(started_at=wall, hour=wall.strftime("%Y-%m-%d-%H:00"), days=[])
 
@@ -274,6 +293,27 @@ def _sigterm_kept() -> Iterator[None]:
             signal.signal(signal.SIGTERM, before)
 
 
+def _execute(
+    job_name: str,
+    assets: list[AssetsDefinition],
+    res: dict[str, Any],
+    instance: DagsterInstance,
+    tags: dict[str, str],
+    partition_key: str | None,
+) -> ExecuteInProcessResult:
+    """``assets`` materialized in this process as one run of the job ``job_name``."""
+    job = define_asset_job(job_name, selection=AssetSelection.assets(*assets))
+    defs = Definitions(assets=assets, jobs=[job], resources=res)
+    return defs.resolve_job_def(job_name).execute_in_process(
+        instance=instance,
+        partition_key=partition_key,
+        tags=tags,
+        raise_on_error=False,
+        # The CLI prints the summary and a failure's error (logs.py).
+        run_config=SILENT_CONSOLE,
+    )
+
+
 def _step(
     name: str,
     partitions: str,
@@ -285,16 +325,7 @@ def _step(
 ) -> StepSummary:
     began = time.perf_counter()
     with _sigterm_kept():
-        result = materialize(
-            assets,
-            resources=res,
-            instance=instance,
-            partition_key=partition_key,
-            tags=tags,
-            raise_on_error=False,
-            # The CLI prints the summary and a failure's error (logs.py).
-            run_config=SILENT_CONSOLE,
-        )
+        result = _execute(JOBS[name], assets, res, instance, tags, partition_key)
     evaluations = [e for e in result.get_asset_check_evaluations() if not e.passed]
     failed = [e.check_name for e in evaluations if e.severity == AssetCheckSeverity.ERROR]
     warned = [e.check_name for e in evaluations if e.severity != AssetCheckSeverity.ERROR]

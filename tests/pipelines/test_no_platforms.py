@@ -90,6 +90,10 @@ def test_a_refused_connection_reports_each_account_once_and_the_run_goes_on(
             per_platform[platform] = {
                 k: v.value for k, v in event.asset_materialization.metadata.items()
             }
+        # Dagster's runs are the product's jobs, each saying who started it (issue 54, 4).
+        runs = sorted(instance.get_runs(), key=lambda r: r.run_id)
+        assert {r.job_name for r in runs} == {"ingest_hourly", "marts_rebuild", "insights"}
+        assert {r.tags.get("murmur/started_by") for r in runs} == {"murmur pipeline run"}
     finally:
         instance.dispose()
     # The test workspace's one account per platform: read once each, refused, reported.
