@@ -31,8 +31,8 @@ from api.posts.router import record_posts
 from api.ratelimit import RateLimiter
 from api.routing import MurmurRoute
 from api.schemas import ErrorEnvelope
+from core.settings import Settings
 from domain.pagination import CursorCodec
-from murmur.settings import Settings
 from warehouse import idempotency as idem_repo
 from warehouse import webhooks as webhooks_repo
 from warehouse.group_commit import GroupCommit

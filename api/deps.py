@@ -18,11 +18,11 @@ from api import idempotency
 from api.auth import KeyCache, bearer_hash
 from api.ratelimit import Budget, RateLimiter, client_address, parse_networks
 from api.request_state import IdempotencyMode, RequestState
+from core.settings import Settings
 from domain import text
 from domain.analytics.as_of import AS_OF_DESCRIPTION, resolve_as_of
 from domain.errors import ApiKeyExpired, ApiKeyInvalid, AuthRequired, RateLimited, ValidationFailed
 from domain.workspaces.keys import ApiKey, authenticate
-from murmur.settings import Settings
 from warehouse import idempotency as idem_repo
 from warehouse.cursor import Cursor
 from warehouse.sealing import Sealer

@@ -16,6 +16,7 @@ from starlette.routing import compile_path
 
 from api.context import request_id_var
 from api.schemas import ErrorBody, ErrorDetail, ErrorEnvelope
+from core.errors import MurmurError
 from domain.errors import (
     ApiKeyExpired,
     ApiKeyInvalid,
@@ -35,7 +36,6 @@ from domain.errors import (
     WorkspaceForbidden,
     shape_details,
 )
-from murmur.errors import MurmurError
 from warehouse.errors import LakeDamagedError, StoreUnavailableError
 
 log = structlog.get_logger(__name__)

@@ -210,7 +210,7 @@ def layout_for(rows: int) -> Layout:
 @contextlib.contextmanager
 def open_seeded(data_dir: Path, layout: Layout) -> Iterator[Store]:
     """A new store at ``data_dir`` with every list's rows (:mod:`warehouse.seeding`)."""
-    from murmur.settings import Settings
+    from core.settings import Settings
 
     # The lake is never read here: not creating it saves seconds of the quick run.
     with Settings(data_dir=data_dir).open_store(prepare_lake=False) as store:

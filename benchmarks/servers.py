@@ -32,7 +32,7 @@ from pydantic import SecretStr
 from sqlalchemy.engine import URL
 
 from benchmarks.recording import free_port
-from murmur.settings import STORE_FIELDS, Settings
+from core.settings import STORE_FIELDS, Settings
 
 SUPERUSER = "murmur"
 # The analysts' role of every store of the session (`murmur analysts grant` sets its grants

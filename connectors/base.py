@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
-from murmur.errors import MurmurError
+from core.errors import MurmurError
 
 Kind = Literal["own", "competitor", "creator"]
 

@@ -30,7 +30,7 @@ from typing import ClassVar
 
 import httpx
 
-from murmur.errors import MurmurError
+from core.errors import MurmurError
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from murmur.errors import ErrorDetail, MurmurError
+from core.errors import ErrorDetail, MurmurError
 
 T = TypeVar("T")
 

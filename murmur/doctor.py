@@ -8,9 +8,9 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.settings import Settings
 from domain.analytics import publishing as reliability
 from murmur.repair import pending, repair_lake
-from murmur.settings import Settings
 from warehouse.errors import DiskFullError
 from warehouse.health import disk_full
 from warehouse.ids import utcnow

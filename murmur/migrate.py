@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 from sqlalchemy import func, select
 
-from murmur.settings import Settings
+from core.settings import Settings
 from warehouse.errors import StoreUnavailableError
 from warehouse.lake.copy import copy_analytics_tables, lake_tables
 from warehouse.pubdb.copy import copy_publishing_tables

@@ -36,7 +36,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from murmur.settings import Settings
+from core.settings import Settings
 from warehouse.files import sync_dir
 from warehouse.lake.integrity import Damage
 from warehouse.lake.repair import (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dagster import Definitions, multiprocess_executor
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.analytics import definitions as analytics
 from pipelines.ingest import definitions as ingest
 from pipelines.resources import PlatformsResource, StoreResource

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from dagster import ConfigurableResource, InitResourceContext
 from pydantic import Field, PrivateAttr
 
-from murmur.settings import STORE_FIELDS, Settings
+from core.settings import STORE_FIELDS, Settings
 from warehouse.store import Lakehouse
 
 if TYPE_CHECKING:

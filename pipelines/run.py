@@ -22,7 +22,7 @@ from dagster import (
     define_asset_job,
 )
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
 from pipelines.definitions import resources
 from pipelines.ingest.assets import CAPTURE

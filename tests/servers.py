@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from murmur.settings import Settings
+from core.settings import Settings
 
 
 def s3_keys(endpoint: str, bucket: str) -> list[str]:

@@ -33,9 +33,9 @@ from api.app import BASE_PATH, create_app
 from benchmarks.servers import HANG_SECONDS as HANG_SECONDS
 from benchmarks.servers import settings_env, ssl_context
 from connectors.platforms import PLATFORMS
+from core.settings import Settings
 from domain.workspaces.keys import ALL_SCOPES, mint_key
 from domain.workspaces.service import bootstrap_test_workspace
-from murmur.settings import Settings
 from warehouse import workspaces as ws_repo
 from warehouse.store import Lakehouse, Store
 

@@ -17,9 +17,8 @@ PACKAGES = (
     "connectors",
     "simulator",
     "murmur",
+    "core",
 )
-# What every layer may read of the CLI's package: the one settings class and the one error root.
-SHARED = ("murmur.settings", "murmur.errors")
 
 
 def _imports() -> dict[str, set[str]]:
@@ -52,9 +51,13 @@ def _feature(module: str) -> str | None:
 
 # Each layer and what it must not import: the store is below everything, the domain below
 # the API, the workers and the Dagster code that all call it, the API beside the workers and
-# pipelines (none imports another), and no part of Murmur reaches the simulator. The one
-# settings class and the one error root (SHARED) are read by every layer; the CLI by none.
+# pipelines (none imports another), and no part of Murmur reaches the simulator. The ground
+# (core: the one settings class and the one error root) is read by every layer and reads none;
+# the CLI's package (murmur) is read by none.
 FORBIDDEN = {
+    # The settings' openers (open_store, open_lakehouse, lake, analyst_login) still build the
+    # store's objects, in their bodies: the one arrow up from the ground left (issue 54, 6).
+    "core": {"api", "domain", "pipelines", "workers", "murmur", "simulator"},
     "warehouse": {"api", "domain", "pipelines", "workers", "murmur", "simulator"},
     "connectors": {"api", "domain", "pipelines", "workers", "murmur", "simulator", "warehouse"},
     "domain": {"api", "pipelines", "workers", "murmur", "simulator"},
@@ -70,7 +73,6 @@ def test_each_layer_imports_nothing_above_it() -> None:
         for module, names in _imports().items()
         for imported in names
         if imported.split(".")[0] in FORBIDDEN.get(module.split(".")[0], set())
-        and not imported.startswith(SHARED)
     }
     assert wrong == set()
 

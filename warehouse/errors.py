@@ -19,7 +19,7 @@ import sys
 
 from sqlalchemy.exc import DBAPIError
 
-from murmur.errors import MurmurError
+from core.errors import MurmurError
 
 _CONFLICT = re.compile(r"\bconflict\b", re.IGNORECASE)
 

@@ -43,13 +43,13 @@ from api.mcp.tools import BY_NAME, TOOLS, Call, Tool
 from api.ratelimit import Budget, RateLimiter
 from api.request_state import RequestState
 from api.schemas import Envelope
+from core.errors import MurmurError
+from core.settings import Settings
 from domain import idempotency as unit
 from domain import text as json_text
 from domain.errors import DomainError, IdempotencyConflict, ValidationFailed, shape_details
 from domain.pagination import CursorCodec
 from domain.workspaces.keys import ApiKey, authenticate, hash_key
-from murmur.errors import MurmurError
-from murmur.settings import Settings
 from warehouse import idempotency as idem_repo
 from warehouse.ids import new_id
 from warehouse.retry import retrying

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.mcp import docs
+from core.settings import Settings
 from domain.analytics import breakouts
 from domain.analytics import publishing as reliability
 from domain.analytics import service as analytics
@@ -54,7 +55,6 @@ from domain.schemas import Page, UtcDatetime
 from domain.workspaces import service as workspaces
 from domain.workspaces.keys import ApiKey
 from domain.workspaces.schemas import Account, Platform, Workspace
-from murmur.settings import Settings
 from warehouse import posts as posts_repo
 from warehouse.analytics import TrendFilter
 from warehouse.ids import to_db

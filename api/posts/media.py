@@ -26,9 +26,9 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import parse_options_header
 
 from api.posts.verify import verify
+from core.errors import ErrorDetail
 from domain import text
 from domain.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
-from murmur.errors import ErrorDetail
 from warehouse.files import sync_dir
 
 MiB = 1024 * 1024

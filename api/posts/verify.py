@@ -21,8 +21,8 @@ from pathlib import Path
 
 from PIL import Image
 
+from core.errors import ErrorDetail
 from domain.errors import DomainError, PayloadTooLarge, UnsupportedMediaType
-from murmur.errors import ErrorDetail
 
 # A few bytes of padding after a format's end marker (NULs, line ends) are what some
 # encoders write; anything more, or anything else, is content no decoder of the type reads.

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
+from core.settings import Settings
 from domain.errors import ValidationFailed
 from domain.schemas import iso_z
-from murmur.settings import Settings
 from warehouse.store import LakeSnapshot, Store
 
 AS_OF_DESCRIPTION = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from core.errors import ErrorDetail
 from domain.approvals.schemas import (
     ApprovalAction,
     ApprovalBatch,
@@ -15,7 +16,6 @@ from domain.errors import InvalidState, NotFound, ValidationFailed, found
 from domain.pagination import PageRequest
 from domain.posts import reads as posts
 from domain.schemas import Page, from_row
-from murmur.errors import ErrorDetail
 from warehouse import approvals as repo
 from warehouse import posts as posts_repo
 from warehouse import webhooks as webhooks_repo

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 from connectors import outbound
 from connectors.platforms import SPECS
+from core.errors import ErrorDetail
 from domain.automation import slots as slotlib
 from domain.automation import templates
 from domain.automation.schemas import (
@@ -40,7 +41,6 @@ from domain.errors import InvalidState, NotFound, ValidationFailed, found
 from domain.pagination import PageRequest
 from domain.schemas import LATEST, Page, from_row
 from domain.workspaces.service import resolve_destination
-from murmur.errors import ErrorDetail
 from warehouse import automation as repo
 from warehouse import posts as posts_repo
 from warehouse import workspaces as ws_repo

@@ -18,7 +18,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo, available_timezones
 
-from murmur.errors import MurmurError
+from core.errors import MurmurError
 
 _TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 

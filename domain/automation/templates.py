@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from murmur.errors import MurmurError
+from core.errors import MurmurError
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _BRACE = re.compile(r"[{}]")

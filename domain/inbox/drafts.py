@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from murmur.errors import MurmurError
+from core.errors import MurmurError
 
 Intent = Literal["question", "complaint", "praise", "other"]
 DraftSource = Literal["past_reply", "template", "llm"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from core.errors import ErrorDetail
 from domain.errors import InvalidState, ValidationFailed, found
 from domain.inbox import bounds, drafts
 from domain.inbox.schemas import (
@@ -24,7 +25,6 @@ from domain.inbox.schemas import (
 )
 from domain.pagination import PageRequest
 from domain.schemas import Deleted, Page, from_row
-from murmur.errors import ErrorDetail
 from warehouse import inbox as repo
 from warehouse import workspaces as ws_repo
 from warehouse.ids import from_db, to_db

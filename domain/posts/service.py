@@ -12,6 +12,7 @@ import pydantic
 from pydantic_core import to_json
 
 from connectors.platforms import SPECS
+from core.errors import ErrorDetail
 from domain.errors import InvalidState, PayloadTooLarge, ValidationFailed, found, shape_details
 from domain.posts import reads
 from domain.posts.options import MAX_OPTIONS_BYTES
@@ -27,7 +28,6 @@ from domain.posts.schemas import (
     PresetRef,
 )
 from domain.workspaces.service import choose_destination
-from murmur.errors import ErrorDetail
 from warehouse import approvals as approvals_repo
 from warehouse import automation as automation_repo
 from warehouse import idempotency as idem_repo

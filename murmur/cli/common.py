@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 if TYPE_CHECKING:
-    from murmur.settings import Settings
+    from core.settings import Settings
 
 # No emoji codes: a name or path holding ":fire:" is printed as written, and the first print
 # does not load rich's emoji table (~60 ms of every command's start-up).
@@ -25,7 +25,7 @@ DataDir = Annotated[
 def load_settings(data_dir: Path | None, **overrides: object) -> Settings:
     """The settings, with the options given on the command line over the environment's."""
     # Imported here: pydantic-settings is a cost `murmur --help` need not pay.
-    from murmur.settings import Settings
+    from core.settings import Settings
 
     values: dict[str, object] = {k: v for k, v in overrides.items() if v is not None}
     if data_dir is not None:

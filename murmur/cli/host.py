@@ -17,7 +17,7 @@ from murmur.supervise import StopSignals, Supervisor
 from warehouse.errors import StoreUnavailableError
 
 if TYPE_CHECKING:
-    from murmur.settings import Settings
+    from core.settings import Settings
     from warehouse.store import Store
 
 # How long the API may take to finish its requests in flight once told to stop, then to close

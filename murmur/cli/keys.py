@@ -13,7 +13,7 @@ from rich.console import Console
 from murmur.cli.common import DataDir, Refused, console, err, load_settings, refused
 
 if TYPE_CHECKING:
-    from murmur.settings import Settings
+    from core.settings import Settings
     from warehouse.rows import Cursor
     from warehouse.store import Store
     from warehouse.workspaces import ApiKeyRow

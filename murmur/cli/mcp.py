@@ -32,9 +32,9 @@ def mcp(
 
     from api.mcp.server import Services, serve_stdio
     from api.ratelimit import RateLimiter
+    from core.errors import MurmurError
     from domain.pagination import CursorCodec
     from domain.workspaces.keys import authenticate, hash_key
-    from murmur.errors import MurmurError
     from warehouse.store import Secrets
 
     api_key = os.environ.get("MURMUR_API_KEY", "").strip()

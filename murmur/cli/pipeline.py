@@ -10,7 +10,7 @@ import typer
 from murmur.cli.common import DataDir, Refused, console, err, load_settings, refused
 
 if TYPE_CHECKING:
-    from murmur.settings import Settings
+    from core.settings import Settings
     from pipelines.run import RunSummary, StepSummary
 
 app = typer.Typer(help="Run the analytics pipeline.", no_args_is_help=True)

@@ -11,7 +11,7 @@ from murmur.cli.common import DataDir, Refused, console, load_settings, refused
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from murmur.settings import Settings
+    from core.settings import Settings
     from warehouse.rotation import Resealed
     from warehouse.store import Store
 

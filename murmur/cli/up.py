@@ -14,8 +14,8 @@ from murmur.cli.keys import Minted, mint, sign_in_link
 from pipelines import PLANNED_EVENTS_ENV
 
 if TYPE_CHECKING:
+    from core.settings import Settings
     from murmur.cli.host import Watch
-    from murmur.settings import Settings
     from warehouse.store import Store
 
 # ``murmur up`` mints a key of this name at each start and revokes the earlier ones (only

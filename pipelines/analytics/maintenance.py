@@ -12,7 +12,7 @@ from dagster import (
 )
 from pydantic import Field
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.analytics.schedules import WRITES_TAG
 from pipelines.logs import QUIET_CONSOLE
 from pipelines.resources import StoreResource

@@ -10,7 +10,7 @@ from dagster import (
     sensor,
 )
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.analytics.schedules import import_job
 from pipelines.logs import QUIET_CONSOLE
 from pipelines.partitions import import_tags

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
-from murmur.errors import MurmurError
+from core.errors import MurmurError
 
 ROW = "__row"  # 0-based index of the record among the file's data records
 _CHUNK = 8 << 20

@@ -19,8 +19,8 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from murmur.errors import MurmurError
-from murmur.settings import Settings
+from core.errors import MurmurError
+from core.settings import Settings
 from pipelines.importers import instagram, tweets, youtube
 from pipelines.importers.common import Context, Parsed
 from pipelines.importers.csvfile import CsvTable, check_encoding, file_digest, load

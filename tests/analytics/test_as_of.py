@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from connectors.base import AccountSnapshot, EngagementSnapshot, Kind, PostRecord
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.analytics import maintenance
 from pipelines.run import run_all
 from tests.mcp.agent import agent

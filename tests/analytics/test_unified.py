@@ -302,7 +302,7 @@ def test_validation(server: LiveServer, tenant: Tenant) -> None:
 
 
 def test_empty_marts_give_zeros_and_a_null_snapshot(tmp_path: Any) -> None:
-    from murmur.settings import Settings
+    from core.settings import Settings
     from tests.support import new_tenant
 
     live = start_server(Settings(data_dir=tmp_path))

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from dagster import DagsterInstance, materialize
 
+from core.settings import Settings
 from domain.analytics.best_times import recommendation
-from murmur.settings import Settings
 from pipelines.analytics import insights
 from pipelines.analytics.assets import DAILY_ASSETS
 from pipelines.definitions import resources

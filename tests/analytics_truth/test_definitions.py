@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.importers import run_import
 from pipelines.run import run_all
 from warehouse.rows import fetch_all

@@ -22,7 +22,7 @@ import pytest
 from dagster import DagsterInstance, materialize
 
 from benchmarks.servers import settings_env
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS, stg_engagement_deltas
 from pipelines.definitions import resources
 from pipelines.importers import run_import

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from connectors.base import EngagementSnapshot, PostRecord
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.importers import run_import
 from pipelines.run import run_all
 from warehouse.ingest import IngestBatch, write_batch

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from connectors.base import AccountSnapshot, EngagementSnapshot, PostRecord
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.importers import run_import
 from pipelines.run import run_all
 from tests.support import LiveServer, Tenant, new_tenant, start_server

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from api.app import BASE_PATH
-from murmur.settings import Settings
+from core.settings import Settings
 from tests.cli.test_keys_and_pipeline import MURMUR, _env, _start_up, _stop_up, murmur, ok
 from tests.engagement.conftest import wait_for
 from tests.support import answers, assert_error, free_port, start_server

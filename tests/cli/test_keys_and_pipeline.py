@@ -23,9 +23,9 @@ import httpx
 import pytest
 from dagster import DagsterInstance, DagsterRunStatus
 
+from core.settings import Settings
 from domain.workspaces.keys import ALL_SCOPES
 from murmur.cli.up import prepare_dagster_home
-from murmur.settings import Settings
 from tests.engagement.conftest import wait_for
 from tests.support import HANG_SECONDS, PIPELINE_STEP, embedded_settings, free_port
 from warehouse import workspaces as repo

@@ -382,7 +382,7 @@ def test_dagster_home_gets_a_dagster_yaml_once_and_keeps_the_users(tmp_path: Pat
 
 
 def test_the_pipeline_reads_where_the_simulator_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    from murmur.settings import Settings
+    from core.settings import Settings
 
     monkeypatch.delenv("MURMUR_PLATFORMS_URL", raising=False)
     monkeypatch.setenv("MURMUR_SIMULATOR_PORT", "18602")

@@ -79,7 +79,7 @@ _PIPELINE_RUN = textwrap.dedent(
     import signal, sys
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell's background job starts
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # whatever the test's process had
-    from murmur.settings import Settings
+    from core.settings import Settings
     from pipelines.run import run_all
 
     summary = run_all(Settings(data_dir=sys.argv[1]), ingest=False)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from api.app import create_app
 from api.server import server_options
-from murmur.settings import Settings
+from core.settings import Settings
 from tests.support import HANG_SECONDS, answers, free_port, serve_in_thread
 
 MURMUR = [sys.executable, "-m", "murmur"]

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from api.app import BASE_PATH
 from benchmarks.servers import ssl_context
-from murmur.settings import Settings
+from core.settings import Settings
 from tests.servers import StoreSettings
 from tests.support import LiveServer, Tenant, assert_error, new_tenant, start_server
 

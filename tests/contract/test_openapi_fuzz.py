@@ -19,7 +19,7 @@ from schemathesis.checks import (
 )
 
 from api.app import BASE_PATH, create_app
-from murmur.settings import Settings
+from core.settings import Settings
 from tests.support import LiveServer, Tenant, new_tenant
 
 # One worker runs the module: its shared fixture is built once, not on each worker.

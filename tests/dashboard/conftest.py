@@ -31,9 +31,9 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Dialog, Page, Request, Route
 
 from benchmarks.servers import settings_env
+from core.settings import Settings
 from domain.workspaces.keys import ALL_SCOPES, mint_key
 from domain.workspaces.service import bootstrap_test_workspace
-from murmur.settings import Settings
 from tests.support import (
     HANG_SECONDS,
     Api,

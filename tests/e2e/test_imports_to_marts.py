@@ -8,7 +8,7 @@ from datetime import date, datetime
 from functools import partial
 from pathlib import Path
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.importers import run_import
 from pipelines.run import run_all
 from warehouse.rows import fetch_all

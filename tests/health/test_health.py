@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.engine import make_url
 
 from api.app import BASE_PATH
-from murmur.settings import Settings
+from core.settings import Settings
 from tests.support import LiveServer, assert_error, new_tenant
 from warehouse import health as health_repo
 from warehouse.ids import utcnow

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.importers import ImportResult, run_import
 from tests.support import embedded_settings
 from warehouse.extensions import connect

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from murmur.settings import Settings
+from core.settings import Settings
 from tests.importers.test_importers import US_HEADER, query
 from tests.support import free_port
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.importers import ImportRejectedError, ImportResult, run_import
 from tests.importers.test_importers import DATASETS, query
 from tests.support import embedded_settings

@@ -12,7 +12,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.importers import ImportRejectedError, ImportResult, run_import
 from tests.support import LiveServer, Tenant, embedded_settings
 from warehouse.cursor import StoreCursor

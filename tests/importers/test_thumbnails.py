@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.importers import run_import
 from tests.importers.test_direct_path import TABLES, dump
 from tests.support import embedded_settings

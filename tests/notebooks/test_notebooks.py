@@ -15,7 +15,7 @@ import pytest
 from nbclient import NotebookClient
 
 from benchmarks.servers import settings_env
-from murmur.settings import Settings
+from core.settings import Settings
 from tests.analytics.seed import seed_insights, seed_rankings, seed_trends, seed_unified
 from tests.support import LiveServer, Tenant
 

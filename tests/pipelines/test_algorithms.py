@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from core.settings import Settings
 from domain.analytics.best_times import recommendation
-from murmur.settings import Settings
 from pipelines.analytics import algorithms as alg
 from warehouse.cursor import StoreCursor
 from warehouse.store import Lakehouse

@@ -13,9 +13,9 @@ import httpx
 import pytest
 from dagster import Definitions, materialize
 
+from core.settings import Settings
 from domain.workspaces.keys import mint_key
 from domain.workspaces.service import bootstrap_test_workspace
-from murmur.settings import Settings
 from pipelines.analytics import breakouts
 from pipelines.analytics import definitions as analytics
 from pipelines.analytics.assets import mart_breakouts

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from dagster import Definitions
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.analytics import definitions as analytics
 from pipelines.definitions import defs, resources
 from pipelines.ingest import definitions as ingest

@@ -12,8 +12,8 @@ import pytest
 from dagster import ExecuteInProcessResult, materialize
 
 from connectors.registry import SUPPORTED
+from core.settings import Settings
 from domain.workspaces.service import bootstrap_test_workspace
-from murmur.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS
 from pipelines.definitions import resources
 from pipelines.ingest.assets import CAPTURE, INGEST_ASSETS

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.analytics.maintenance import lake_maintenance
 from pipelines.definitions import resources
 from tests.servers import StoreSettings

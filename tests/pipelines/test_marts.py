@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from dagster import AssetCheckSeverity, materialize
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS, INSIGHT_ASSETS
 from pipelines.definitions import resources
 from pipelines.partitions import range_tags

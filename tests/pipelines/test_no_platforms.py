@@ -14,7 +14,7 @@ import pytest
 from dagster import AssetKey, DagsterInstance
 
 from connectors.registry import SUPPORTED
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.importers import run_import
 from pipelines.run import run_all
 from tests.importers.test_importers import US_HEADER, query

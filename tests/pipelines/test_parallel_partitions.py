@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from dagster import materialize
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS
 from pipelines.definitions import resources
 from tests.servers import StoreSettings

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 from dagster import DagsterEventType, DagsterInstance, materialize
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.analytics.assets import DAILY_ASSETS
 from pipelines.definitions import resources
 from pipelines.importers import run_import

@@ -25,8 +25,8 @@ from typing import Any
 import httpx
 import pytest
 
+from core.settings import Settings
 from murmur.logs import configure_logging
-from murmur.settings import Settings
 from tests.posts.helpers import post_body
 from tests.support import LiveServer, Tenant, assert_error, new_tenant, start_server
 

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from murmur.settings import Settings
+from core.settings import Settings
 from tests.engagement.conftest import wait_for
 from tests.support import LiveServer, Tenant, assert_error, free_port, serving
 from warehouse.store import Store

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.servers import settings_env
-from murmur.settings import Settings
+from core.settings import Settings
 from tests.engagement.conftest import Receiver, receiving, wait_for
 from tests.servers import StoreSettings
 from tests.support import (

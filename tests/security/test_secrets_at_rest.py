@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from murmur.settings import Settings
+from core.settings import Settings
 from tests.support import LiveServer, Tenant, new_tenant, start_server
 from warehouse import webhooks as repo
 from warehouse.rows import Cursor

@@ -23,9 +23,9 @@ from PIL import Image
 
 from api.errors import http_status
 from api.posts.verify import verify
-from murmur.errors import MurmurError
+from core.errors import MurmurError
+from core.settings import Settings
 from murmur.logs import configure_logging
-from murmur.settings import Settings
 from tests.posts.helpers import (
     GIF,
     JPEG,

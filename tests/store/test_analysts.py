@@ -24,7 +24,7 @@ import pytest
 from psycopg import sql
 
 from benchmarks.servers import ScaleServers, s3_server
-from murmur.settings import Settings
+from core.settings import Settings
 from tests.support import HANG_SECONDS, run_murmur
 from warehouse.analysts import NOT_SECRET, SECRET_COLUMNS, SECRET_LIKE
 from warehouse.pubdb.schema import every_table

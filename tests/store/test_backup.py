@@ -11,7 +11,7 @@ import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
-from murmur.settings import Settings
+from core.settings import Settings
 from pipelines.importers.runner import run_import
 from pipelines.run import RunSummary, run_all
 from tests.posts.helpers import PNG, upload

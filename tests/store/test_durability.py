@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from murmur.settings import Settings
+from core.settings import Settings
 from tests.posts.helpers import PNG, upload
 from tests.support import LiveServer, Tenant
 from warehouse.store import StoreCursor

@@ -39,9 +39,9 @@ import pytest
 
 from api.app import BASE_PATH
 from benchmarks.servers import settings_env
+from core.settings import Settings
 from domain.workspaces.keys import ALL_SCOPES, mint_key
 from domain.workspaces.service import bootstrap_test_workspace
-from murmur.settings import Settings
 from pipelines.importers.runner import run_import
 from pipelines.run import run_all
 from tests.servers import StoreSettings

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from murmur.settings import Settings
+from core.settings import Settings
 from tests.store import old_store, test_lake_copy, test_pubdb_copy
 from warehouse.pubdb.engine import PubDB
 

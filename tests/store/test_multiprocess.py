@@ -33,7 +33,7 @@ BATCH_ROWS = 32
 
 WRITER = """
 import sys
-from murmur.settings import Settings
+from core.settings import Settings
 
 batches = int(sys.argv[1])
 with Settings().open_lakehouse() as lake:

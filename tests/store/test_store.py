@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from murmur.settings import Settings
+from core.settings import Settings
 from tests.store.old_schema import available, migrate
 from tests.support import corrupt_lake_catalog
 from warehouse.cursor import Cursor, StoreCursor

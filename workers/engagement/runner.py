@@ -19,9 +19,9 @@ import structlog
 
 from connectors import outbound
 from connectors.base import Publisher
+from core.settings import Settings
 from domain.analytics import publishing as reliability
 from domain.inbox import drafts
-from murmur.settings import Settings
 from warehouse.ids import new_id, utcnow
 from warehouse.store import Store
 from workers.engagement import content_automations, inbox_sync, webhooks

@@ -23,8 +23,8 @@ from typing import Literal, TypeVar
 import structlog
 
 from connectors.base import AccountRef, MediaFile, Published, Publisher, PublishRequest
-from murmur.errors import MurmurError
-from murmur.settings import Settings
+from core.errors import MurmurError
+from core.settings import Settings
 from warehouse import publishing as repo
 from warehouse import workspaces as ws_repo
 from warehouse.ids import new_id, to_db, utcnow

@@ -1,0 +1,1 @@
+"""The ground every layer stands on: the one settings class and the one error root."""
