@@ -466,3 +466,17 @@ def record_alerts(cur: Cursor, alerts: Sequence[Alert], now: datetime) -> set[st
         params,
     )
     return {str(row["alert_key"]) for row in rows}
+
+
+def send_once(cur: Cursor, found: Sequence[tuple[Alert, dict[str, Any]]], now: datetime) -> int:
+    """Record the alerts of ``found`` that no one recorded meanwhile and enqueue each one's
+    event (its payload) in the same transaction: each is sent once, and only if recorded
+    (a concurrent check's are left alone); how many were sent."""
+    recorded = record_alerts(cur, [alert for alert, _ in found], now)
+    sent = [(alert, payload) for alert, payload in found if alert.key in recorded]
+    enqueue_many(
+        cur,
+        [(alert.workspace_id, alert.event_type, payload) for alert, payload in sent],
+        [alert.event_id for alert, _ in sent],
+    )
+    return len(sent)

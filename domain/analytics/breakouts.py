@@ -7,10 +7,15 @@ from typing import Any
 
 from domain.analytics import definitions
 from domain.analytics.breakouts_schemas import Band, Breakout, BreakoutEvidence, Breakouts
-from domain.analytics.service import _evidence, _json, _utc, kept_provenance, read_snapshot
-from domain.errors import found
+from domain.analytics.service import (
+    _evidence,
+    _json,
+    _utc,
+    account_keys,
+    kept_provenance,
+    read_snapshot,
+)
 from domain.pagination import PageRequest
-from warehouse import analytics as analytics_repo
 from warehouse import breakouts as repo
 from warehouse import provenance as provenance_repo
 from warehouse import webhooks as webhooks_repo
@@ -71,11 +76,7 @@ def list_breakouts(
     """The workspace's breakouts, newest first."""
     external_ids = None
     if account_id is not None:
-        account = found(
-            ws_repo.get_account(txn.cur, workspace_id, account_id), "account", account_id
-        )
-        platform = account.platform
-        external_ids = analytics_repo.account_external_ids(txn.analytics, account)
+        platform, external_ids = account_keys(txn, workspace_id, account_id)
     naive_since = None if since is None else _utc(since).replace(tzinfo=None)
     rows = repo.list_breakouts(
         txn.analytics,
@@ -127,11 +128,4 @@ def send_breakouts(cur: Cursor, rows: list[Row], now: datetime) -> int:
             accounts[ws] = accounts_of(cur, ws)
         payload = {"breakout": breakout_out(row, accounts[ws]).model_dump(mode="json")}
         by_key[key] = (webhooks_repo.Alert(key, ws, EVENT, row["id"], new_id("evt")), payload)
-    recorded = webhooks_repo.record_alerts(cur, [alert for alert, _ in by_key.values()], now)
-    kept = [by_key[key] for key in by_key if key in recorded]
-    webhooks_repo.enqueue_many(
-        cur,
-        [(alert.workspace_id, alert.event_type, payload) for alert, payload in kept],
-        [alert.event_id for alert, _ in kept],
-    )
-    return len(kept)
+    return webhooks_repo.send_once(cur, list(by_key.values()), now)

@@ -372,11 +372,4 @@ def send_alerts(cur: Cursor, found: Unsent, now: datetime) -> int:
             key, token.workspace_id, TOKEN_EVENT, token.account_id, new_id("evt")
         )
         alerts[key] = (alert, payload)
-    recorded = webhooks_repo.record_alerts(cur, [alert for alert, _ in alerts.values()], now)
-    sent = [alerts[key] for key in alerts if key in recorded]
-    webhooks_repo.enqueue_many(
-        cur,
-        [(alert.workspace_id, alert.event_type, payload) for alert, payload in sent],
-        [alert.event_id for alert, _ in sent],
-    )
-    return len(sent)
+    return webhooks_repo.send_once(cur, list(alerts.values()), now)

@@ -698,7 +698,7 @@ def _trend_names(row: Row) -> dict[str, Any]:
 # -- insights ----------------------------------------------------------------------------------
 
 
-def _account_keys(txn: Transaction, workspace_id: str, account_id: str) -> tuple[str, list[str]]:
+def account_keys(txn: Transaction, workspace_id: str, account_id: str) -> tuple[str, list[str]]:
     """A connected account's platform and every platform-side id the marts may know it by."""
     account = found(ws_repo.get_account(txn.cur, workspace_id, account_id), "account", account_id)
     return account.platform, repo.account_external_ids(txn.analytics, account)
@@ -714,7 +714,7 @@ def insights(
 ) -> Insights:
     external_ids = None
     if account_id is not None:
-        _, external_ids = _account_keys(txn, workspace_id, account_id)
+        _, external_ids = account_keys(txn, workspace_id, account_id)
     cur = txn.analytics
     rows = repo.list_insights(
         cur,
@@ -813,7 +813,7 @@ def _block(row: Row, tz: str) -> BestTimeBlock:
 
 def best_times(txn: Transaction, workspace_id: str, account_id: str, tz: str = "UTC") -> BestTimes:
     """One account's cells, blocks and recommendation in ``tz`` (computed in SQL, kept)."""
-    platform, external_ids = _account_keys(txn, workspace_id, account_id)
+    platform, external_ids = account_keys(txn, workspace_id, account_id)
 
     def read(cur: Cursor) -> tuple[best_times_repo.BestTimeRows, Row, Provenance]:
         snapshot_row = repo.snapshot(cur, ["mart_best_times"])
