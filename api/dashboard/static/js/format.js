@@ -19,15 +19,21 @@ export const short = (n) => (n === null || n === undefined ? NONE : compact.form
 export const pct = (r) => (r === null || r === undefined ? NONE : percent.format(r));
 export const signed = (n) => (n === null || n === undefined ? NONE : signedInteger.format(n));
 
-/** The change of `current` against `previous`: a relative change, or null when undefined. */
+/** What a change says when there is nothing before to compare with: one wording everywhere. */
+export const NO_EARLIER = 'no earlier figure';
+
+/**
+ * The change of `current` against `previous`: a relative change; NO_EARLIER when either is
+ * unknown, or when the previous period had none of it (0: no ratio to say).
+ */
 export function change(current, previous) {
   if (current === null || current === undefined || previous === null || previous === undefined) {
-    return {text: 'no earlier figure', direction: 'none'};
+    return {text: NO_EARLIER, direction: 'none'};
   }
   if (previous === 0) {
     return current === 0
       ? {text: 'unchanged', direction: 'flat'}
-      : {text: 'new (none before)', direction: 'up'};
+      : {text: NO_EARLIER, direction: 'none'};
   }
   const ratio = (current - previous) / Math.abs(previous);
   return {

@@ -2,6 +2,7 @@
 // URL's fragment (#/overview, #/trends, #/breakouts, #/insights, #/rankings, #/posts).
 
 import {ApiError, call, forgetSession, saveSession, session} from './api.js';
+import {applyPlatformColors} from './colors.js';
 import {fill, h} from './dom.js';
 import {dateTime} from './format.js';
 import {errorBox, loading} from './states.js';
@@ -121,21 +122,57 @@ async function signOut() {
   signInView('Signed out.');
 }
 
+/** The signed-in workspace's name, when this tab knows it. */
+function workspaceName(current) {
+  const known = (current.workspaces || []).find((w) => w.id === current.workspaceId);
+  return known ? known.name : null;
+}
+
+/** A link's key names only its workspace's id: its name is GET /workspaces/{id}'s, kept. */
+async function learnWorkspaceName(current) {
+  if (!current.workspaceId || workspaceName(current) !== null) return;
+  let workspace;
+  try {
+    workspace = await call(`/workspaces/${encodeURIComponent(current.workspaceId)}`);
+  } catch {
+    return; // without workspaces:read (or no answer): the id stands in for the name
+  }
+  const now = session();
+  if (!now || now.key !== current.key) return; // signed out, or in again, meanwhile
+  const others = (now.workspaces || []).filter((w) => w.id !== workspace.id);
+  saveSession({...now, workspaces: [...others, {id: workspace.id, name: workspace.name}]});
+  if (!sessionBox.hidden) showSession(session());
+}
+
+/** The header: the workspace by its name (a picker for several), and when the sign-in ends. */
 function showSession(current) {
   nav.hidden = false;
   sessionBox.hidden = false;
   const who = document.getElementById('who');
-  const until = current.expiresAt ? ` · until ${dateTime(current.expiresAt, browserZone(), false)}` : '';
+  // A link's key ends 12 hours after the link was used; a pasted key's end is not known here.
+  const expiry = current.expiresAt ? h('span', {
+    class: 'expiry', data: {expiresAt: current.expiresAt},
+    title: `The read-only key this sign-in link made ends ${dateTime(current.expiresAt, browserZone())}: then open a new link (murmur dashboard).`,
+  }, `Sign-in expires ${dateTime(current.expiresAt, browserZone(), false)}`) : null;
+  const separator = expiry ? h('span', {class: 'muted', 'aria-hidden': 'true'}, ' · ') : null;
   if (current.workspaces && current.workspaces.length > 1) {
     // A key of several workspaces: each request names the chosen one (X-Workspace-Id).
+    const names = current.workspaces.map((w) => w.name);
     const picker = h('select', {id: 'pick-workspace', 'aria-label': 'Workspace', on: {change: (e) => {
       saveSession({...session(), workspaceId: e.target.value});
       show();
-    }}}, current.workspaces.map((w) => h('option', {value: w.id, selected: w.id === current.workspaceId}, `${w.name} (${w.id})`)));
-    fill(who, picker, until);
-  } else {
-    fill(who, `${current.workspaceId ? `Workspace ${current.workspaceId}` : 'Signed in'}${until}`);
+    }}}, current.workspaces.map((w) => h('option', {value: w.id, selected: w.id === current.workspaceId},
+      // the name; the id only to tell apart two of the same name
+      names.filter((n) => n === w.name).length > 1 ? `${w.name} (${w.id})` : w.name)));
+    fill(who, picker, separator, expiry);
+    return;
   }
+  const name = workspaceName(current);
+  const shown = name !== null
+    ? h('span', {class: 'workspace-name', title: current.workspaceId}, name)
+    : current.workspaceId ? `Workspace ${current.workspaceId}` : 'Signed in';
+  fill(who, shown, separator, expiry);
+  if (name === null) learnWorkspaceName(current);
 }
 
 function teardown() {
@@ -209,6 +246,7 @@ async function start() {
   show();
 }
 
+applyPlatformColors();
 document.getElementById('sign-out').addEventListener('click', signOut);
 window.addEventListener('hashchange', async () => {
   if (new URLSearchParams(window.location.hash.replace(/^#/, '')).has('token')) {

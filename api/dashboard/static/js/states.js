@@ -63,7 +63,8 @@ export function explain(error) {
 }
 
 /**
- * An error box; `retry` (a function) gets a button, enabled once Retry-After has passed.
+ * An error box; `retry` (a function) gets a button, enabled once Retry-After has passed. Never
+ * on a 403: a key lacking a scope lacks it again on the next try (the box says which scope).
  */
 export function errorBox(error, {retry, signIn} = {}) {
   const about = explain(error);
@@ -73,7 +74,7 @@ export function errorBox(error, {retry, signIn} = {}) {
     error?.requestId ? h('p', {class: 'muted'}, `Request ${error.requestId}`) : null);
   if (about.action === 'signin' && signIn) {
     box.append(h('button', {type: 'button', on: {click: signIn}}, 'Sign in again'));
-  } else if (retry) {
+  } else if (retry && error?.status !== 403) {
     const button = h('button', {type: 'button', on: {click: retry}}, 'Retry');
     if (about.retryAfter) {
       button.disabled = true;

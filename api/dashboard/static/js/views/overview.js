@@ -6,10 +6,11 @@
 //   GET /accounts?limit=1   (only when the range is empty: connect an account, or import)
 //   GET /analytics/breakouts (since = 24 h ago, limit=100: the badge, views/breakouts.js)
 
-import {call, unified} from '../api.js';
-import {ChartSet, colorOf, timeChart} from '../charts.js';
+import {call, session, unified} from '../api.js';
+import {ChartSet, timeChart} from '../charts.js';
+import {colorOf} from '../colors.js';
 import {card, fill, h, select, table} from '../dom.js';
-import {ago, change, coverage, dateTime, num, pct, short} from '../format.js';
+import {NO_EARLIER, ago, change, coverage, dateTime, num, pct, short} from '../format.js';
 import {whereFrom} from '../provenance.js';
 import {reliabilityCard} from './reliability.js';
 import {breakoutBadge} from './breakouts.js';
@@ -20,6 +21,9 @@ import {bucketStart, iso, shift, zones} from '../time.js';
 export const STALE_SECONDS = 3 * 3600;
 
 // Each range is the last `count` buckets of `unit` in the chosen zone, the current one included.
+// One more, `span`, is the data's own: from its first day to now, the default when the data is
+// shorter than the default range (`spanRange`).
+const DEFAULT_RANGE = '28d';
 const RANGES = {
   '24h': {label: 'Last 24 hours', unit: 'hour', count: 24, grains: ['hour']},
   '48h': {label: 'Last 48 hours', unit: 'hour', count: 48, grains: ['hour']},
@@ -49,14 +53,52 @@ const KPIS = [
   ['follower_growth', 'Follower growth'],
 ];
 
-// The pickers' choices, kept while the tab lives (the view is re-rendered on navigation).
-const choice = {range: '28d', granularity: 'day', tz: null, metric: 'engagements', basis: 'activity'};
+// The pickers' choices, kept while the tab lives (the view is re-rendered on navigation);
+// `picked`: the range is the person's own choice, kept, rather than the default.
+const choice = {range: DEFAULT_RANGE, picked: false, granularity: 'day', tz: null, metric: 'engagements', basis: 'activity'};
+// Where the data starts, once read for a workspace and basis: {key, first (ms) or null, shorter}.
+let learned = null;
+const COUNTERS = [...Object.keys(METRICS), 'posts', 'active_posts', 'followers', 'follower_growth'];
+const monthDay = (ms, tz) => new Intl.DateTimeFormat(undefined, {month: 'short', day: 'numeric', timeZone: tz}).format(new Date(ms));
+
+/** Whose data the learned span is: the workspace and the basis (which buckets differently). */
+function spanKey(basis) {
+  return `${session()?.workspaceId || ''}|${basis}`;
+}
+
+/** The data's own range: its first day (in `tz`) up to now, as many days as that makes. */
+export function spanRange(first, tz, now = Date.now()) {
+  const start = bucketStart(first, 'day', tz);
+  let count = 1;
+  for (let day = start; shift(day, 'day', 1, tz) <= now; day = shift(day, 'day', 1, tz)) count += 1;
+  return {
+    label: `All data: since ${monthDay(start, tz)}`,
+    said: `${count} day${count === 1 ? '' : 's'}`,
+    unit: 'day', count, start, grains: count <= 7 ? ['hour', 'day'] : ['day', 'week'],
+  };
+}
+
+/** The range a name stands for (`span` only once learned for this workspace and basis). */
+function rangeOf(name, tz) {
+  if (name === 'span' && learned?.first !== null && learned?.key === spanKey(choice.basis)) return spanRange(learned.first, tz);
+  return RANGES[name] || RANGES[DEFAULT_RANGE];
+}
+
+/** The first instant with data in an answer: its first bucket with a figure, or its first reading. */
+export function firstData(answer) {
+  const times = [];
+  const row = answer.series.items.find((r) => COUNTERS.some((m) => r[m] !== null && r[m] !== undefined));
+  if (row) times.push(Date.parse(row.bucket));
+  for (const source of answer.provenance?.sources || []) {
+    if (source.first_read_at) times.push(Date.parse(source.first_read_at));
+  }
+  return times.length ? Math.min(...times) : null;
+}
 
 /** The range of the pickers: [from, to) and the previous period of as many buckets. */
-export function period(rangeName, tz, now = Date.now()) {
-  const range = RANGES[rangeName];
+export function period(range, tz, now = Date.now()) {
   const current = bucketStart(now, range.unit, tz);
-  const from = shift(current, range.unit, -(range.count - 1), tz);
+  const from = range.start ?? shift(current, range.unit, -(range.count - 1), tz);
   const previousFrom = shift(from, range.unit, -range.count, tz);
   return {from: iso(from), to: iso(now), previousFrom: iso(previousFrom), previousTo: iso(from)};
 }
@@ -105,7 +147,7 @@ function kpi(name, label, current, previous, rangeLabel, provenance, tz) {
   if (name === 'engagement_rate') {
     const points = value === null || before === null || before === undefined ? null : (value - before) * 100;
     delta = points === null
-      ? {text: 'no earlier figure', direction: 'none'}
+      ? {text: NO_EARLIER, direction: 'none'}
       : {text: `${points >= 0 ? '+' : '−'}${Math.abs(points).toFixed(2)} pts`, direction: points > 0 ? 'up' : points < 0 ? 'down' : 'flat'};
   } else {
     delta = change(value, before);
@@ -206,40 +248,66 @@ export async function render(view, ctx) {
   fill(view, h('h1', {}, 'Overview'), breakoutBadge(ctx), controls, body);
   let loader = null;
 
+  /** Not picked: the default range, or the data's own span where shorter (once learned). */
+  function resolveRange(key) {
+    const was = choice.range;
+    if (!choice.picked) choice.range = learned?.key === key && learned.shorter ? 'span' : DEFAULT_RANGE;
+    else if (choice.range === 'span' && learned?.key !== key) choice.range = DEFAULT_RANGE;
+    return choice.range !== was;
+  }
+
   function drawControls() {
-    const range = RANGES[choice.range];
+    const range = rangeOf(choice.range, choice.tz);
     if (!range.grains.includes(choice.granularity)) choice.granularity = range.grains.includes('day') ? 'day' : range.grains[0];
-    fill(controls, 
-      select('pick-range', 'Range', Object.entries(RANGES).map(([k, r]) => [k, r.label]), choice.range,
-        (v) => { choice.range = v; drawControls(); load(); }),
+    const ranges = Object.entries(RANGES).map(([k, r]) => [k, r.label]);
+    // The data's own span, once known, is one of the choices (first: the shortest).
+    if (learned?.key === spanKey(choice.basis) && learned.shorter) ranges.unshift(['span', spanRange(learned.first, choice.tz).label]);
+    fill(controls,
+      select('pick-range', 'Range', ranges, choice.range,
+        (v) => { choice.range = v; choice.picked = true; drawControls(); load(); }),
       select('pick-granularity', 'Granularity', Object.entries(GRAINS).map(([k, label]) => [k, label, !range.grains.includes(k)]),
         choice.granularity, (v) => { choice.granularity = v; load(); }),
       select('pick-tz', 'Time zone', zones().map((z) => [z, z]), choice.tz,
-        (v) => { choice.tz = v; load(); }),
+        (v) => { choice.tz = v; drawControls(); load(); }),
       select('pick-metric', 'Chart', Object.entries(METRICS), choice.metric,
         (v) => { choice.metric = v; load(); }),
       select('pick-basis', 'Counted by', Object.entries(BASES), choice.basis,
-        (v) => { choice.basis = v; load(); }));
+        (v) => { choice.basis = v; drawControls(); load(); }));
   }
 
   async function load() {
     loader?.abort();
     loader = new AbortController();
     const signal = AbortSignal.any([ctx.signal, loader.signal]);
+    const key = spanKey(choice.basis);
+    if (resolveRange(key)) drawControls();
     const {range: rangeName, granularity, tz, metric, basis} = choice;
-    const range = RANGES[rangeName];
-    const when = period(rangeName, tz);
+    const range = rangeOf(rangeName, tz);
+    const when = period(range, tz);
     view.dataset.state = 'loading';
     fill(body, loading('the overview'));
     // `basis` is sent only when it is not the API's default, so the default read is the plain one.
     const base = {from: when.from, to: when.to, granularity, tz, basis: basis === 'activity' ? null : basis};
     let byPlatform;
-    let total;
+    let total = null;
     let previous;
     try {
+      if (!choice.picked && learned?.key !== key) {
+        // Where does the data start? The default range's per-bucket totals say (its first
+        // bucket with a figure, its first reading); shorter than the range, the range is its.
+        total = await unified({...base, group_by: 'total'}, {signal});
+        const first = firstData(total);
+        const shorter = first !== null && bucketStart(first, 'day', tz) > Date.parse(when.from);
+        learned = {key, first, shorter};
+        if (resolveRange(key)) drawControls();
+        if (shorter) {
+          await load();
+          return;
+        }
+      }
       [byPlatform, total, previous] = await Promise.all([
         unified({...base, group_by: 'platform'}, {signal}),
-        unified({...base, group_by: 'total'}, {signal}),
+        total ?? unified({...base, group_by: 'total'}, {signal}),
         call('/analytics/unified', {params: {...base, from: when.previousFrom, to: when.previousTo, group_by: 'total', limit: 1}, signal}),
       ]);
     } catch (error) {
@@ -257,7 +325,7 @@ export async function render(view, ctx) {
       view.dataset.state = 'ready';
     });
     ctx.setCharts(charts);
-    const rangeLabel = range.label.replace(/^Last /, '').toLowerCase();
+    const rangeLabel = range.said || range.label.replace(/^Last /, '').toLowerCase();
     const totals = byPlatform.totals;
     const freshnessLine = freshness(byPlatform.snapshot, tz);
     if (isEmpty(totals)) {
@@ -269,7 +337,7 @@ export async function render(view, ctx) {
     const grainName = GRAINS[granularity].split(' ')[0].toLowerCase();
     const first = totals.first_seen;
     const chartMain = h('div', {class: 'chart-box', data: {chart: 'by-platform'}, role: 'img',
-      'aria-label': `${METRICS[metric]} per ${grainName} by platform, ${range.label.toLowerCase()}, times in ${tz}`});
+      'aria-label': `${METRICS[metric]} per ${grainName} by platform, ${range.said ? `the ${range.said} since ${monthDay(range.start, tz)}` : range.label.toLowerCase()}, times in ${tz}`});
     const chartRate = h('div', {class: 'chart-box', data: {chart: 'engagement-rate'}, role: 'img',
       'aria-label': `Engagement rate per ${grainName}, all platforms`});
     const chartFollowers = h('div', {class: 'chart-box', data: {chart: 'follower-growth'}, role: 'img',

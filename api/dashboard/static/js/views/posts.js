@@ -4,10 +4,15 @@
 //   GET /posts/{post_id}/analytics   (the newest published post's, and any post's on demand)
 
 import {call} from '../api.js';
-import {ChartSet, colorOf, timeChart} from '../charts.js';
+import {ChartSet, timeChart} from '../charts.js';
+import {colorOf} from '../colors.js';
 import {fill, h, linkOut, sameOrigin} from '../dom.js';
 import {dateTime, num, pct} from '../format.js';
 import {empty, errorBox, loading} from '../states.js';
+
+// What the view lists, said first on every state of it.
+const ABOUT = 'Posts made through Murmur (its API, its queues and automations), with each destination\'s status as the workers publish them. Posts made on the platforms directly are not listed here; the overview counts those too.';
+const heading = () => [h('h1', {}, 'Posts'), h('p', {class: 'muted posts-about'}, ABOUT)];
 
 const UPCOMING = new Set(['draft', 'pending_approval', 'scheduled', 'publishing']);
 const DONE = new Set(['published', 'partially_published', 'failed']);
@@ -91,7 +96,7 @@ export async function render(view, ctx) {
       if (error?.name === 'AbortError') return;
       if (error?.status === 401) return ctx.failed(error);
       view.dataset.state = 'error';
-      fill(view, h('h1', {}, 'Posts'), errorBox(error, {retry: load}));
+      fill(view, heading(), errorBox(error, {retry: load}));
       return;
     }
     posts.push(...page.items);
@@ -102,8 +107,8 @@ export async function render(view, ctx) {
   async function draw() {
     const tz = ctx.tz;
     if (!posts.length) {
-      fill(view, h('h1', {}, 'Posts'), empty('No posts yet',
-        'Posts created through the API appear here, with each destination\'s status as the workers publish them.',
+      fill(view, heading(), empty('No posts made through Murmur yet',
+        'Posts created through the API (or its queues and automations) appear here, with each destination\'s status as the workers publish them.',
         [['POST /api/public/v1/posts', 'create one (README, "Publish")'], ['murmur worker', 'publishes due posts (murmur up runs it)']]));
       view.dataset.state = 'empty';
       return;
@@ -121,8 +126,8 @@ export async function render(view, ctx) {
         cards.set(p.id, el);
         return el;
       }) : h('p', {class: 'muted'}, 'None.'));
-    fill(view, 
-      h('h1', {}, 'Posts'),
+    fill(view,
+      heading(),
       failed.length ? h('div', {class: 'failures', role: 'alert', data: {failures: failed.length}},
         h('h2', {}, `${num(failed.length)} destination${failed.length === 1 ? '' : 's'} failed to publish`),
         h('ul', {}, failed.map(([p, d]) => h('li', {},
@@ -138,6 +143,6 @@ export async function render(view, ctx) {
     view.dataset.state = 'ready';
   }
 
-  fill(view, h('h1', {}, 'Posts'), loading('posts'));
+  fill(view, heading(), loading('posts'));
   await load();
 }

@@ -1,7 +1,7 @@
 // Creators and competitors: rankings by the composite score, with each part's contribution
 // (weight × z) drawn as a bar around zero. Calls (docs/dashboard.md):
-//   GET /creators?limit=50
-//   GET /competitors?limit=50
+//   GET /creators?limit=50[&cursor=…]      (more with "More", by pagination.next_cursor)
+//   GET /competitors?limit=50[&cursor=…]
 
 import {call} from '../api.js';
 import {fill, h, linkOut, table} from '../dom.js';
@@ -9,6 +9,7 @@ import {coverage, dec, estimate, num, pct} from '../format.js';
 import {whereFrom} from '../provenance.js';
 import {empty, errorBox, loading} from '../states.js';
 
+const PAGE = 50;
 const PARTS = [['engagement_rate', 'Engagement'], ['growth_rate', 'Growth'], ['reach', 'Reach']];
 
 /** The score's parts as bars: each contribution to the left (negative) or right of zero. */
@@ -118,14 +119,59 @@ function competitorsTable(list) {
   });
 }
 
+/**
+ * A ranking's card: its first page, then the next ones by "More" (the answer's
+ * `pagination.next_cursor`), every row so far in one table (one scale for the score parts).
+ */
+function rankingCard(title, first, {path, tableOf, fields, none, ctx}) {
+  const section = h('section', {class: 'card', data: {ranking: path.slice(1)}}, h('h2', {}, title));
+  if (!first.items.length) {
+    section.append(none);
+    return section;
+  }
+  const items = [...first.items];
+  let cursor = first.pagination?.next_cursor || null;
+  const body = h('div', {class: 'ranking-rows'});
+  const count = h('p', {class: 'muted small ranking-count', role: 'status'});
+  const failure = h('div', {class: 'ranking-error'});
+  const more = h('button', {type: 'button', class: 'secondary ranking-more', on: {click: () => next()}}, 'More');
+  const draw = () => {
+    fill(body, tableOf(items));
+    count.textContent = `${num(items.length)} shown${cursor ? `; More loads the next ${PAGE}` : ', all of them'}.`;
+    more.hidden = !cursor;
+    more.disabled = false;
+  };
+  async function next() {
+    more.disabled = true;
+    failure.replaceChildren();
+    let page;
+    try {
+      page = await call(path, {params: {limit: PAGE, cursor}, signal: ctx.signal});
+    } catch (error) {
+      if (error?.name === 'AbortError') return;
+      if (error?.status === 401) return ctx.failed(error);
+      more.disabled = false;
+      fill(failure, errorBox(error, {retry: next}));
+      return;
+    }
+    items.push(...page.items);
+    cursor = page.pagination?.next_cursor || null;
+    draw();
+    if (cursor) more.focus();
+  }
+  draw();
+  section.append(body, count, failure, more, whereFrom(first.provenance, fields, ctx.tz));
+  return section;
+}
+
 export async function render(view, ctx) {
   fill(view, h('h1', {}, 'Creators & competitors'), loading('rankings'));
   let creators;
   let competitors;
   try {
     [creators, competitors] = await Promise.all([
-      call('/creators', {params: {limit: 50}, signal: ctx.signal}),
-      call('/competitors', {params: {limit: 50}, signal: ctx.signal}),
+      call('/creators', {params: {limit: PAGE}, signal: ctx.signal}),
+      call('/competitors', {params: {limit: PAGE}, signal: ctx.signal}),
     ]);
   } catch (error) {
     if (error?.name === 'AbortError') return;
@@ -136,11 +182,15 @@ export async function render(view, ctx) {
   }
   fill(view, h('h1', {}, 'Creators & competitors'),
     h('p', {class: 'muted'}, 'Score = Σ weight × z over the parts: the engagement rate shrunk for small samples, follower growth, and reach; a part nobody in the group can measure weighs 0. Bars show each part\'s contribution. Rates are measured (their engagements over their impressions, else views); an estimate (est.) is the measured rate shrunk toward the group\'s mean, said as one.'),
-    h('section', {class: 'card'}, h('h2', {}, 'Competitors'), competitors.items.length
-      ? [competitorsTable(competitors.items), whereFrom(competitors.provenance, ['engagement_rate', 'engagement_rate_estimate', 'composite_score', 'ratio'], ctx.tz)]
-      : empty('No competitor tracked', 'Track one with POST /api/public/v1/competitors ({"platform", "handle"}); the next pipeline run ranks it.')),
-    h('section', {class: 'card'}, h('h2', {}, 'Creators'), creators.items.length
-      ? [creatorsTable(creators.items), whereFrom(creators.provenance, ['engagement_rate', 'engagement_rate_estimate', 'growth_rate', 'composite_score'], ctx.tz)]
-      : empty('No creator ranked yet', 'Creators are ranked from the platforms\' creator accounts and creator imports.', [['murmur import PATH --format FORMAT --as creator', ''], ['murmur pipeline run', '']])));
+    rankingCard('Competitors', competitors, {
+      path: '/competitors', tableOf: competitorsTable, ctx,
+      fields: ['engagement_rate', 'engagement_rate_estimate', 'composite_score', 'ratio'],
+      none: empty('No competitor tracked', 'Track one with POST /api/public/v1/competitors ({"platform", "handle"}); the next pipeline run ranks it.'),
+    }),
+    rankingCard('Creators', creators, {
+      path: '/creators', tableOf: creatorsTable, ctx,
+      fields: ['engagement_rate', 'engagement_rate_estimate', 'growth_rate', 'composite_score'],
+      none: empty('No creator ranked yet', 'Creators are ranked from the platforms\' creator accounts and creator imports.', [['murmur import PATH --format FORMAT --as creator', ''], ['murmur pipeline run', '']]),
+    }));
   view.dataset.state = 'ready';
 }

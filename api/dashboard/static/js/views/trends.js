@@ -4,7 +4,8 @@
 //   GET /viral-trends?limit=50[&status=&platform=&entity_type=]
 
 import {call} from '../api.js';
-import {ChartSet, colorOf, sparkline} from '../charts.js';
+import {ChartSet, sparkline} from '../charts.js';
+import {colorOf} from '../colors.js';
 import {fill, h, linkOut, select, table} from '../dom.js';
 import {dateTime, dec} from '../format.js';
 import {whereFrom} from '../provenance.js';
