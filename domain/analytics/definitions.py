@@ -58,7 +58,8 @@ DEFINITIONS: dict[str, str] = {
     "from publication to a young post's first reading).",
     "expected": "An estimate: the window's predicted engagements, from a line through the "
     "post's own last 4 windows' ln(1 + velocity) against age (slope at most 0), else the "
-    "median of its account's (else platform's) posts at the same age.",
+    "median of its account's (else platform's) posts at the same age; a post's first window "
+    "is not judged.",
     "band": "A prediction interval: expected ln velocity +/- 3.5 robust standard deviations "
     "of the same prediction's errors on the platform's other own posts (1.4826 x MAD, at "
     "least 0.15), the top widened by 3.5 x sqrt(top + 1) for whole counts.",

@@ -9,6 +9,7 @@ Each window between two readings of a post is judged against a prediction made w
 - ``account_same_age`` / ``platform_same_age``: otherwise, the median log velocity of the
   account's other posts (3 windows or more), else the platform's, at the same age (ages in
   doubling bins: 0-1 h, 1-3 h, 3-7 h, …) over windows about as long (doubling bins too).
+  A post's first window (nothing of its own before it) is not judged.
 
 The band is the prediction ± ``BAND_Z`` robust standard deviations of the same predictor's
 errors on the platform's other own posts in the look-back (1.4826 * their MAD, at least
@@ -138,8 +139,12 @@ def own_prediction(earlier: Sequence[Window], window: Window) -> Prediction | No
     a factor of 2), read at its age."""
     # A mean over 14 hours since publication is no point on an hourly curve: it sits far
     # above the hours that follow and would tilt the line down.
-    alike = [w for w in earlier if window.hours / 2 <= w.hours <= window.hours * 2]
-    fit = alike[-FIT_WINDOWS:]
+    fit: list[Window] = []
+    for w in reversed(earlier):  # the newest first: only the last few are needed
+        if window.hours / 2 <= w.hours <= window.hours * 2:
+            fit.insert(0, w)
+            if len(fit) == FIT_WINDOWS:
+                break
     if len(fit) < MIN_FIT_WINDOWS:
         return None
     xs = [w.age_hours for w in fit]
@@ -177,7 +182,12 @@ class SameAge:
 
 
 def predict(post: Post, k: int, same_age: SameAge) -> Prediction | None:
-    """Window ``k``'s prediction from what came before it (own), else its same-age peers."""
+    """Window ``k``'s prediction from what came before it (own), else its same-age peers; a
+    post's first window has nothing of its own before it and is not judged."""
+    # A new post of a big account beats its peers from birth (sizes vary tenfold): that is
+    # its size, not a breakout (every false alarm of the simulator's hourly captures was one).
+    if k == 0:
+        return None
     window = post.windows[k]
     return own_prediction(post.windows[:k], window) or same_age.predict(post, window)
 

@@ -72,7 +72,9 @@ class Planted:
 
 
 def _plan() -> list[Planted]:
-    calm = [Planted("instagram", f"1791000000000{i:04d}", "own", 12 + i, 10, {}) for i in range(6)]
+    # enough calm posts that a second window's same-age band has its 20 errors (a first
+    # window is not judged, nor calibrated on)
+    calm = [Planted("instagram", f"1791000000000{i:04d}", "own", 12 + i, 10, {}) for i in range(22)]
     calm += [Planted("x", f"18000000000000000{i:02d}", "own", 120 + i, 10, {}) for i in range(3)]
     return [
         *calm,
