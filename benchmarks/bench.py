@@ -12,6 +12,10 @@ publishing row from ``benchmarks.publishing_lateness``, the reads beside ``/metr
 scrapers from ``benchmarks.scrapers``, the dashboard's from ``benchmarks.dashboard``, the
 lists' from ``benchmarks.lists``, the commands' start-up from ``benchmarks.startup``; each
 runs in a child process and shows "not measured" with the reason if it is absent or fails.
+The breakouts' detection quality (``benchmarks.breakouts_quality``, issue 52) is a section of
+its own ("Breakouts (issue 52)", ``BREAKOUTS_START``), not a column of the profiles' table:
+it measures the detector in process over the simulator's and the real exports' readings, the
+same on either profile.
 ``profile="scale"`` runs the same rows on PostgreSQL + S3 (moto) started on loopback for the
 run (``benchmarks.servers``): every process finds its store there through ``bench_settings``.
 
@@ -69,6 +73,10 @@ HISTORY_START = "<!-- bench:history -->"
 HISTORY_END = "<!-- /bench:history -->"
 HISTORY_SNAPSHOTS = 100_000_000  # issue 33: ten times the pipeline rows' history
 HISTORY_BUDGET = 3 * 3600.0
+BREAKOUTS = "breakouts"  # the group printed and documented in a section of its own
+BREAKOUTS_TITLE = "Breakouts (issue 52)"
+BREAKOUTS_START = "<!-- bench:breakouts -->"
+BREAKOUTS_END = "<!-- /bench:breakouts -->"
 
 
 @dataclass
@@ -473,6 +481,12 @@ _PLACEHOLDERS = {
     "dashboard": ["dashboard overview, navigation to last chart drawn"],
     "lists": ["every paginated list's first and deep page, 300,000 rows"],
     "startup": ["`murmur --help`, new process", "`murmur keys list` on a store, new process"],
+    "breakout_latency": ["a breakout's webhook, capture's commit to delivery"],
+    BREAKOUTS: [
+        "breakouts on the simulator, hourly captures",
+        "breakouts on the simulator, 6-hourly captures",
+        "breakouts in the real exports",
+    ],
     "history": [
         "full build over a long history",
         "incremental hour over a long history",
@@ -567,6 +581,14 @@ def _print_rows_of(group: str, quick: bool, history: int | None = None) -> int:
         from benchmarks.startup import run as run_startup
 
         rows = run_startup(quick)
+    elif group == BREAKOUTS:
+        from benchmarks.breakouts_quality import run_rows as run_breakouts
+
+        rows = run_breakouts(quick)
+    elif group == "breakout_latency":
+        from benchmarks.breakout_latency import measure as measure_breakout_latency
+
+        rows = measure_breakout_latency(quick=quick)
     else:
         from benchmarks.publishing_lateness import run
 
@@ -670,6 +692,30 @@ def _replace_block(start: str, end: str, block: str) -> None:
     path.write_text(head + block + tail)
 
 
+def _raw(row: Row) -> dict[str, Any]:
+    """A table row back in its child's JSON shape (what ``breakouts_quality.table`` reads)."""
+    return {
+        "what": row.what,
+        "measured": row.figure,
+        "target": row.target,
+        "status": row.status,
+        "notes": row.note,
+    }
+
+
+def write_breakouts_docs(rows: Sequence[dict[str, Any]], command: str, wall_s: float) -> None:
+    """Put the breakouts' quality rows (``breakouts_quality``'s shape) in their block of
+    docs/performance.md."""
+    from benchmarks.breakouts_quality import table as breakouts_table
+
+    line = (
+        f"Latest: `{command}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC ({os.cpu_count()} CPUs,"
+        f" load average {os.getloadavg()[0]:.2f}; wall {wall_s:.0f} s)."
+    )
+    block = [BREAKOUTS_START, line, "", breakouts_table(rows), BREAKOUTS_END]
+    _replace_block(BREAKOUTS_START, BREAKOUTS_END, "\n".join(block))
+
+
 def write_history_docs(rows: list[Row], results: dict[str, Any]) -> None:
     """Put the history run in docs/performance.md and its raw figures beside the profiles'."""
     saved = DOCS / "performance-latest.json"
@@ -732,6 +778,7 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
         shutil.rmtree(data_dir)
     engine = cfg.engine if cfg.engine != "auto" else ("wrk" if wrk_path() else "python")
     results: dict[str, Any] = {"scale": []}
+    breakouts_wall = 0.0
     servers = contextlib.ExitStack()
     try:
         servers.enter_context(profile_servers(cfg.profile))
@@ -791,6 +838,12 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
             rows += child_rows("dashboard", cfg.quick, 180.0 if cfg.quick else 300.0)
             rows += child_rows("lists", cfg.quick, 120.0 if cfg.quick else 900.0)
             rows += child_rows("startup", cfg.quick, 120.0 if cfg.quick else 300.0)
+            # In process, no store: ~2 CPU-min (five seeds' worlds, hourly and 6-hourly).
+            breakouts_started = time.monotonic()
+            rows += child_rows(BREAKOUTS, cfg.quick, 180.0 if cfg.quick else 600.0)
+            breakouts_wall = time.monotonic() - breakouts_started
+            if not cfg.quick:  # real processes and six runs of the job a store: minutes
+                rows += child_rows("breakout_latency", False, 1800.0)
     finally:
         servers.close()
         if own_tmp:
@@ -811,14 +864,23 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
         "posts": cfg.posts,
         "wall_s": round(time.monotonic() - started, 1),
     }
-    results["rows"] = [asdict(r) for r in rows]
-    print(table(rows))
+    apart = [r for r in rows if r.group == BREAKOUTS]
+    profiled = [r for r in rows if r.group != BREAKOUTS]
+    results["rows"] = [asdict(r) for r in profiled]
+    if apart:
+        results[BREAKOUTS] = [asdict(r) for r in apart]
+    print(table(profiled))
+    if apart:
+        from benchmarks.breakouts_quality import table as breakouts_table
+
+        print(f"\n{BREAKOUTS_TITLE}\n\n{breakouts_table([_raw(r) for r in apart])}")
     print(f"\n(wall {results['meta']['wall_s']} s, load generator {engine}, {cfg.profile})")
     if cfg.write_docs:
         command = "murmur bench" + (" --quick" if cfg.quick else "")
-        write_docs(
-            rows, results, command + (f" --profile {cfg.profile}" * (cfg.profile != "embedded"))
-        )
+        command += f" --profile {cfg.profile}" * (cfg.profile != "embedded")
+        write_docs(profiled, results, command)
+        if apart:
+            write_breakouts_docs([_raw(r) for r in apart], command, breakouts_wall)
     return rows
 
 

@@ -65,7 +65,11 @@ FALSE_ALARMS_TARGET = 1.0  # per 100 posts a week
 TARGET = "recall ≥ 90 % within two captures; ≤ 1 false alarm per 100 posts a week"
 
 YOUTUBE_FILES = ("youtube_trending_us.csv", "youtube_trending_fr.csv")
-SINGLE_READING_FILES = {"vaccination_tweets.csv": "id", "instagram_posts.csv": ("Date", "Caption")}
+# each post's key in an export that reads it once (tweets: the id; Instagram: day and caption)
+SINGLE_READING_FILES: dict[str, tuple[str, ...]] = {
+    "vaccination_tweets.csv": ("id",),
+    "instagram_posts.csv": ("Date", "Caption"),
+}
 _VIDEO_ID = r"^[A-Za-z0-9_-]{11}$"
 _TRENDING_FORMATS = ("%y.%d.%m", "%Y-%m-%dT%H:%M:%S%.fZ", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d")
 _PUBLISH_FORMATS = ("%Y-%m-%dT%H:%M:%S%.fZ", "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%d %H:%M:%S")
@@ -191,7 +195,7 @@ def score(
 
 
 @dataclass(frozen=True)
-class World1:
+class SimulatedWorld:
     """One seed's readings (``posts_of``' rows, each post's oldest first) and its truths."""
 
     workspace_id: str
@@ -206,7 +210,7 @@ def simulated(
     span: timedelta = SPAN,
     kinds: Sequence[str] = KINDS,
     platforms: Sequence[str] = PLATFORMS,
-) -> World1:
+) -> SimulatedWorld:
     """The posts of ``kinds`` on ``platforms`` published in ``(end - span, end]`` and still up
     at ``end``, each read at every capture after its publication."""
     world = World(seed)
@@ -228,9 +232,7 @@ def simulated(
                     else None
                 )
                 truths.append(
-                    PostTruth(
-                        platform, post.external_id, published, surge_at, post.surge_tau_hours
-                    )
+                    PostTruth(platform, post.external_id, published, surge_at, post.surge_tau_hours)
                 )
                 for captured in captures(published, end, every):
                     c = post.counters(captured.replace(tzinfo=UTC))
@@ -246,7 +248,7 @@ def simulated(
                             "engagements": c.likes + c.comments + c.shares + c.saves + c.clicks,
                         }
                     )
-    return World1(workspace, rows, truths)
+    return SimulatedWorld(workspace, rows, truths)
 
 
 @dataclass(frozen=True)
@@ -304,7 +306,7 @@ def simulator_row(result: SimulatorResult) -> dict[str, Any]:
     """A bench row (``benchmarks.bench._row_from``'s shape) of one cadence's figures."""
     s = result.score
     recall = s.recall
-    seeds = ", ".join(str(x) for x in result.seeds)
+    seeds = ("seed " if len(result.seeds) == 1 else "seeds ") + ", ".join(map(str, result.seeds))
     ok = (
         recall is not None
         and recall >= RECALL_TARGET
@@ -312,8 +314,7 @@ def simulator_row(result: SimulatorResult) -> dict[str, Any]:
     )
     shown = "—" if recall is None else f"{100 * recall:.1f} %"
     return {
-        "what": f"breakouts on the simulator, {_hours(result.every)} captures, 7 days,"
-        f" seeds {seeds}",
+        "what": f"breakouts on the simulator, {_hours(result.every)} captures, 7 days, {seeds}",
         "measured": f"recall {shown} ({s.detected} of {s.planted} planted surges within two"
         f" captures); {s.false_alarms} false alarms in {s.posts:,} posts ="
         f" {s.false_alarms_per_100_posts:.2f} per 100 posts a week"
@@ -376,8 +377,9 @@ def youtube_readings(path: Path, workspace_id: str) -> list[dict[str, Any]]:
         .otherwise(pl.lit("title:") + pl.col("title"))
         .alias("external_id"),
         _parsed("trending_date", _TRENDING_FORMATS).alias("captured_at"),
-        (_parsed(published, _PUBLISH_FORMATS) if published else pl.lit(None, pl.Datetime("us")))
-        .alias("publish_time"),
+        (
+            _parsed(published, _PUBLISH_FORMATS) if published else pl.lit(None, pl.Datetime("us"))
+        ).alias("publish_time"),
         (pl.col(channel).str.strip_chars() if channel else pl.lit(None, pl.String)).alias(
             "channel"
         ),
@@ -458,10 +460,9 @@ def youtube_row(path: Path) -> dict[str, Any]:
     }
 
 
-def single_reading_row(path: Path, key: str | tuple[str, ...]) -> dict[str, Any]:
+def single_reading_row(path: Path, keys: Sequence[str]) -> dict[str, Any]:
     """A row for an export that reads each post once (at the export): nothing to judge."""
     frame = _read(path)
-    keys = [key] if isinstance(key, str) else list(key)
     posts = frame.select(keys).unique().height
     # no capture time per row: each post's counters are what the export read, once
     return {
@@ -478,7 +479,7 @@ def single_reading_row(path: Path, key: str | tuple[str, ...]) -> dict[str, Any]
 def real_rows(datasets: Path = DATASETS) -> list[dict[str, Any]]:
     """The held-out exports' rows; a file that is absent says so."""
     out: list[dict[str, Any]] = []
-    wanted: list[tuple[str, str | tuple[str, ...] | None]] = [
+    wanted: list[tuple[str, tuple[str, ...] | None]] = [
         *((name, None) for name in YOUTUBE_FILES),
         *SINGLE_READING_FILES.items(),
     ]
