@@ -94,9 +94,11 @@ def _analytics(old: Path, store: Store, on_table: Callable[[str], None]) -> dict
     con = duckdb.connect()
     try:
         store.lake.attach(con)
-        tables = lake_tables(con)
         con.execute(f"ATTACH {literal(str(old.resolve()))} AS old_counts (READ_ONLY)")
         try:
+            # the tables both have: one the lake added since (mart_breakouts) has no rows to move
+            old_tables = set(lake_tables(con, "old_counts"))
+            tables = [table for table in lake_tables(con) if table in old_tables]
             counts = {table: _count(con, "old_counts", table) for table in tables}
         finally:
             con.execute("DETACH old_counts")
