@@ -83,3 +83,11 @@ def list_breakouts(
             limit,
         ],
     )
+
+
+def judged_workspaces(cur: Cursor) -> list[str]:
+    """Workspaces the mart holds breakouts of (a run replaces theirs, read or not)."""
+    return [
+        str(r["workspace_id"])
+        for r in fetch_all(cur, "SELECT DISTINCT workspace_id FROM mart_breakouts")
+    ]

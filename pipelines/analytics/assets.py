@@ -786,7 +786,9 @@ def mart_breakouts(context: AssetExecutionContext, store: StoreResource) -> Iter
                 ends.get(r["workspace_id"], r["captured_at"]), r["captured_at"]
             )
         rows = [{**r, "computed_at": now} for r in breakouts.breakouts(posts, ends)]
-        workspaces = sorted(ends)
+        # a workspace whose posts left the look-back loses its breakouts too: none stays
+        # "ongoing" because nothing was read since
+        workspaces = sorted(set(ends) | set(s.run(breakout_reads.judged_workspaces)))
         for r in rows:
             r["evidence"] = json.dumps(r["evidence"])
         n = write_mart(
