@@ -61,8 +61,8 @@ DEFINITIONS: dict[str, str] = {
     "median of its account's (else platform's) posts at the same age; a post's first window "
     "is not judged.",
     "band": "A prediction interval: expected ln velocity +/- 3.5 robust standard deviations "
-    "of the same prediction's errors on the platform's other own posts (1.4826 x MAD, at "
-    "least 0.15), the top widened by 3.5 x sqrt(top + 1) for whole counts.",
+    "of the same prediction's errors on the platform's own posts in the look-back "
+    "(1.4826 x MAD, at least 0.15), the top widened by 3.5 x sqrt(top + 1) for whole counts.",
 }
 
 UNIFIED = (

@@ -12,7 +12,7 @@ Each window between two readings of a post is judged against a prediction made w
   A post's first window (nothing of its own before it) is not judged.
 
 The band is the prediction ± ``BAND_Z`` robust standard deviations of the same predictor's
-errors on the platform's other own posts in the look-back (1.4826 * their MAD, at least
+errors on the platform's own posts in the look-back (1.4826 * their MAD, at least
 ``MIN_SIGMA``, widened by √(1 + 1/n) for a line through n windows): a split-conformal band,
 calibrated on the posts it will judge beside, robust to the surges among them. A window
 above the band that gained at least ``MIN_EXCESS`` engagements more than predicted is a
