@@ -209,13 +209,15 @@ def method_of(prediction: Prediction) -> str:
 BandKey = tuple[str, str, str]  # workspace, platform, method
 
 
-def calibrate(posts: Sequence[Post], same_age: SameAge) -> dict[BandKey, list[float]]:
+Predicted = list[list[Prediction | None]]  # per post, per window
+
+
+def calibrate(posts: Sequence[Post], predicted: Predicted) -> dict[BandKey, list[float]]:
     """Per workspace, platform and method, every window's prediction error (observed -
     predicted): a post's own line errs far less than a median of other posts."""
     errors: dict[BandKey, list[float]] = defaultdict(list)
-    for p in posts:
-        for k, w in enumerate(p.windows):
-            found = predict(p, k, same_age)
+    for p, found_of in zip(posts, predicted, strict=True):
+        for w, found in zip(p.windows, found_of, strict=True):
             # a spent post that gained nothing where nothing was expected says nothing of the
             # spread (a week of them would shrink every band to its floor)
             if found is not None and (w.growth > 0 or found.log_velocity >= QUIET):
@@ -358,12 +360,13 @@ def episodes(post: Post, judged: Sequence[Judged], data_end: datetime) -> list[d
 def breakouts(posts: Sequence[Post], data_end: dict[str, datetime]) -> list[dict[str, Any]]:
     """Every breakout of ``posts`` (each workspace's data ending at ``data_end``), newest first."""
     same_age = SameAge(posts)
-    spread = bands(calibrate(posts, same_age))
+    # each window predicted once: the same predictions calibrate the bands and are judged
+    predicted = [[predict(p, k, same_age) for k in range(len(p.windows))] for p in posts]
+    spread = bands(calibrate(posts, predicted))
     out: list[dict[str, Any]] = []
-    for p in posts:
+    for p, found_of in zip(posts, predicted, strict=True):
         judged = []
-        for k, w in enumerate(p.windows):
-            found = predict(p, k, same_age)
+        for w, found in zip(p.windows, found_of, strict=True):
             band = spread.get((p.workspace_id, p.platform, method_of(found))) if found else None
             if found is not None and band is not None:
                 judged.append(judge(w, found, band))
