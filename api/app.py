@@ -49,6 +49,7 @@ def api_router() -> APIRouter:
     from api.analytics.router import router as analytics
     from api.approvals.router import router as approvals
     from api.automation.router import router as automation
+    from api.experiments.router import router as experiments
     from api.inbox.router import router as inbox
     from api.posts.router import router as posts
     from api.webhooks.router import router as webhooks
@@ -56,7 +57,17 @@ def api_router() -> APIRouter:
     from api.workspaces.sessions import router as sessions
 
     root = APIRouter(prefix=BASE_PATH, generate_unique_id_function=operation_id)
-    groups = (posts, workspaces, sessions, approvals, inbox, automation, analytics, webhooks)
+    groups = (
+        posts,
+        workspaces,
+        sessions,
+        approvals,
+        inbox,
+        automation,
+        experiments,
+        analytics,
+        webhooks,
+    )
     for router in (*groups, reliability):  # reliability: GET /analytics/publishing
         # include_router keeps each route's own class, so the group routers must declare
         # MurmurRoute themselves: without it a request's transaction is never committed.

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from connectors import outbound
 from connectors.platforms import SPECS
 from core.errors import ErrorDetail
-from domain.automation import slots as slotlib
+from domain import slots as slotlib
 from domain.automation import templates
 from domain.automation.schemas import (
     AutomationTarget,

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from domain.errors import found
+from domain.experiments import service as experiments
+from domain.experiments.schemas import PostExperiment
 from domain.pagination import PageRequest
 from domain.posts.schemas import DestinationError, Media, Post, PostApproval, PostDestination
 from domain.schemas import Page, from_row
@@ -44,7 +46,10 @@ def version_of(row: repo.PostRow, destinations: Sequence[repo.DestinationRow]) -
 
 
 def post_out(
-    row: repo.PostRow, destinations: list[repo.DestinationRow], item: approvals_repo.ItemRow | None
+    row: repo.PostRow,
+    destinations: list[repo.DestinationRow],
+    item: approvals_repo.ItemRow | None,
+    experiment: PostExperiment | None = None,
 ) -> Post:
     approval = None
     if item is not None:
@@ -67,6 +72,7 @@ def post_out(
         updated_at=from_db(row.updated_at),
         canceled_at=from_db(row.canceled_at),
         published_at=from_db(row.published_at),
+        experiment=experiment,
     )
 
 
@@ -74,7 +80,10 @@ def posts_out(cur: Cursor, rows: Sequence[repo.PostRow]) -> list[Post]:
     ids = [row.id for row in rows]
     destinations = repo.destinations_of(cur, ids)
     items = approvals_repo.latest_items_of_posts(cur, ids)
-    return [post_out(row, destinations[row.id], items.get(row.id)) for row in rows]
+    arms = experiments.assignments_of(cur, ids)
+    return [
+        post_out(row, destinations[row.id], items.get(row.id), arms.get(row.id)) for row in rows
+    ]
 
 
 def media_out(row: repo.MediaRow) -> Media:

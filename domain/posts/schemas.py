@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from domain.experiments.schemas import PostExperiment
 from domain.posts.options import PlatformOptions
 from domain.schemas import Model, UtcDatetime, omitted
 from domain.workspaces.schemas import Platform
@@ -63,6 +64,12 @@ class PostCreate(Model):
     platform_options: PlatformOptions = Field(
         default_factory=dict,
         description="Per-platform options, keyed by platform name; at most 16 KiB as JSON.",
+    )
+    experiment_id: str | None = Field(
+        default=None,
+        max_length=64,
+        description="A running posting-time experiment: it draws the post's arm at random and"
+        " schedules it at that arm's next free slot (`scheduled_at` is then not given).",
     )
 
 
@@ -130,6 +137,9 @@ class Post(BaseModel):
     updated_at: UtcDatetime
     canceled_at: UtcDatetime | None
     published_at: UtcDatetime | None
+    experiment: PostExperiment | None = Field(
+        default=None, description="The experiment arm drawn for the post, if one scheduled it."
+    )
 
 
 class Media(BaseModel):

@@ -14,6 +14,8 @@ from pydantic_core import to_json
 from connectors.platforms import SPECS
 from core.errors import ErrorDetail
 from domain.errors import InvalidState, PayloadTooLarge, ValidationFailed, found, shape_details
+from domain.experiments import service as experiments
+from domain.experiments.schemas import PostExperiment
 from domain.posts import reads
 from domain.posts.options import MAX_OPTIONS_BYTES
 from domain.posts.schemas import (
@@ -245,6 +247,7 @@ class _Draft:
     actor: str
     new: repo.NewPost
     accounts: list[tuple[str, str]]
+    experiment: PostExperiment | None = None
 
 
 def _draft(
@@ -253,13 +256,24 @@ def _draft(
     actor: str,
     body: PostCreate,
     choices: tuple[bool, list[ws_repo.AccountRow]],
+    assigner: experiments.Assigner | None = None,
 ) -> _Draft:
-    """Validate a new post against its workspace ((approval rule, accounts)); nothing written."""
+    """Validate a new post against its workspace ((approval rule, accounts)); nothing written.
+
+    With an ``experiment_id``, ``assigner`` draws its arm and slot (the batch's assigner, so
+    that the posts of one batch take different slots)."""
     scheduled_at, past = _check_future(body.scheduled_at)
+    if body.experiment_id is not None:
+        past = [*past, *_experiment_conflicts(body)]
     workspace_approval, accounts = choices
     checked = validate(
         cur, workspace_id, body.text, body.platforms, body.media_ids, accounts, prior=past
     )
+    experiment = None
+    if body.experiment_id is not None:
+        assigner = assigner or experiments.Assigner(cur, workspace_id)
+        experiment = assigner.assign(body.experiment_id, [a for a, _ in checked.accounts])
+        scheduled_at = to_db(experiment.slot_at)
     if body.draft:
         status = PostStatus.DRAFT
     elif body.approval_required or workspace_approval:
@@ -278,7 +292,19 @@ def _draft(
         platform_options=checked.options({str(k): v for k, v in body.platform_options.items()}),
         created_by=actor,
     )
-    return _Draft(workspace_id, actor, new, checked.accounts)
+    return _Draft(workspace_id, actor, new, checked.accounts, experiment)
+
+
+def _experiment_conflicts(body: PostCreate) -> list[ErrorDetail]:
+    """What an experiment's post may not set: its time is the arm's slot, and it is published."""
+    details = []
+    if body.scheduled_at is not None:
+        message = "An experiment schedules its posts; omit scheduled_at."
+        details.append(_detail("scheduled_at", "set_by_experiment", message))
+    if body.draft:
+        message = "An experiment's post is scheduled when it is created; it cannot be a draft."
+        details.append(_detail("draft", "set_by_experiment", message))
+    return details
 
 
 def _insert(cur: Cursor, drafts: Sequence[_Draft]) -> list[Post]:
@@ -292,11 +318,13 @@ def _insert(cur: Cursor, drafts: Sequence[_Draft]) -> list[Post]:
     events: list[tuple[str, str, dict[str, Any]]] = []
     for row, draft in zip(rows, drafts, strict=True):
         post_id = row.id
+        if draft.experiment is not None:
+            experiments.record(cur, draft.workspace_id, [(post_id, draft.experiment)])
         item: approvals_repo.ItemRow | None = None
         if draft.new.status == PostStatus.PENDING_APPROVAL:
             approvals_repo.submit(cur, draft.workspace_id, post_id, draft.actor)
             item = approvals_repo.latest_items_of_posts(cur, [post_id]).get(post_id)
-        post = reads.post_out(row, destinations[post_id], item)
+        post = reads.post_out(row, destinations[post_id], item, draft.experiment)
         posts.append(post)
         # Lifecycle events go to the webhook outbox in this same transaction.
         payload = {"post": post.model_dump(mode="json")}
@@ -371,6 +399,7 @@ def create_posts(cur: Cursor, requests: Sequence[PostRequest]) -> list[Post | Ex
     """
     outcomes: list[Post | Exception] = [KeySeen() for _ in requests]
     choices: dict[str, tuple[bool, list[ws_repo.AccountRow]]] = {}
+    assigners: dict[str, experiments.Assigner] = {}
     keys: set[idem_repo.RecordKey] = set()
     valid: list[tuple[int, _Draft]] = []
     for index, request in enumerate(requests):
@@ -380,9 +409,12 @@ def create_posts(cur: Cursor, requests: Sequence[PostRequest]) -> list[Post | Ex
         workspace_id = request.workspace_id
         if workspace_id not in choices:
             choices[workspace_id] = repo.destination_choices(cur, workspace_id)
+        assigner = assigners.setdefault(workspace_id, experiments.Assigner(cur, workspace_id))
         try:
-            draft = _draft(cur, workspace_id, request.actor, request.body, choices[workspace_id])
-        except ValidationFailed as exc:
+            draft = _draft(
+                cur, workspace_id, request.actor, request.body, choices[workspace_id], assigner
+            )
+        except (ValidationFailed, InvalidState) as exc:
             # A retry of a request that succeeded earlier replays it, even if it would no
             # longer validate (a scheduled_at now past).
             if not idem_repo.exists(cur, request.record):
@@ -423,6 +455,12 @@ def update_post(cur: Cursor, workspace_id: str, actor: str, post_id: str, body: 
 
     scheduled_at = row.scheduled_at
     past: list[ErrorDetail] = []
+    moved = {"scheduled_at", "platforms", "draft"} & given
+    if moved and experiments.assignments_of(cur, [post_id]):
+        # Its slot and accounts are what the experiment drew and measures.
+        name = sorted(moved)[0]
+        message = "An experiment's post keeps its slot and accounts; cancel it instead."
+        raise ValidationFailed.on(name, "set_by_experiment", message)
     if "scheduled_at" in given:
         scheduled_at, past = _check_future(body.scheduled_at)
     text = body.text if body.text is not None else row.text

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from domain.automation.slots import (
+from domain.slots import (
     CronError,
     WeeklySlot,
     next_run,

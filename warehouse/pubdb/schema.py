@@ -601,6 +601,46 @@ webhook_alerts = Table(
     _at("created_at"),
 )
 
+# Posting-time experiments (docs/api/experiments.md): the arms and the plan as created; the
+# posts each assigned an arm at random (seeded), one row per post, written with the post.
+experiments = Table(
+    "experiments",
+    added,
+    _id(),
+    _text("workspace_id"),
+    _text("name"),
+    Column("account_ids", Strings, nullable=False),
+    _text("timezone"),
+    Column("arms", Document, nullable=False),
+    _text("metric"),
+    _at("ends_at", nullable=True),
+    Column("target_posts", Integer, nullable=True),
+    Column("min_detectable_effect", Double, nullable=False),
+    Column("seed", BigInteger, nullable=False),
+    _text("queue_id", nullable=True),
+    _text("state"),
+    _at("stopped_at", nullable=True),
+    _text("stop_reason", nullable=True),
+    _at("created_at"),
+    _at("updated_at"),
+    _at("deleted_at", nullable=True),
+    # Pages of a workspace's experiments, and a queue's running one.
+    Index("experiments_ws_id", "workspace_id", "id"),
+    Index("experiments_queue", "queue_id"),
+)
+
+experiment_posts = Table(
+    "experiment_posts",
+    added,
+    Column("post_id", String, primary_key=True),
+    _text("experiment_id"),
+    _text("workspace_id"),
+    _text("arm"),
+    _at("slot_at"),
+    _at("assigned_at"),
+    Index("experiment_posts_experiment", "experiment_id", "slot_at"),
+)
+
 #: Every publishing table in one MetaData (copies of the tables above): what Alembic builds
 #: and what the database is compared with.
 every_table = MetaData()

@@ -1,4 +1,4 @@
-"""Wall-clock schedules resolved to UTC: weekly queue slots and 5-field cron expressions.
+"""Wall-clock schedules in UTC: weekly slots (queues, experiments) and 5-field cron expressions.
 
 Both work in an IANA time zone through :mod:`zoneinfo`, one local wall-clock time at a time:
 
