@@ -38,10 +38,12 @@ from domain.automation.schemas import (
     Target,
 )
 from domain.errors import InvalidState, NotFound, ValidationFailed, found
+from domain.experiments import service as experiments
 from domain.pagination import PageRequest
 from domain.schemas import LATEST, Page, from_row
 from domain.workspaces.service import resolve_destination
 from warehouse import automation as repo
+from warehouse import experiments as experiments_repo
 from warehouse import posts as posts_repo
 from warehouse import workspaces as ws_repo
 from warehouse.ids import from_db, to_db, utcnow
@@ -536,6 +538,9 @@ def reflow(cur: Cursor, queue: repo.QueueRow) -> None:
     """Give the queue's active items, in position order, consecutive slots after now."""
     now = _now()
     items = repo.active_items(cur, queue.id)
+    # An experiment's items keep the slot of the arm drawn for them.
+    drawn = experiments.assignments_of(cur, [i.post_id for i in items])
+    items = [i for i in items if i.post_id not in drawn]
     due = [
         i
         for i in items
@@ -628,11 +633,29 @@ def add_item(
             created_by=actor,
             destinations=[(d["account_id"], d["platform"]) for d in destinations],
         )
-    item_id = repo.insert_item(
-        cur, workspace_id, queue_id, post_id, repo.next_position(cur, queue_id)
-    )
+    position = repo.next_position(cur, queue_id)
+    item_id = repo.insert_item(cur, workspace_id, queue_id, post_id, position)
+    _join_experiment(cur, workspace_id, queue, (item_id, position), post_id)
     reflow(cur, queue)
     return get_item(cur, workspace_id, queue_id, item_id)
+
+
+def _join_experiment(
+    cur: Cursor, workspace_id: str, queue: repo.QueueRow, item: tuple[str, int], post_id: str
+) -> None:
+    """A new item of a queue an experiment runs on: drawn an arm, scheduled at its slot."""
+    assigner = experiments.Assigner(cur, workspace_id)
+    for experiment in experiments_repo.running_on_queue(cur, queue.id):
+        count = experiments_repo.assignment_count(cur, experiment.id)
+        if experiments.status_of(experiment, count, _now()) != "running":
+            continue  # its plan is over: the queue goes on as before
+        accounts = [d["account_id"] for d in queue.destinations]
+        drawn = assigner.assign(experiment.id, accounts, "queue_id")
+        slot_at = drawn.slot_at.replace(tzinfo=None)
+        experiments.record(cur, workspace_id, [(post_id, drawn)])
+        repo.set_item(cur, item[0], position=item[1], status="scheduled", slot_at=slot_at)
+        posts_repo.move(cur, post_id, PostStatus.SCHEDULED, scheduled_at=slot_at, reschedule=True)
+        return
 
 
 def reorder_items(

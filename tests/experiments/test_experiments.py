@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from tests.automation.helpers import make_queue
 from tests.support import Api, LiveServer, Tenant, assert_error
 
 CONTROL = {"name": "morning", "control": True, "slots": [{"time": "09:00"}, {"time": "10:00"}]}
@@ -225,3 +226,40 @@ def test_an_experiment_of_another_workspace_is_not_found(
     body = {"text": "t", "platforms": ["x"], "experiment_id": experiment["id"]}
     error = assert_error(other.post("/posts", json=body), 400, "VALIDATION_ERROR")
     assert error["details"][0]["issue"] == "unknown_experiment"
+
+
+def test_a_queue_the_experiment_names_schedules_its_new_items_at_their_arms_slots(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    api = tenant.api
+    queue = make_queue(api, destinations=["x"])
+    plain = api.ok(api.post(f"/queues/{queue['id']}/items", json={"text": "before"}), 201)
+    experiment = make_experiment(api, tenant, queue_id=queue["id"])
+    path = f"/queues/{queue['id']}/items"
+    items = [api.ok(api.post(path, json={"text": f"q{i}"}), 201) for i in range(4)]
+    drawn = [random.Random(f"1234:{n}").choice(["morning", "evening"]) for n in range(4)]
+    for item, arm in zip(items, drawn, strict=True):
+        post = api.ok(api.get(f"/posts/{item['post_id']}"))
+        assert post["experiment"]["arm"] == arm
+        assert item["status"] == "scheduled"
+        assert item["slot_at"] == post["scheduled_at"] == post["experiment"]["slot_at"]
+    # A re-flow of the queue (new slots) moves its own items, not the experiment's.
+    moved = api.ok(api.put(f"{path[:-6]}/slots", json={"slots": [{"weekday": 2, "time": "07:15"}]}))
+    assert moved["id"] == queue["id"]
+    after = {i["id"]: i for i in api.list_all(path)}
+    assert all(after[i["id"]]["slot_at"] == i["slot_at"] for i in items)
+    assert after[plain["id"]]["slot_at"] != plain["slot_at"]
+    assert api.ok(api.get(f"/experiments/{experiment['id']}"))["posts_assigned"] == 4
+    # One experiment per queue; and the queue's accounts must be the experiment's.
+    again = api.post(
+        "/experiments",
+        json={
+            "name": "again",
+            "account_ids": [tenant.accounts["x"]],
+            "arms": [CONTROL, EVENING],
+            "metric": "engagements_48h",
+            "duration_days": 7,
+            "queue_id": queue["id"],
+        },
+    )
+    assert assert_error(again, 400, "VALIDATION_ERROR")["details"][0]["issue"] == "queue_taken"
