@@ -54,7 +54,9 @@ SCALE_TESTS := tests/store/test_session_profile.py tests/posts tests/publishing/
 	tests/store/test_lake_integrity.py::test_a_cut_raw_file_is_taken_out_and_its_loss_reported \
 	tests/store/test_lake_integrity.py::test_a_take_out_racing_another_commit_takes_the_next_snapshot \
 	tests/notebooks/test_notebooks.py::test_notebook_runs_attached_read_only \
-	tests/publishing/test_reliability.py::test_the_figures_are_what_the_destinations_say
+	tests/publishing/test_reliability.py::test_the_figures_are_what_the_destinations_say \
+	tests/experiments/test_experiments.py::test_each_new_post_is_drawn_an_arm_by_the_seed_and_scheduled_at_its_free_slot \
+	tests/experiments/test_experiments.py::test_a_queue_the_experiment_names_schedules_its_new_items_at_their_arms_slots
 
 ## The whole test suite, the scale profile's run and the linters, side by side.
 # The scale pass (one worker) and the linters run beside the first pass (two workers): each

@@ -93,6 +93,13 @@ def running_on_queue(cur: Cursor, queue_id: str) -> list[ExperimentRow]:
     )
 
 
+def hold_for_draws(cur: Cursor, experiment_id: str) -> None:
+    """Hold the experiment until this transaction ends, so that two writers never take the
+    same draw or slot (SQLite has one writer at a time already)."""
+    if cur.dialect != "sqlite":
+        cur.execute("SELECT id FROM experiments WHERE id = ? FOR UPDATE", [experiment_id])
+
+
 def assignments(cur: Cursor, experiment_id: str) -> list[AssignmentRow]:
     """The experiment's posts, by slot."""
     return fetch_rows(

@@ -258,6 +258,7 @@ class Assigner:
                     "experiment_id", "unknown_experiment", f"No experiment {experiment_id!r} here."
                 )
             self._rows[experiment_id] = row
+            repo.hold_for_draws(self.cur, experiment_id)
             taken = repo.assignments(self.cur, experiment_id)
             self._taken[experiment_id] = {a.slot_at for a in taken}
             self._drawn[experiment_id] = len(taken)
