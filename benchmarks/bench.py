@@ -15,7 +15,9 @@ runs in a child process and shows "not measured" with the reason if it is absent
 The breakouts' detection quality (``benchmarks.breakouts_quality``, issue 52) is a section of
 its own ("Breakouts (issue 52)", ``BREAKOUTS_START``), not a column of the profiles' table:
 it measures the detector in process over the simulator's and the real exports' readings, the
-same on either profile.
+same on either profile. So is the posting-time experiments' interval coverage
+(``benchmarks.experiments_quality``, issue 52 point 2: "Experiments (issue 52)",
+``EXPERIMENTS_START``), seeded experiments over a simulator with a planted time-of-day effect.
 ``profile="scale"`` runs the same rows on PostgreSQL + S3 (moto) started on loopback for the
 run (``benchmarks.servers``): every process finds its store there through ``bench_settings``.
 
@@ -77,6 +79,10 @@ BREAKOUTS = "breakouts"  # the group printed and documented in a section of its 
 BREAKOUTS_TITLE = "Breakouts (issue 52)"
 BREAKOUTS_START = "<!-- bench:breakouts -->"
 BREAKOUTS_END = "<!-- /bench:breakouts -->"
+EXPERIMENTS = "experiments"  # the experiments' interval coverage: a section of its own too
+EXPERIMENTS_TITLE = "Experiments (issue 52)"
+EXPERIMENTS_START = "<!-- bench:experiments -->"
+EXPERIMENTS_END = "<!-- /bench:experiments -->"
 
 
 @dataclass
@@ -487,6 +493,14 @@ _PLACEHOLDERS = {
         "breakouts on the simulator, 6-hourly captures",
         "breakouts in the real exports",
     ],
+    EXPERIMENTS: [
+        "experiment interval, engagements_24h, planted time-of-day lift",
+        "experiment interval, engagements_48h, planted time-of-day lift",
+        "experiment interval, engagement_rate, planted time-of-day lift (rate lift 0)",
+        "experiment interval, engagements_24h, nothing planted (null)",
+        "experiment interval, engagements_48h, nothing planted (null)",
+        "experiment interval, engagement_rate, nothing planted (null)",
+    ],
     "history": [
         "full build over a long history",
         "incremental hour over a long history",
@@ -585,6 +599,10 @@ def _print_rows_of(group: str, quick: bool, history: int | None = None) -> int:
         from benchmarks.breakouts_quality import run_rows as run_breakouts
 
         rows = run_breakouts(quick)
+    elif group == EXPERIMENTS:
+        from benchmarks.experiments_quality import run_rows as run_experiments
+
+        rows = run_experiments(quick)
     elif group == "breakout_latency":
         from benchmarks.breakout_latency import measure as measure_breakout_latency
 
@@ -716,6 +734,20 @@ def write_breakouts_docs(rows: Sequence[dict[str, Any]], command: str, wall_s: f
     _replace_block(BREAKOUTS_START, BREAKOUTS_END, "\n".join(block))
 
 
+def write_experiments_docs(rows: Sequence[dict[str, Any]], command: str, wall_s: float) -> None:
+    """Put the experiments' coverage rows (``experiments_quality``'s shape) in their block of
+    docs/performance.md, after a line stating the design."""
+    from benchmarks.experiments_quality import design
+    from benchmarks.experiments_quality import table as experiments_table
+
+    line = (
+        f"Latest: `{command}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC ({os.cpu_count()} CPUs,"
+        f" load average {os.getloadavg()[0]:.2f}; wall {wall_s:.0f} s). Each repeat: {design()}."
+    )
+    block = [EXPERIMENTS_START, line, "", experiments_table(rows), EXPERIMENTS_END]
+    _replace_block(EXPERIMENTS_START, EXPERIMENTS_END, "\n".join(block))
+
+
 def write_history_docs(rows: list[Row], results: dict[str, Any]) -> None:
     """Put the history run in docs/performance.md and its raw figures beside the profiles'."""
     saved = DOCS / "performance-latest.json"
@@ -778,7 +810,7 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
         shutil.rmtree(data_dir)
     engine = cfg.engine if cfg.engine != "auto" else ("wrk" if wrk_path() else "python")
     results: dict[str, Any] = {"scale": []}
-    breakouts_wall = 0.0
+    breakouts_wall = experiments_wall = 0.0
     servers = contextlib.ExitStack()
     try:
         servers.enter_context(profile_servers(cfg.profile))
@@ -842,6 +874,10 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
             breakouts_started = time.monotonic()
             rows += child_rows(BREAKOUTS, cfg.quick, 180.0 if cfg.quick else 600.0)
             breakouts_wall = time.monotonic() - breakouts_started
+            # In process, no store: ~1 CPU-min (1,000 seeded experiments, 200 with --quick).
+            experiments_started = time.monotonic()
+            rows += child_rows(EXPERIMENTS, cfg.quick, 180.0 if cfg.quick else 600.0)
+            experiments_wall = time.monotonic() - experiments_started
             if not cfg.quick:  # real processes and six runs of the job a store: minutes
                 rows += child_rows("breakout_latency", False, 1800.0)
     finally:
@@ -865,15 +901,22 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
         "wall_s": round(time.monotonic() - started, 1),
     }
     apart = [r for r in rows if r.group == BREAKOUTS]
-    profiled = [r for r in rows if r.group != BREAKOUTS]
+    experiments = [r for r in rows if r.group == EXPERIMENTS]
+    profiled = [r for r in rows if r.group not in (BREAKOUTS, EXPERIMENTS)]
     results["rows"] = [asdict(r) for r in profiled]
     if apart:
         results[BREAKOUTS] = [asdict(r) for r in apart]
+    if experiments:
+        results[EXPERIMENTS] = [asdict(r) for r in experiments]
     print(table(profiled))
     if apart:
         from benchmarks.breakouts_quality import table as breakouts_table
 
         print(f"\n{BREAKOUTS_TITLE}\n\n{breakouts_table([_raw(r) for r in apart])}")
+    if experiments:
+        from benchmarks.experiments_quality import table as experiments_table
+
+        print(f"\n{EXPERIMENTS_TITLE}\n\n{experiments_table([_raw(r) for r in experiments])}")
     print(f"\n(wall {results['meta']['wall_s']} s, load generator {engine}, {cfg.profile})")
     if cfg.write_docs:
         command = "murmur bench" + (" --quick" if cfg.quick else "")
@@ -881,6 +924,8 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
         write_docs(profiled, results, command)
         if apart:
             write_breakouts_docs([_raw(r) for r in apart], command, breakouts_wall)
+        if experiments:
+            write_experiments_docs([_raw(r) for r in experiments], command, experiments_wall)
     return rows
 
 

@@ -8,8 +8,8 @@ import random
 import re
 import string
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 
@@ -320,10 +320,24 @@ def _handle(platform: str, name: str) -> str:
 
 
 class World:
-    """Every simulated platform, deterministic given the seed, the clock and registered accounts."""
+    """Every simulated platform, deterministic given the seed, the clock and registered accounts.
 
-    def __init__(self, seed: int = 7) -> None:
+    ``hour_effect`` plants a known time-of-day effect: UTC hour of publication -> multiplier
+    of the posts published through the write APIs (``publish``) in that hour. Such a post's
+    ordinary curve and surge are both multiplied, so every counter scales by it (up to the
+    counters' rounding down); generated posts are untouched, and without an effect (None,
+    the default) the world is exactly the one of the seed alone.
+    """
+
+    def __init__(self, seed: int = 7, hour_effect: Mapping[int, float] | None = None) -> None:
         self.seed = seed
+        self.hour_effect: dict[int, float] = {}
+        for hour, multiplier in (hour_effect or {}).items():
+            if not (isinstance(hour, int) and 0 <= hour <= 23):
+                raise ValueError(f"hour_effect: an hour is 0-23 (UTC), not {hour!r}")
+            if not (math.isfinite(multiplier) and multiplier > 0):
+                raise ValueError(f"hour_effect: hour {hour}'s multiplier {multiplier!r} is not > 0")
+            self.hour_effect[hour] = float(multiplier)
         self._accounts: dict[str, dict[int, Account]] = {p: {} for p in PLATFORMS}
         # Posts created through the write APIs: part of the world from their creation on.
         self._published: dict[str, dict[str, Post]] = {p: {} for p in PLATFORMS}
@@ -481,7 +495,8 @@ class World:
         *,
         number: int | None = None,
     ) -> Post:
-        """Create a post through a write API: from ``at`` on it has its own engagement curve."""
+        """Create a post through a write API: from ``at`` on it has its own engagement curve
+        (times the ``hour_effect`` of ``at``'s UTC hour, if any)."""
         # ``number`` restores a post published before a restart: its curve is drawn from the
         # seed and the number, so it comes back exactly as it was.
         with self._publish_lock:
@@ -502,6 +517,9 @@ class World:
                 lambda _r: (text, media_type),
                 may_vanish=False,
             )
+            multiplier = self.hour_effect.get(at.astimezone(UTC).hour, 1.0)
+            if multiplier != 1.0:  # the planted time-of-day effect: the whole curve scales
+                post = replace(post, size=post.size * multiplier, surge=post.surge * multiplier)
             self._published[account.platform][post.external_id] = post
             self._published_of.setdefault((account.platform, account.index), []).append(post)
             return post

@@ -256,7 +256,13 @@ def execute(
         details = shape_details(exc.errors())
         first = details[0]
         raise ValidationFailed(f"{first.field}: {first.message}", details) from None
-    call = Call(key=key, workspace_id=workspace_id, settings=settings, codec=services.codec)
+    call = Call(
+        key=key,
+        workspace_id=workspace_id,
+        settings=settings,
+        codec=services.codec,
+        store=services.store,
+    )
     if tool.raw:
         args = {k: v for k, v in arguments.items() if k != "workspace_id"}
     write = tool.write

@@ -9,7 +9,8 @@ api/mcp/server.py does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal, TypeVar
@@ -43,6 +44,13 @@ from domain.approvals import service as approvals
 from domain.approvals.schemas import ApprovalAction, ApprovalBatch, ApprovalItem
 from domain.automation import service as automation
 from domain.automation.schemas import Queue
+from domain.experiments import service as experiments
+from domain.experiments.schemas import (
+    Experiment,
+    ExperimentCreate,
+    ExperimentDetail,
+    ExperimentStop,
+)
 from domain.idempotency import KEY_PATTERN
 from domain.inbox import drafts
 from domain.inbox import service as inbox
@@ -60,7 +68,7 @@ from warehouse.analytics import TrendFilter
 from warehouse.ids import to_db
 from warehouse.posts import PostStatus
 from warehouse.rows import Cursor
-from warehouse.store import LakeSnapshot, Transaction
+from warehouse.store import LakeSnapshot, Store, Transaction
 
 BASE_PATH = "/api/public/v1"  # api/app.py's, which imports this package when it builds the app
 
@@ -267,6 +275,21 @@ class ReliabilityArgs(InWorkspace):
     account_id: str | None = Field(default=None, max_length=64, description="Only this account.")
 
 
+class ExperimentRef(InWorkspace, AsOfArgs):
+    experiment_id: Id = Field(description="The experiment's id (`exp_…`).")
+
+
+class CreateExperiment(ExperimentCreate):
+    idempotency_key: IdempotencyKey
+    workspace_id: WorkspaceId = None
+
+
+class StopExperiment(ExperimentStop):
+    experiment_id: Id = Field(description="The experiment to stop (`exp_…`).")
+    idempotency_key: IdempotencyKey
+    workspace_id: WorkspaceId = None
+
+
 class ExplainError(Args):
     code: str = Field(
         max_length=64, description="An error code, e.g. `INVALID_STATE` or `RATE_LIMITED`."
@@ -286,6 +309,7 @@ class Call:
     codec: CursorCodec
     txn: Transaction | None = None
     write_cur: Cursor | None = None
+    store: Store | None = None  # a write's, for the lake reads beside it (:meth:`writing`)
     body: dict[str, Any] = field(default_factory=dict)  # the arguments as sent, for writes
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
 
@@ -305,12 +329,37 @@ class Call:
     def actor(self) -> str:
         return self.key.id
 
+    @contextmanager
+    def writing(self) -> Iterator[Transaction]:
+        """The write's transaction as a service that also reads the lake takes it (REST's
+        ``ctx.txn``): its cursor is the write's, its lake reads are a snapshot of their own,
+        ended here; the idempotency unit commits the write."""
+        assert self.store is not None
+        assert self.write_cur is not None
+        txn = _Writing(self.store, self.write_cur)
+        try:
+            yield txn
+        finally:
+            txn.rollback()  # the lake reads only: the publishing transaction is never begun
+
     def page(self, path: str, args: Paged) -> PageRequest:
         """The page asked for, its cursor bound to the REST endpoint's (one cursor for both:
         api/pagination.py names an endpoint by its route's path, which is the router's)."""
         endpoint = f"GET {path}"
         after = self.codec.decode(endpoint, args.cursor) if args.cursor else None
         return PageRequest(limit=args.limit, after=after, endpoint=endpoint, codec=self.codec)
+
+
+class _Writing(Transaction):
+    """A transaction whose publishing cursor is a write's own, begun by the idempotency unit."""
+
+    def __init__(self, store: Store, cur: Cursor) -> None:
+        super().__init__(store, write=False)  # its own publishing transaction: never begun
+        self._write_cur = cur
+
+    @property
+    def cur(self) -> Cursor:
+        return self._write_cur
 
 
 @dataclass(frozen=True)
@@ -417,6 +466,48 @@ def _post_analytics(data: dict[str, Any]) -> str:
     )
 
 
+def _experiment(data: dict[str, Any]) -> str:
+    plan = (
+        f"until {data['ends_at']}" if data.get("ends_at") else f"{data.get('target_posts')} posts"
+    )
+    arms = ", ".join(
+        f"{a['name']}{' (control)' if a.get('control') else ''}" for a in data.get("arms", [])
+    )
+    return (
+        f"Experiment {data['id']} is {data['status']}: arms {arms}; metric {data['metric']}; "
+        f"{data['posts_assigned']} post(s) assigned; plan {plan}."
+    )
+
+
+def _arm_result(arm: dict[str, Any]) -> str:
+    head = f"{arm['name']}{' (control)' if arm.get('control') else ''}"
+    measured = f"{arm['posts_measured']} post(s) measured"
+    lift = arm.get("lift")
+    if arm.get("control"):
+        return f"{head} {measured}"
+    if lift is None:
+        return f"{head} {measured}, no lift yet"
+    return (
+        f"{head} {measured}, lift {lift['estimate']:+.1%} "
+        f"(95 % interval {lift['low']:+.1%} to {lift['high']:+.1%})"
+    )
+
+
+def _experiment_detail(data: dict[str, Any]) -> str:
+    results = data.get("results") or {}
+    arms = "; ".join(_arm_result(a) for a in results.get("arms", []))
+    needed = results.get("posts_needed") or {}
+    if needed.get("per_arm") is None:
+        posts_needed = "posts_needed unknown (no spread measured yet)"
+    else:
+        posts_needed = f"posts_needed {needed['per_arm']} per arm ({needed.get('more')} more)"
+    return (
+        f"Experiment {data['id']} ({data['status']}, {data['metric']}): {arms}. "
+        f"enough_data {str(results.get('enough_data')).lower()}, {posts_needed}, "
+        f"can_stop_early {str(results.get('can_stop_early')).lower()}."
+    )
+
+
 # -- the tools ---------------------------------------------------------------------------------
 
 
@@ -496,6 +587,28 @@ def _respond(call: Call, args: RespondToInboxItem) -> BaseModel:
 
 def _list_queues(call: Call, args: Paged) -> BaseModel:
     return automation.list_queues(call.cur, call.workspace_id, call.page("/queues", args))
+
+
+def _list_experiments(call: Call, args: Paged) -> BaseModel:
+    return experiments.list_experiments(
+        call.cur, call.workspace_id, call.page("/experiments", args)
+    )
+
+
+def _get_experiment(call: Call, args: ExperimentRef) -> BaseModel:
+    _travel(call, args.as_of)  # the lake's readings as then; no freshness to restate (_then)
+    return experiments.get_experiment(call.transaction, call.workspace_id, args.experiment_id)
+
+
+def _create_experiment(call: Call, args: CreateExperiment) -> BaseModel:
+    body = ExperimentCreate.model_validate(call.body)
+    return experiments.create_experiment(call.cur, call.workspace_id, body)
+
+
+def _stop_experiment(call: Call, args: StopExperiment) -> BaseModel:
+    body = ExperimentStop.model_validate(call.body)
+    with call.writing() as txn:
+        return experiments.stop_experiment(txn, call.workspace_id, args.experiment_id, body)
 
 
 def _travel(call: Call, as_of: int | str | None) -> LakeSnapshot | None:
@@ -955,6 +1068,70 @@ TOOLS: tuple[Tool, ...] = (
         output=Breakouts,
         run=_breakouts,
         summary=_page("breakout"),
+    ),
+    Tool(
+        name="list_experiments",
+        title="List posting-time experiments",
+        description="List the workspace's posting-time experiments, newest first: each with "
+        "its arms (posting slots, one the control), metric, plan and status (`running`, "
+        "`completed`, `stopped`, `abandoned`). Their results: get_experiment. " + _PAGED,
+        scope="analytics:read",
+        args=Paged,
+        output=Page[Experiment],
+        run=_list_experiments,
+        summary=_page("experiment"),
+    ),
+    Tool(
+        name="get_experiment",
+        title="A posting-time experiment's results",
+        description="One experiment (`exp_…`) with, per arm, the posts assigned, published, "
+        "measured and pending, the metric, and the lift against the control (the typical "
+        "post's relative change, with its 95 % interval); `enough_data`, `posts_needed` for "
+        "the minimum detectable effect, `conclusive`, `can_stop_early` and the stop rule. "
+        "While running, the interval holds at the planned end only; `method` and "
+        "`definitions` say how each figure is computed.",
+        scope="analytics:read",
+        args=ExperimentRef,
+        output=ExperimentDetail,
+        run=_get_experiment,
+        summary=_experiment_detail,
+    ),
+    Tool(
+        name="create_experiment",
+        title="Start a posting-time experiment",
+        description="Start an experiment on accounts: 2 to 6 arms of posting slots (exactly "
+        "one `control: true`), a `metric`, and exactly one plan of `ends_at`, "
+        "`duration_days` and `target_posts`. From then on a post created with its "
+        "`experiment_id` (create_post) is drawn an arm at random and scheduled at that "
+        "arm's next free slot. Every problem is answered at once (VALIDATION_ERROR).",
+        scope="automations:write",
+        args=CreateExperiment,
+        output=Experiment,
+        run=_create_experiment,
+        summary=_experiment,
+        read_only=False,
+        write=Write("POST", lambda a: f"{BASE_PATH}/experiments", 201),
+    ),
+    Tool(
+        name="stop_experiment",
+        title="Stop a posting-time experiment",
+        description="Stop a running experiment (`exp_…`) so that it assigns no more posts. "
+        "Early, only as its stop rule allows (get_experiment's `can_stop_early`), else "
+        "INVALID_STATE; `abandon: true` stops it anyway, its results then not conclusive. "
+        "It cannot be undone; an experiment not running is refused (INVALID_STATE).",
+        scope="automations:write",
+        args=StopExperiment,
+        output=ExperimentDetail,
+        run=_stop_experiment,
+        summary=_experiment_detail,
+        read_only=False,
+        destructive=True,
+        write=Write(
+            "POST",
+            lambda a: f"{BASE_PATH}/experiments/{a.experiment_id}/stop",
+            200,
+            ("experiment_id",),
+        ),
     ),
     Tool(
         name="get_publishing_reliability",

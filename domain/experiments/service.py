@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from core.errors import ErrorDetail
-from domain.slots import WeeklySlot, parse_hhmm, slot_times, zone
 from domain.errors import InvalidState, ValidationFailed, found
 from domain.experiments import metrics, stats
 from domain.experiments.schemas import (
@@ -20,16 +19,17 @@ from domain.experiments.schemas import (
     Experiment,
     ExperimentCreate,
     ExperimentDetail,
+    ExperimentPostsNeeded,
     ExperimentResults,
     ExperimentStop,
     Lift,
     MetricSummary,
     PostExperiment,
-    ExperimentPostsNeeded,
     Status,
 )
 from domain.pagination import PageRequest
 from domain.schemas import Page
+from domain.slots import WeeklySlot, parse_hhmm, slot_times, zone
 from warehouse import automation as automation_repo
 from warehouse import experiments as repo
 from warehouse import posts as posts_repo

@@ -48,6 +48,11 @@ TOOL_NAMES = {
     "list_breakouts",
     "get_publishing_reliability",
     "explain_error",
+    # Posting-time experiments (issue 52, point 2).
+    "list_experiments",
+    "get_experiment",
+    "create_experiment",
+    "stop_experiment",
 }
 WRITES = {
     "create_post",
@@ -56,6 +61,8 @@ WRITES = {
     "act_on_approval",
     "draft_reply",
     "respond_to_inbox_item",
+    "create_experiment",
+    "stop_experiment",
 }
 
 

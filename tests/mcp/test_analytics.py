@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import mcp_types as types
 import pytest
 
 from tests.analytics.seed import (
@@ -16,6 +17,8 @@ from tests.analytics.seed import (
     seed_unified,
     today,
 )
+from tests.experiments.conftest import Measured
+from tests.experiments.conftest import measured as measured  # the experiments' published run
 from tests.mcp.agent import agent
 from tests.support import LiveServer, Tenant, new_tenant
 
@@ -124,3 +127,47 @@ def test_a_cursor_of_either_interface_pages_the_other(
     rest = tenant.api.ok(tenant.api.get("/viral-trends", params={"limit": 2, "cursor": cursor}))
     assert _steady(second) == _steady(rest)
     assert second["items"] != first["items"]
+
+
+def test_an_experiments_results_answer_as_rest_over_posts_really_published_and_read(
+    measured: Measured,
+) -> None:
+    """Each arm's posts measured and lift with its interval: the numbers of GET
+    /experiments/{id}, now and `as_of` a snapshot, and what the summary says of them."""
+    api = measured.api
+    key = api.http.headers["Authorization"].removeprefix("Bearer ")
+    snapshot = api.ok(api.get("/analytics/unified"))["provenance"]["snapshot_id"]
+    with agent(measured.server, key) as a:
+        for experiment in (measured.one_account, measured.accounts):
+            path = f"/experiments/{experiment['id']}"
+            arguments = {"experiment_id": experiment["id"]}
+            result = a.call("get_experiment", arguments)
+            data = a.ok("get_experiment", arguments)
+            assert data == api.ok(api.get(path))
+            then = a.ok("get_experiment", {**arguments, "as_of": snapshot})
+            assert then == api.ok(api.get(path, params={"as_of": snapshot}))
+            assert then["results"]["arms"] == data["results"]["arms"]  # no capture since
+            evening = next(arm for arm in data["results"]["arms"] if arm["name"] == "evening")
+            lift = evening["lift"]
+            assert lift is not None
+            assert evening["posts_measured"] > 0
+            summary = result.content[0]
+            assert isinstance(summary, types.TextContent)
+            assert (
+                f"evening {evening['posts_measured']} post(s) measured, lift "
+                f"{lift['estimate']:+.1%} (95 % interval {lift['low']:+.1%} to "
+                f"{lift['high']:+.1%})"
+            ) in summary.text
+            results = data["results"]
+            needed = results["posts_needed"]
+            assert f"posts_needed {needed['per_arm']} per arm ({needed['more']} more)" in (
+                summary.text
+            )
+            assert f"enough_data {str(results['enough_data']).lower()}" in summary.text
+            assert f"can_stop_early {str(results['can_stop_early']).lower()}" in summary.text
+        a.error("get_experiment", {"experiment_id": "exp_nope"}, "NOT_FOUND")
+        a.error(
+            "get_experiment",
+            {"experiment_id": measured.one_account["id"], "as_of": "yesterday"},
+            "VALIDATION_ERROR",
+        )

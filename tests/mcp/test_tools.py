@@ -88,11 +88,35 @@ class World:
     draft: dict[str, Any]
     pending: dict[str, Any]
     item_id: str
+    experiment: dict[str, Any]
 
     def fresh_draft(self) -> str:
         body = {"text": f"Draft {uuid.uuid4().hex[:6]}", "platforms": ["x"], "draft": True}
         post: dict[str, Any] = self.tenant.api.ok(self.tenant.api.post("/posts", json=body), 201)
         return str(post["post_id"])
+
+    def fresh_experiment(self) -> str:
+        made = self.tenant.api.ok(
+            self.tenant.api.post("/experiments", json=experiment(self.tenant)), 201
+        )
+        return str(made["id"])
+
+
+CONTROL = {"name": "morning", "control": True, "slots": [{"time": "09:00"}]}
+EVENING = {"name": "evening", "slots": [{"time": "18:00"}]}
+
+
+def experiment(tenant: Tenant, **fields: Any) -> dict[str, Any]:
+    """An experiment's body (`POST /experiments`, create_experiment's arguments)."""
+    return {
+        "name": f"Experiment {uuid.uuid4().hex[:6]}",
+        "account_ids": [tenant.accounts["x"]],
+        "arms": [CONTROL, EVENING],
+        "metric": "engagements_24h",
+        "target_posts": 20,
+        "seed": 7,
+        **fields,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +147,8 @@ def world(server: LiveServer) -> Iterator[World]:
     seed_insights(server, tenant)
     seed_rankings(server, tenant)
     seed_post_rows(server, tenant, draft["post_id"], "x", [today() - timedelta(days=1), today()])
-    yield World(server, tenant, other, draft, pending, item_id)
+    running = api.ok(api.post("/experiments", json=experiment(tenant)), 201)
+    yield World(server, tenant, other, draft, pending, item_id, running)
     tenant.api.close()
     other.api.close()
 
@@ -313,6 +338,51 @@ CASES: dict[str, Case] = {
         lambda w: {"from": "2026-01-02T00:00:00Z", "to": "2026-01-01T00:00:00Z"},
         "VALIDATION_ERROR",
     ),
+    "list_experiments": Case(
+        lambda w: {"limit": 100},
+        lambda w, d: _check(
+            w.experiment["id"] in _ids(d)
+            and d["items"]
+            == w.tenant.api.ok(w.tenant.api.get("/experiments", params={"limit": 100}))["items"]
+        ),
+        lambda w: {"limit": 0},
+        "VALIDATION_ERROR",
+    ),
+    "get_experiment": Case(
+        lambda w: {"experiment_id": w.experiment["id"]},
+        lambda w, d: _check(
+            d == w.tenant.api.ok(w.tenant.api.get(f"/experiments/{w.experiment['id']}"))
+            and [a["name"] for a in d["results"]["arms"]] == ["morning", "evening"]
+        ),
+        lambda w: {"experiment_id": "exp_nope"},
+        "NOT_FOUND",
+    ),
+    "create_experiment": Case(
+        lambda w: {**experiment(w.tenant), "idempotency_key": key()},
+        lambda w, d: _check(
+            (d["status"], d["posts_assigned"], d["seed"]) == ("running", 0, 7)
+            and d == _base(w.tenant.api.ok(w.tenant.api.get(f"/experiments/{d['id']}")))
+        ),
+        lambda w: {
+            **experiment(w.tenant, arms=[EVENING, CONTROL | {"control": False}]),
+            "idempotency_key": key(),
+        },
+        "VALIDATION_ERROR",
+    ),
+    "stop_experiment": Case(
+        lambda w: {
+            "experiment_id": w.fresh_experiment(),
+            "abandon": True,
+            "reason": "launch moved",
+            "idempotency_key": key(),
+        },
+        lambda w, d: _check(
+            (d["status"], d["stop_reason"], d["results"]["conclusive"])
+            == ("abandoned", "launch moved", False)
+        ),
+        lambda w: {"experiment_id": w.fresh_experiment(), "idempotency_key": key()},
+        "INVALID_STATE",
+    ),
     "explain_error": Case(
         lambda w: {"code": "idempotency_in_progress"},
         lambda w, d: _check(d["code"] == "IDEMPOTENCY_IN_PROGRESS" and d["retry"] is True),
@@ -324,6 +394,11 @@ CASES: dict[str, Case] = {
 
 def _check(holds: bool) -> None:
     assert holds
+
+
+def _base(detail: dict[str, Any]) -> dict[str, Any]:
+    """An experiment's detail without its results: the experiment as created or listed."""
+    return {k: v for k, v in detail.items() if k != "results"}
 
 
 def _canceled(w: World) -> str:
@@ -459,8 +534,10 @@ def test_tools_list_is_compact(server: LiveServer, tenant: Tenant) -> None:
     # descriptions of every field, the same ones in each of its models). Compacted: 65,796;
     # with every analytics answer's provenance (781 bytes each) and `as_of`: 80,362, 8,451;
     # with get_publishing_reliability (3,900 bytes, its figures' schema once): 83,950; with
-    # list_breakouts (5,100 bytes): 89,062.
-    assert len(response.content) < 91_000
+    # list_breakouts (5,100 bytes): 89,062; with create_post's and validate_post's
+    # experiment_id: 90,672; with the four experiment tools (15,358 bytes: list_experiments
+    # 2,527, get_experiment 4,115, create_experiment 4,644, stop_experiment 4,072): 106,030.
+    assert len(response.content) < 108_000
     assert unified < 9_000
     assert "title" not in tools["get_unified_analytics"]["outputSchema"]["$defs"]["Metrics"]
 

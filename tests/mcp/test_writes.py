@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import mcp_types as types
+
 from tests.mcp.agent import agent
 from tests.support import LiveServer, Tenant, assert_error
 
@@ -232,3 +234,113 @@ def test_a_key_reused_on_another_id_is_a_conflict_and_acts_on_nothing(
         assert again.meta is not None
         assert again.meta["murmur/replayed"] is True
         assert a.ok("get_post", {"post_id": second["post_id"]})["status"] == "draft"
+
+
+# -- posting-time experiments: the same unit, the same numbers, the same refusals --------------
+
+
+def _experiment(tenant: Tenant, **fields: Any) -> dict[str, Any]:
+    return {
+        "name": "When do our followers read us?",
+        "account_ids": [tenant.accounts["x"], tenant.accounts["bluesky"]],
+        "timezone": "Europe/Paris",
+        "arms": [
+            {"name": "morning", "control": True, "slots": [{"time": "09:00"}]},
+            {"name": "evening", "slots": [{"time": "18:00"}, {"weekday": 5, "time": "20:30"}]},
+        ],
+        "metric": "engagements_24h",
+        "target_posts": 40,
+        "seed": 1234,
+        **fields,
+    }
+
+
+def test_an_experiment_an_agent_creates_reads_as_rest_reads_it(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    body = _experiment(tenant)
+    with agent(server, tenant.key) as a:
+        made = a.ok("create_experiment", {**body, "idempotency_key": "exp-1"})
+        again = a.call("create_experiment", {**body, "idempotency_key": "exp-1"})
+        assert again.meta is not None
+        assert again.meta["murmur/replayed"] is True
+        assert again.structured_content == made
+        # Its posts: create_post's experiment_id draws the arm, as POST /posts does.
+        posts = [
+            a.ok(
+                "create_post",
+                {
+                    "text": f"post {n}",
+                    "platforms": ["x"],
+                    "experiment_id": made["id"],
+                    "idempotency_key": f"exp-post-{n}",
+                },
+            )
+            for n in range(3)
+        ]
+        detail = a.ok("get_experiment", {"experiment_id": made["id"]})
+        summary = a.call("get_experiment", {"experiment_id": made["id"]}).content[0]
+        listed = a.ok("list_experiments")
+    assert made["status"] == "running"
+    assert [p["experiment"]["experiment_id"] for p in posts] == [made["id"]] * 3
+    assert all(p["scheduled_at"] == p["experiment"]["slot_at"] for p in posts)
+    # One write whichever interface asks: REST with the key and body replays the agent's.
+    replay = tenant.api.post("/experiments", json=body, idempotency_key="exp-1")
+    assert replay.headers["Idempotent-Replayed"] == "true"
+    assert tenant.api.ok(replay, 201) == made
+    # The same numbers on both faces: the detail with each arm's results, and the list.
+    assert detail == tenant.api.ok(tenant.api.get(f"/experiments/{made['id']}"))
+    assert detail["posts_assigned"] == 3
+    assert sum(arm["posts_assigned"] for arm in detail["results"]["arms"]) == 3
+    assert listed == tenant.api.ok(tenant.api.get("/experiments"))
+    assert [e["id"] for e in listed["items"]] == [made["id"]]
+    assert listed["items"][0]["posts_assigned"] == 3
+    assert isinstance(summary, types.TextContent)
+    assert summary.text == (
+        f"Experiment {made['id']} (running, engagements_24h): morning (control) 0 post(s)"
+        " measured; evening 0 post(s) measured, no lift yet. enough_data false, posts_needed"
+        " unknown (no spread measured yet), can_stop_early false."
+    )
+
+
+def test_stopping_an_experiment_is_refused_as_rest_refuses_it(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    made = tenant.api.ok(tenant.api.post("/experiments", json=_experiment(tenant)), 201)
+    other = tenant.api.ok(tenant.api.post("/experiments", json=_experiment(tenant)), 201)
+    path = f"/experiments/{made['id']}/stop"
+    rest = assert_error(tenant.api.post(path, json={}), 409, "INVALID_STATE")
+    with agent(server, tenant.key) as a:
+        stop = {"experiment_id": made["id"], "idempotency_key": "stop-1"}
+        refused = a.error("stop_experiment", stop, "INVALID_STATE")
+        # A refusal from the experiment's state is kept: the retry replays it.
+        again = a.call("stop_experiment", stop)
+        abandoned = a.ok(
+            "stop_experiment",
+            {**stop, "abandon": True, "reason": "launch moved", "idempotency_key": "stop-2"},
+        )
+        a.error(
+            "stop_experiment",
+            {"experiment_id": other["id"], "abandon": True, "idempotency_key": "stop-2"},
+            "IDEMPOTENCY_CONFLICT",
+        )
+        twice = a.error(
+            "stop_experiment",
+            {**stop, "abandon": True, "idempotency_key": "stop-3"},
+            "INVALID_STATE",
+        )
+    assert refused["message"] == rest["message"]
+    assert "Haybittle-Peto" in refused["message"]
+    assert again.is_error
+    assert again.meta is not None
+    assert again.meta["murmur/replayed"] is True
+    assert (abandoned["status"], abandoned["stop_reason"]) == ("abandoned", "launch moved")
+    assert abandoned == tenant.api.ok(tenant.api.get(f"/experiments/{made['id']}"))
+    assert (
+        twice["message"]
+        == assert_error(tenant.api.post(path, json={"abandon": True}), 409, "INVALID_STATE")[
+            "message"
+        ]
+    )
+    # The key reused on the other experiment acted on nothing.
+    assert tenant.api.ok(tenant.api.get(f"/experiments/{other['id']}"))["status"] == "running"
