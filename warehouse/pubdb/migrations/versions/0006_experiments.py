@@ -64,9 +64,7 @@ def upgrade() -> None:
         sa.Column("assigned_at", sa.DateTime(), nullable=False),
         sa.PrimaryKeyConstraint("post_id"),
     )
-    op.create_index(
-        "experiment_posts_experiment", "experiment_posts", ["experiment_id", "slot_at"]
-    )
+    op.create_index("experiment_posts_experiment", "experiment_posts", ["experiment_id", "slot_at"])
 
 
 def downgrade() -> None:
