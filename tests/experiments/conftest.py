@@ -53,7 +53,7 @@ class Measured:
 
 def _experiment(api: Api, accounts: list[str], metric: str, seed: int) -> dict[str, Any]:
     body = {
-        "name": f"{metric} over {len(accounts)} accounts",
+        "name": f"{metric} over {len(accounts)} account{'' if len(accounts) == 1 else 's'}",
         "account_ids": accounts,
         "arms": ARMS,
         "metric": metric,

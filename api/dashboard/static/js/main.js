@@ -1,5 +1,6 @@
 // The dashboard's entry: sign-in (a one-time link's token, or a pasted key), then views by the
-// URL's fragment (#/overview, #/trends, #/breakouts, #/insights, #/rankings, #/posts).
+// URL's fragment (#/overview, #/trends, #/breakouts, #/insights, #/experiments, #/rankings,
+// #/posts).
 
 import {ApiError, call, forgetSession, saveSession, session} from './api.js';
 import {applyPlatformColors} from './colors.js';
@@ -11,10 +12,11 @@ import * as overview from './views/overview.js';
 import * as trends from './views/trends.js';
 import * as breakouts from './views/breakouts.js';
 import * as insights from './views/insights.js';
+import * as experiments from './views/experiments.js';
 import * as rankings from './views/rankings.js';
 import * as posts from './views/posts.js';
 
-const VIEWS = {overview, trends, breakouts, insights, rankings, posts};
+const VIEWS = {overview, trends, breakouts, insights, experiments, rankings, posts};
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
 const sessionBox = document.getElementById('session');
