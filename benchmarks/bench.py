@@ -48,18 +48,11 @@ from typing import Any
 
 from benchmarks import scrapers
 from benchmarks.loadgen import LoadResult, LoadSpec, run_load, wrk_path
-from benchmarks.recording import free_port
 from benchmarks.seed import Tenant, create_tenant, grow, open_store
+from benchmarks.serving import BASE, READS, REPO, auth, load, serve, serve_reference
 
-REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
-BASE = "/api/public/v1"
 
-READS: dict[str, str] = {
-    "GET /analytics/unified": f"{BASE}/analytics/unified",
-    "GET /viral-trends": f"{BASE}/viral-trends?limit=50",
-    "GET /posts (page of 50)": f"{BASE}/posts?limit=50",
-}
 REFERENCE = "bare FastAPI app (reference)"
 READ_RPS_RATIO = 0.5
 READ_P99_MS = 50.0
@@ -137,100 +130,13 @@ class Row:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-# -- the server ------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _child_server(module: str, args: list[str], log_path: Path, probe: str) -> Iterator[str]:
-    """Run ``python -m module --port P *args`` until the block ends; yield its base URL.
-
-    Up means ``probe`` answered 200.
-    """
-    import httpx
-
-    port = free_port()
-    env = dict(os.environ, MURMUR_READ_RATE_LIMIT="1000000000")
-    env["MURMUR_WRITE_RATE_LIMIT"] = "1000000000"
-    log = log_path.open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", module, "--port", str(port), *args],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=REPO,
-    )
-    from benchmarks.servers import ssl_context
-
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{module} exited: see {log_path}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(url + probe, timeout=2, verify=ssl_context()).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{module} did not start in time")
-            time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-        log.close()
-
-
-def serve(data_dir: Path) -> contextlib.AbstractContextManager[str]:
-    """Murmur's app over ``data_dir`` (``benchmarks.server``) in a child process."""
-    return _child_server(
-        "benchmarks.server",
-        ["--data-dir", str(data_dir)],
-        data_dir / "serve.log",
-        f"{BASE}/openapi.json",
-    )
-
-
-@contextlib.contextmanager
-def serve_reference(base: str, tenant: Tenant, data_dir: Path) -> Iterator[dict[str, str]]:
-    """The reference app serving each read's current body; yield each read's reference URL.
-
-    The bodies are fetched from Murmur once, so each reference answers as many bytes as
-    the read it is the floor of.
-    """
-    import httpx
-
-    bodies = data_dir / "reference"
-    bodies.mkdir(exist_ok=True)
-    names: dict[str, str] = {}
-    with httpx.Client(base_url=base, headers=_auth(tenant), timeout=60) as http:
-        for i, (name, path) in enumerate(READS.items()):
-            answer = http.get(path)
-            answer.raise_for_status()
-            names[name] = f"read{i}"
-            (bodies / f"read{i}.json").write_bytes(answer.content)
-    args = ["--bodies", str(bodies)]
-    probe = f"/ref/{names[next(iter(READS))]}"
-    with _child_server("benchmarks.reference", args, data_dir / "reference.log", probe) as url:
-        yield {name: f"{url}/ref/{slug}" for name, slug in names.items()}
-
-
 # -- measuring --------------------------------------------------------------------------------
-
-
-def _auth(tenant: Tenant) -> dict[str, str]:
-    return {"Authorization": f"Bearer {tenant.key}"}
 
 
 def _load(
     cfg: BenchSettings, url: str, headers: dict[str, str], clients: int, seconds: float
 ) -> LoadResult:
-    return run_load(
-        LoadSpec(url=url, clients=clients, seconds=seconds, headers=headers, engine=cfg.engine)
-    )
+    return load(url, headers, clients, seconds, engine=cfg.engine)
 
 
 def measure_reads(
@@ -240,10 +146,10 @@ def measure_reads(
     runs: dict[str, list[LoadResult]] = {}
     for _ in range(cfg.repeats):
         for name, path in READS.items():
-            ref = _load(cfg, references[name], _auth(tenant), cfg.clients, cfg.seconds)
+            ref = _load(cfg, references[name], auth(tenant), cfg.clients, cfg.seconds)
             runs.setdefault(_ref(name), []).append(ref)
             runs.setdefault(name, []).append(
-                _load(cfg, base + path, _auth(tenant), cfg.clients, cfg.seconds)
+                _load(cfg, base + path, auth(tenant), cfg.clients, cfg.seconds)
             )
     return runs
 
@@ -265,7 +171,7 @@ def _post_body(tenant: Tenant) -> str:
 
 
 def _write_load(cfg: BenchSettings, base: str, tenant: Tenant) -> LoadResult:
-    headers = {**_auth(tenant), "Content-Type": "application/json"}
+    headers = {**auth(tenant), "Content-Type": "application/json"}
     spec = LoadSpec(
         url=f"{base}{BASE}/posts",
         clients=cfg.clients,
@@ -322,10 +228,10 @@ def measure_scale(
     """
     p50: dict[str, float] = {}
     for name, path in READS.items():
-        found = _load(cfg, base + path, _auth(tenant), 1, cfg.scale_seconds)
+        found = _load(cfg, base + path, auth(tenant), 1, cfg.scale_seconds)
         p50[name] = found.p50_ms
         p50[f"{name}, after a write"] = _after_a_write(base, tenant, path)
-    found = _load(cfg, references[next(iter(READS))], _auth(tenant), 1, cfg.scale_seconds)
+    found = _load(cfg, references[next(iter(READS))], auth(tenant), 1, cfg.scale_seconds)
     p50[REFERENCE] = found.p50_ms
     return {"posts": posts, "p50_ms": p50}
 
@@ -334,7 +240,7 @@ def _after_a_write(base: str, tenant: Tenant, path: str, samples: int = 7) -> fl
     """Median ms of a read that follows a POST /posts (the caches' miss path)."""
     import httpx
 
-    headers = {**_auth(tenant), "Content-Type": "application/json"}
+    headers = {**auth(tenant), "Content-Type": "application/json"}
     taken: list[float] = []
     with httpx.Client(base_url=base, headers=headers, timeout=60) as http:
         for _ in range(samples):
@@ -849,7 +755,7 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
             scraped = scrapers.measure(
                 cfg.repeats,
                 f"{base}/metrics",
-                lambda: _load(cfg, page, _auth(tenant), cfg.clients, cfg.seconds),
+                lambda: _load(cfg, page, auth(tenant), cfg.clients, cfg.seconds),
             )
             _say("scrapes done")
             writes = measure_writes(cfg, base, tenant, data_dir)

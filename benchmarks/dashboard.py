@@ -86,7 +86,7 @@ def measure(base: str, key: str, workspace_id: str, loads: int) -> list[dict[str
 
 def run(quick: bool) -> dict[str, Any]:
     """The bench row: medians over several loads on a store of the bench's shape."""
-    from benchmarks.bench import serve
+    from benchmarks.serving import serve
 
     posts, loads = (2_000, 3) if quick else (100_000, 15)
     root = Path(tempfile.mkdtemp(prefix="murmur-bench-dashboard-"))

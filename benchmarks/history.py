@@ -61,17 +61,16 @@ def _reads(data_dir: Path, tenant: Any, clients: int, seconds: float) -> dict[st
     """Each read's first request on a fresh server (ms), then its load run at ``clients``."""
     import httpx
 
-    from benchmarks.bench import READS, BenchSettings, _auth, _load, serve
+    from benchmarks.serving import READS, auth, load, serve
 
-    cfg = BenchSettings()
     found: dict[str, Any] = {}
-    with serve(data_dir) as base, httpx.Client(base_url=base, headers=_auth(tenant)) as http:
+    with serve(data_dir) as base, httpx.Client(base_url=base, headers=auth(tenant)) as http:
         for name, path in READS.items():
             began = time.perf_counter()
             http.get(path).raise_for_status()
             first_ms = (time.perf_counter() - began) * 1000
-            load = _load(cfg, base + path, _auth(tenant), clients, seconds)
-            found[name] = {"first_ms": first_ms, **load.to_dict()}
+            loaded = load(base + path, auth(tenant), clients, seconds)
+            found[name] = {"first_ms": first_ms, **loaded.to_dict()}
     return found
 
 

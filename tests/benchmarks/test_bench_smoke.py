@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.bench import READS, BenchSettings, Row, child_rows, run_bench, table
+from benchmarks.bench import BenchSettings, Row, child_rows, run_bench, table
 from benchmarks.servers import ScaleServers, start_servers
+from benchmarks.serving import READS
 from tests.support import free_port
 
 
