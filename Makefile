@@ -26,7 +26,7 @@ $(VENV)/.dev: pyproject.toml | $(BIN)/uv
 	touch $@ $(VENV)/.runtime
 
 # Our own modules, compiled for the same reason (a changed file is compiled again on import).
-PACKAGES := api domain warehouse pipelines workers murmur connectors simulator benchmarks
+PACKAGES := core api domain warehouse pipelines workers murmur connectors simulator benchmarks
 bytecode:
 	@$(BIN)/python -m compileall -q -j 0 $(PACKAGES) tests notebooks
 

@@ -19,6 +19,7 @@ from api.errors import error_response
 from api.health.metrics import Metrics
 from api.ratelimit import Budget, Network, RateLimiter, client_address, parse_networks
 from api.request_state import RequestState
+from warehouse.changes import request_tokens
 from warehouse.ids import new_id
 
 log = structlog.get_logger("murmur.access")
@@ -163,6 +164,11 @@ class EdgeMiddleware:
         request_id = new_id("req")
         token = request_id_var.set(request_id)
         started = time.perf_counter()
+        store = getattr(getattr(scope.get("app"), "state", None), "store", None)
+        if store is not None and store.changes.shared:
+            # At scale: the store's tokens as of now, before anything is read (and cached)
+            # under them; this request's context keeps them (warehouse/changes.py).
+            request_tokens.set(await store.changes.fresh())
         if self.fast_reads and scope["method"] == "GET":
             signed = signature(scope)
             if signed is not None and await self._answer_again(scope, send, signed, started):

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import structlog
 
 from warehouse import lake as lakes
-from warehouse.changes import ChangeSignal
+from warehouse.changes import ChangeSignal, SharedChangeSignal
 from warehouse.cursor import Cursor, StoreCursor
 from warehouse.errors import StoreUnavailableError, translate
 from warehouse.extensions import ArrowStream, connect
@@ -299,9 +299,15 @@ class Store:
         except BaseException:
             pub.close()
             raise
-        # One machine's files: every writer also writes the change file. Otherwise not.
-        local = pub.engine.dialect.name == "sqlite" and lake.kind == "sqlite"
-        changes = ChangeSignal(changes_path, sees_every_writer=local)
+        # One machine's files: every writer also writes the change file. On PostgreSQL every
+        # writer, wherever it runs, advances the database's own tokens. Otherwise (a file
+        # of one machine beside a lake elsewhere) nothing cached is trusted.
+        changes: ChangeSignal
+        if pub.engine.dialect.name == "postgresql":
+            changes = SharedChangeSignal(changes_path, pub.engine)
+        else:
+            local = pub.engine.dialect.name == "sqlite" and lake.kind == "sqlite"
+            changes = ChangeSignal(changes_path, sees_every_writer=local)
         return cls(pub, lake, changes, lake_prepared=prepare_lake)
 
     @property

@@ -21,8 +21,10 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import create_engine, text
 
 from benchmarks.servers import settings_env, ssl_context
+from core.settings import Settings
 from tests.servers import StoreSettings
 from tests.support import HANG_SECONDS, answers, free_port
 
@@ -276,6 +278,47 @@ def test_a_change_from_another_process_reaches_the_api_caches_at_once(served: Se
             refused = client.get("/posts")
             assert refused.status_code == 401
             assert refused.json()["error"]["code"] == "API_KEY_INVALID"
+
+
+def test_each_replicas_caches_hold_and_a_write_on_either_is_seen_by_the_other_at_once(
+    served: Served,
+) -> None:
+    """On both profiles, both orders. A row changed behind Murmur's back (SQL that tells no
+    one) is not seen: the replicas answer from their caches, which at scale used to trust
+    nothing. A write through either replica is seen by the other's next read."""
+    settings = Settings(
+        data_dir=served.data_dir, publishing_url=served.env.get("MURMUR_PUBLISHING_URL")
+    )
+    behind = create_engine(settings.pub_url)
+    with served.client(0) as first, served.client(1) as second:
+        body = {"text": "v0", "platforms": [_bluesky(first)], "draft": True}
+        created = first.post("/posts", json=body, headers={"Idempotency-Key": "tokens-0"})
+        assert created.status_code == 201, created.text
+        post_id = created.json()["data"]["id"]
+
+        def texts() -> list[str]:
+            return [
+                next(
+                    p["text"]
+                    for p in http.get("/posts").json()["data"]["items"]
+                    if p["id"] == post_id
+                )
+                for http in (first, second)
+            ]
+
+        assert texts() == ["v0", "v0"]  # each replica's cache now holds the page
+        with behind.begin() as conn:
+            conn.execute(text("UPDATE posts SET text = 'untold' WHERE id = :id"), {"id": post_id})
+        assert texts() == ["v0", "v0"]  # answered from the caches: nothing told them
+        for n, writer in enumerate((first, second), start=1):
+            edited = writer.patch(
+                f"/posts/{post_id}",
+                json={"text": f"v{n}"},
+                headers={"Idempotency-Key": f"tokens-{n}"},
+            )
+            assert edited.status_code == 200, edited.text
+            assert texts() == [f"v{n}", f"v{n}"], f"written on replica {n - 1}"
+    behind.dispose()
 
 
 def _children(pid: int) -> list[int]:
