@@ -91,8 +91,8 @@ def test_a_new_store_starts_with_the_simulated_past(seeded: Seeded) -> None:
     assert trends["items"]
     # Windows as long as each post's own reading interval (docs/api/analytics.md): 6 hours
     # where the 6-hourly past read a post each time; longer for a post the simulator lists
-    # only now and then (a trending list's videos), as that interval is at the moment.
-    assert 6 in {i["evidence"]["window_hours"] for i in trends["items"]}
+    # only now and then (a trending list's videos), as that interval is at the moment. Which
+    # of them lead the list depends on the day the suite runs: each is checked on its own.
     readings = seeded.server.lake.run(
         lambda cur: {
             (platform, external_id): hours
@@ -446,17 +446,21 @@ def test_every_day_is_judged_and_a_spike_named_with_its_day(seeded: Seeded) -> N
         assert evidence["multiple"] == (None if med == 0 else pytest.approx(figure / med))
         assert key[2] in found[key]["title"]
         assert key[2] in found[key]["body"]
-    # Instagram's biggest day, days before the newest: flagged (before, only the newest day
-    # was judged, and it raised nothing)
-    instagram = next(v for (p, _), v in days.items() if p == "instagram")
-    peak_day = max(instagram, key=lambda d: instagram[d])
-    (spike,) = [v for k, v in found.items() if k[0] == "instagram" and k[2] == str(peak_day)]
-    assert peak_day < last
+    # A spike days before the newest is flagged (before, only the newest day was judged).
+    # Which account's day it is depends on the day the suite runs; the world has one in
+    # every 28 days (its viral posts).
+    earlier = [
+        found[key]
+        for key, (_, z, _, _) in expected.items()
+        if key[2] < last.isoformat() and z >= 3.5
+    ]
+    assert earlier, expected
+    spike = max(earlier, key=lambda i: i["evidence"]["robust_z"])
     assert spike["evidence"]["direction"] == "spike"
-    assert spike["evidence"]["multiple"] > 10
     said = spike["evidence"]
-    value, multiple, median = said["value"], said["multiple"], said["baseline_median"]
-    print(f"instagram {peak_day}: {value:,.0f}, {multiple:.1f}x the median day {median}")
+    print(
+        f"{spike['platform']} {said['day']}: {said['value']:,.0f} (robust z {said['robust_z']:.1f})"
+    )
 
 
 # -- rates of the same posts, one number per fact (docs/api/analytics.md, "engagement_rate") ----
