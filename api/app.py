@@ -180,6 +180,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         metrics=app.state.metrics,
         unmetered_paths=health.PATHS | dashboard.PATHS,
         fast_reads=app.state.fast_reads,
+        access_log=settings.access_log,
     )
     # Outside the edge: a preflight is answered before any budget, log line or metric.
     app.add_middleware(Cors, origins=settings.cors_origins)

@@ -131,8 +131,12 @@ class EdgeMiddleware:
         metrics: Metrics | None = None,
         unmetered_paths: frozenset[str] = frozenset(),
         fast_reads: FastReads | None = None,
+        access_log: bool = False,
     ) -> None:
         self.app = app
+        # A line per request only when asked (the setting access_log): the metrics count
+        # every request either way.
+        self.access_log = access_log
         self.metrics = metrics
         self.fast_reads = fast_reads
         self.unmetered_paths = unmetered_paths  # probes and scrapes: no rate limit, no headers
@@ -302,6 +306,8 @@ class EdgeMiddleware:
         elapsed = time.perf_counter() - started
         if self.metrics is not None:
             self.metrics.observe(scope, status, elapsed)
+        if not self.access_log:
+            return
         extra = {} if replay_of is None else {"replay_of": replay_of}
         log.info(
             "request",

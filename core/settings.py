@@ -7,7 +7,7 @@ import os
 import re
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, IPvAnyNetwork, SecretStr, field_validator, model_validator
@@ -63,6 +63,14 @@ class Settings(BaseSettings):
     )
     host: str = "127.0.0.1"
     port: int = 8000
+    log_format: Literal["plain", "json"] = Field(
+        default="plain",
+        description="How the processes log: plain, one readable line per event that matters"
+        " (people); json, one JSON object per event, every event (machines).",
+    )
+    access_log: bool = Field(
+        default=False, description="Log a line per API request (in either log format)."
+    )
     publishing_url: str | None = Field(
         default=None,
         description="SQLAlchemy URL of the publishing database (PostgreSQL at scale:"

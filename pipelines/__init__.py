@@ -10,3 +10,7 @@ import os
 PLANNED_EVENTS_ENV = {"DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS": "true"}
 for _name, _value in PLANNED_EVENTS_ENV.items():
     os.environ.setdefault(_name, _value)
+
+# The tag of the run an import starts (pipelines/analytics/sensors.py): its batch, by which
+# `murmur up`'s console names the import beside the run (murmur/runs.py).
+IMPORT_TAG = "murmur/import"

@@ -247,6 +247,7 @@ class Settlement:
     error_code: str | None = None
     error_message: str | None = None
     next_attempt_at: datetime | None = None
+    platform: str = ""  # the destination's platform (for the log)
 
 
 def settle(cur: Cursor, worker_id: str, done: Sequence[Settlement], now: datetime) -> set[str]:

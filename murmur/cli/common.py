@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,6 +22,70 @@ DataDir = Annotated[
     Path | None,
     typer.Option("--data-dir", envvar="MURMUR_DATA_DIR", help="Data directory (default ./data)."),
 ]
+
+
+class LogFormat(StrEnum):
+    """The console's two formats (the setting ``log_format``)."""
+
+    plain = "plain"
+    json = "json"
+
+
+LogFormatOption = Annotated[
+    LogFormat | None,
+    typer.Option(
+        "--log-format",
+        case_sensitive=False,
+        help="plain: one readable line per event that matters (default); json: every event"
+        " as one JSON object a line. Default: MURMUR_LOG_FORMAT, else plain.",
+        show_default=False,
+    ),
+]
+AccessLogOption = Annotated[
+    bool,
+    typer.Option(
+        "--access-log",
+        help="Log a line per API request, in either format (default: MURMUR_ACCESS_LOG, else off).",
+        show_default=False,
+    ),
+]
+
+
+def console_overrides(log_format: LogFormat | None, access_log: bool = False) -> dict[str, object]:
+    """The settings the console options give (an option not given: the environment's)."""
+    return {
+        "log_format": None if log_format is None else log_format.value,
+        "access_log": True if access_log else None,
+    }
+
+
+def use_console(settings: Settings) -> None:
+    """Log as ``settings`` say, and have every child started from here log the same way."""
+    from murmur.logs import ACCESS_LOG_ENV, LOG_FORMAT_ENV, configure_logging
+
+    os.environ[LOG_FORMAT_ENV] = settings.log_format
+    os.environ[ACCESS_LOG_ENV] = "true" if settings.access_log else "false"
+    configure_logging(log_format=settings.log_format)
+
+
+def say(
+    text: str, event: str, *, stderr: bool = False, level: str = "info", **fields: object
+) -> None:
+    """A console line of a long-running command: as written (plain), or an event (json).
+
+    ``text`` may hold rich markup; the JSON event carries it as plain ``message``, with
+    ``fields`` beside it.
+    """
+    from murmur.logs import log_format
+
+    if log_format() != "json":
+        (err if stderr else console).print(text, highlight=False, soft_wrap=True)
+        return
+    import structlog
+    from rich.text import Text
+
+    logger = structlog.get_logger("murmur.console")
+    getattr(logger, level)(event, message=Text.from_markup(text).plain, **fields)
 
 
 def load_settings(data_dir: Path | None, **overrides: object) -> Settings:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from murmur.cli import serving
-from murmur.cli.common import err
+from murmur.cli.common import say
 from murmur.supervise import StopSignals, Supervisor
 from warehouse.errors import StoreUnavailableError
 
@@ -52,13 +52,20 @@ def run(
         try:
             api = Api(settings, shared_port=shared_port)
         except StoreUnavailableError as exc:
-            err.print(f"[bold red]Cannot open the store:[/] {exc}", soft_wrap=True)
+            say(
+                f"[bold red]Cannot open the store:[/] {exc}",
+                "serve.store_unavailable",
+                stderr=True,
+                level="error",
+            )
             return 1
         except OSError as exc:  # the port taken by another program (or another Murmur)
-            err.print(
+            say(
                 f"[bold red]Refused:[/] {settings.host}:{settings.port} is in use ({exc});"
                 " stop what serves it first, or pass another --port.",
-                soft_wrap=True,
+                "serve.port_in_use",
+                stderr=True,
+                level="error",
             )
             return 1
         watch = Watch(signals, supervisor, api)
@@ -177,7 +184,12 @@ class Watch:
             if self.supervisor is not None and self.supervisor.check() is not None:
                 return 1
             if not self.api.alive:
-                err.print("[bold red]The API stopped on its own;[/] stopping everything.")
+                say(
+                    "[bold red]The API stopped on its own;[/] stopping everything.",
+                    "serve.api_stopped",
+                    stderr=True,
+                    level="error",
+                )
                 return 1
             if done():
                 return 0
@@ -188,10 +200,15 @@ class Watch:
 def stop(signals: StopSignals, supervisor: Supervisor | None, api: Api, code: int) -> int:
     """Stop the children first (they use the store), then the API; the exit status."""
     if signals.name:
-        err.print(f"{signals.name} received: stopping.")
+        say(f"{signals.name} received: stopping.", "serve.stopping", stderr=True)
     if supervisor is not None:
         supervisor.stop()
     if not api.stop():
-        err.print(f"[bold red]The API did not stop within {API_STOP_SECONDS:g} s.[/]")
+        say(
+            f"[bold red]The API did not stop within {API_STOP_SECONDS:g} s.[/]",
+            "serve.api_stuck",
+            stderr=True,
+            level="error",
+        )
         return code or 1
     return code

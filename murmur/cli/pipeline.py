@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from murmur.cli.common import DataDir, Refused, console, err, load_settings, refused
+from murmur.cli.common import (
+    DataDir,
+    LogFormatOption,
+    Refused,
+    console_overrides,
+    load_settings,
+    refused,
+    say,
+    use_console,
+)
 
 if TYPE_CHECKING:
     from core.settings import Settings
@@ -34,6 +43,7 @@ def run(
             " --no-ingest reads none and rebuilds from what the store holds (imports).",
         ),
     ] = True,
+    log_format: LogFormatOption = None,
 ) -> None:
     """Materialize every asset once, in-process, for the partitions that are due.
 
@@ -49,15 +59,18 @@ def run(
 
     if history and not ingest:
         raise typer.BadParameter("--history reads the platforms' past; --no-ingest reads none")
-    console.print(
+    settings = load_settings(data_dir, **console_overrides(log_format))
+    use_console(settings)
+    say(
         "Pipeline: ingest the current hour, rebuild the due days, then insights."
         if ingest
-        else "Pipeline: no platform reads; rebuild the due days from the store, then insights."
+        else "Pipeline: no platform reads; rebuild the due days from the store, then insights.",
+        "pipeline.start",
+        ingest=ingest,
     )
     # With a Dagster home (as `up` gives it) the run is recorded there, so Dagster's UI lists
     # it and its partitions' fill status; without one it leaves no trace.
     instance = DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else None
-    settings = load_settings(data_dir)
     try:
         summary = run_all(
             settings,
@@ -92,10 +105,11 @@ def _say_why(settings: Settings, failed: list[StepSummary]) -> None:
     from warehouse.health import disk_full
 
     if disk_full(settings.data_dir) or any(says_disk_full(step.trace) for step in failed):
-        err.print(
+        say(
             f"[bold red]Stopped:[/] {escape(full_disk(settings, 'murmur pipeline run'))}",
-            highlight=False,
-            soft_wrap=True,
+            "pipeline.disk_full",
+            stderr=True,
+            level="error",
         )
         return
     try:
@@ -106,17 +120,24 @@ def _say_why(settings: Settings, failed: list[StepSummary]) -> None:
         damage = []
     if damage:
         more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
-        err.print(
+        say(
             f"[bold red]Stopped:[/] a lake file is damaged: {escape(str(damage[0]))}{more};"
             " `murmur doctor --deep` mends it (a derived file rebuilt, a raw one moved aside"
             " with its loss reported), then `murmur pipeline run` again",
-            highlight=False,
-            soft_wrap=True,
+            "pipeline.lake_damaged",
+            stderr=True,
+            level="error",
+            file=str(damage[0]),
         )
         return
     for step in failed:
-        err.print(
-            f"{step.name} {step.partitions} failed: {step.trace}", markup=False, highlight=False
+        say(
+            escape(f"{step.name} {step.partitions} failed: {step.trace}"),
+            "pipeline.step_failed",
+            stderr=True,
+            level="error",
+            step=step.name,
+            partitions=step.partitions,
         )
 
 
@@ -127,10 +148,17 @@ def _print_step(step: StepSummary) -> None:
         checks += f"; checks warned: {', '.join(step.checks_warned)}"
     # Failed reads never fail the ingest step (the run goes on), so they are said here.
     reads = f"; {step.read_failures} reads failed" if step.read_failures else ""
-    console.print(
+    say(
         f"  {step.name:<9} {step.partitions:<24} {step.seconds:7.1f} s  {state}{reads}{checks}",
-        highlight=False,
-        soft_wrap=True,
+        "pipeline.step",
+        level="info" if step.success and not step.checks_failed else "error",
+        step=step.name,
+        partitions=step.partitions,
+        seconds=round(step.seconds, 1),
+        success=step.success,
+        checks_failed=step.checks_failed,
+        checks_warned=step.checks_warned,
+        read_failures=step.read_failures,
     )
 
 
@@ -150,21 +178,26 @@ def _print_summary(summary: RunSummary) -> None:
         later = ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in summary.later)
         posts = sum(s.later_posts for s in summary.steps)
         done += f"; later days rebuilt for {posts} posts of older data: {later}"
-    console.print(
+    say(
         f"Pipeline {outcome}: {len(summary.steps)} steps in {summary.seconds:.1f} s;"
         f" hour {summary.hour}; {done}.",
-        highlight=False,
-        soft_wrap=True,
+        "pipeline.finished",
+        level="error" if failed else "info",
+        success=not failed,
+        steps=len(summary.steps),
+        seconds=round(summary.seconds, 1),
+        hour=summary.hour,
     )
     checks = summary.checks_failed
     if checks:
-        console.print(
+        say(
             f"Checks failed: {', '.join(checks)}. The rebuilt days hold data that breaks them:"
             " find the rows (`murmur attach` opens the store; docs/pipeline.md says what each"
             " check tests), correct or re-import them, then run `murmur pipeline run` again.",
-            highlight=False,
-            soft_wrap=True,
+            "pipeline.checks_failed",
+            level="error",
+            checks=checks,
         )
     warned = [c for s in summary.steps for c in s.checks_warned]
     if warned:
-        console.print(f"Checks warned: {', '.join(warned)}.", highlight=False)
+        say(f"Checks warned: {', '.join(warned)}.", "pipeline.checks_warned", checks=warned)

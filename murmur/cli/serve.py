@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from murmur.cli.common import DataDir, load_settings
+from murmur.cli.common import (
+    AccessLogOption,
+    DataDir,
+    LogFormatOption,
+    console_overrides,
+    load_settings,
+    use_console,
+)
 
 if TYPE_CHECKING:
     from murmur.cli.host import Watch
@@ -26,12 +33,20 @@ def serve(
     replica: Annotated[
         bool, typer.Option(hidden=True, help="Share the port (serve's own).")
     ] = False,
+    log_format: LogFormatOption = None,
+    access_log: AccessLogOption = False,
 ) -> None:
-    """Serve the API: this process, and ``--workers`` - 1 more sharing its port."""
+    """Serve the API: this process, and --workers - 1 more sharing its port.
+
+    No line per request unless --access-log; --log-format json for machines.
+    """
     from murmur.cli.host import murmur_argv, run
     from murmur.supervise import Supervisor
 
-    settings = load_settings(data_dir, host=host, port=port)
+    settings = load_settings(
+        data_dir, host=host, port=port, **console_overrides(log_format, access_log)
+    )
+    use_console(settings)  # the replicas log as this process does
     supervisor = Supervisor() if workers > 1 else None
     env = {**os.environ, "MURMUR_DATA_DIR": str(settings.data_dir.resolve())}
     replica_command = [

@@ -9,7 +9,17 @@ from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 
-from murmur.cli.common import DataDir, Refused, console, load_settings, refused
+from murmur.cli.common import (
+    AccessLogOption,
+    DataDir,
+    LogFormatOption,
+    Refused,
+    console_overrides,
+    load_settings,
+    refused,
+    say,
+    use_console,
+)
 from murmur.cli.keys import Minted, mint, sign_in_link
 from pipelines import PLANNED_EVENTS_ENV
 
@@ -33,12 +43,23 @@ def up(
     workers: Annotated[
         bool, typer.Option(help="Run the publishing and engagement workers.")
     ] = True,
+    log_format: LogFormatOption = None,
+    access_log: AccessLogOption = False,
 ) -> None:
-    """The whole product on the embedded default: store, key, API, simulator, workers, Dagster."""
+    """The whole product on the embedded default: store, key, API, simulator, workers, Dagster.
+
+    One plain line per event that matters; --access-log adds requests; --log-format json.
+    """
     from murmur.cli.host import murmur_argv, run
+    from murmur.cli.serving import link_host
+    from murmur.runs import RunWatch
     from murmur.supervise import Supervisor
 
-    settings = load_settings(data_dir, host=host, port=port)
+    settings = load_settings(
+        data_dir, host=host, port=port, **console_overrides(log_format, access_log)
+    )
+    # Before the children's environment is made: each of them logs as this process does.
+    use_console(settings)
     try:
         held = _one_up_per_directory(settings)
     except Refused as exc:
@@ -48,29 +69,35 @@ def up(
     # finishing what it holds: 10 s was not enough on a loaded machine (CI, 2026-12-02).
     supervisor = Supervisor(grace=30.0)
     base = f"http://{settings.host}:{settings.port}/api/public/v1"
+    dagster_ui = f"http://{link_host(settings.host)}:{settings.dagster_port}"
     quickstart: list[Minted] = []
+    watches: list[RunWatch] = []
 
     def with_store(store: Store) -> None:
         # Minted once the API's port is this process's: a second `up` on the same port
         # never gets here, so it cannot revoke the running instance's key.
         minted = mint(store, [], QUICKSTART, "test", None, replace=True)
         quickstart.append(minted)
-        # First, before the children's and the pipeline's logs: the one thing to copy.
-        console.print(f"Test workspace: {minted.workspace_ids[0]}", highlight=False)
-        console.print(
+        # First, before the children's and the pipeline's logs: the one thing to copy. Never
+        # split across lines (say's soft wrap): the key is copied from its line.
+        workspace = minted.workspace_ids[0]
+        say(f"Test workspace: {workspace}", "up.workspace", workspace=workspace)
+        say(
             f"Test API key ({minted.key_id}), shown once: [bold]{minted.key}[/]",
-            highlight=False,
-            soft_wrap=True,  # never split: the key is copied from this line
+            "up.key",
+            key_id=minted.key_id,
+            key=minted.key,
         )
-        link, note = sign_in_link(store, settings, minted.workspace_ids[0])
-        console.print(f"{note} {link}", highlight=False, soft_wrap=True)
+        link, note = sign_in_link(store, settings, workspace)
+        say(f"{note} {link}", "up.sign_in_link", workspace=workspace, url=link)
         if minted.revoked:
-            console.print(
+            say(
                 f"Revoked the earlier quickstart key{'s' if len(minted.revoked) > 1 else ''}:"
                 f" {', '.join(minted.revoked)}",
-                highlight=False,
+                "up.keys_revoked",
+                keys=minted.revoked,
             )
-        console.print(f"Starting Murmur on {base}…", highlight=False)
+        say(f"Starting Murmur on {base}…", "up.starting", url=base)
 
     def before_api() -> None:
         if simulator:
@@ -98,9 +125,10 @@ def up(
             # With its own simulator, a new store starts with the simulated platforms' past;
             # the run is recorded in the Dagster home, so its UI lists it.
             history = ["--history"] if simulator else []
-            console.print(
+            say(
                 "Running the pipeline once (platforms → raw → marts"
-                f"{'; a new store first captures the last 14 days' if simulator else ''})…"
+                f"{'; a new store first captures the last 14 days' if simulator else ''})…",
+                "up.pipeline",
             )
             run = supervisor.start(
                 "pipeline",
@@ -129,32 +157,47 @@ def up(
                     # (runs' own logs are at WARNING too: pipelines/definitions.py).
                     "--log-level",
                     "warning",
+                    *(["--log-format", "json"] if settings.log_format == "json" else []),
                 ],
                 dagster_env,
             )
+            # The runs Dagster starts (an import's, the schedules'), and checks that failed,
+            # each said on this console with its page in Dagster's UI (murmur/runs.py).
+            watches.append(RunWatch(dagster_env["DAGSTER_HOME"], dagster_ui))
+            watches[-1].start()
         key = quickstart[0].key
-        console.print(f"[bold green]Murmur is up[/] on {base}")
-        console.print(
+        say(f"[bold green]Murmur is up[/] on {base}", "up.ready", url=base)
+        say(
             f"Try: curl -H 'Authorization: Bearer {key}' {base}/analytics/unified",
-            highlight=False,
-            soft_wrap=True,
+            "up.try",
         )
-        console.print(f"API docs: {base}/docs")
-        console.print(
-            f"Dashboard: http://{settings.host}:{settings.port}/dashboard/"
-            " (`murmur dashboard` prints a new sign-in link)",
-            highlight=False,
+        say(f"API docs: {base}/docs", "up.docs", url=f"{base}/docs")
+        dashboard = f"http://{settings.host}:{settings.port}/dashboard/"
+        say(
+            f"Dashboard: {dashboard} (`murmur dashboard` prints a new sign-in link)",
+            "up.dashboard",
+            url=dashboard,
         )
         if dagster:
-            console.print(f"Dagster: http://{settings.host}:{settings.dagster_port}")
+            say(f"Dagster: {dagster_ui}", "up.dagster", url=dagster_ui)
         if simulator:
-            console.print(f"Simulated platforms: {settings.platforms_url}")
-        console.print(f"Analysts: murmur attach --data-dir {settings.data_dir}")
+            say(
+                f"Simulated platforms: {settings.platforms_url}",
+                "up.simulator",
+                url=settings.platforms_url,
+            )
+        say(
+            f"Analysts: murmur attach --data-dir {settings.data_dir}",
+            "up.analysts",
+            data_dir=str(settings.data_dir),
+        )
         return 0
 
     try:
         code = run(settings, supervisor, after_api, before_api, with_store=with_store)
     finally:
+        for watch in watches:
+            watch.stop()
         held.close()
     raise typer.Exit(code)
 

@@ -10,7 +10,13 @@ from typing import Annotated
 
 import typer
 
-from murmur.cli.common import DataDir, load_settings
+from murmur.cli.common import (
+    DataDir,
+    LogFormatOption,
+    console_overrides,
+    load_settings,
+    use_console,
+)
 
 
 def worker(
@@ -22,6 +28,7 @@ def worker(
     worker_id: Annotated[
         str | None, typer.Option(help="The publishing worker's id (default: host and pid).")
     ] = None,
+    log_format: LogFormatOption = None,
 ) -> None:
     """Run the workers: publishing on time, inbox and automations, webhook deliveries.
 
@@ -36,7 +43,8 @@ def worker(
         from workers.engagement.runner import run_engagement
         from workers.publishing.worker import run_worker
 
-        settings = load_settings(data_dir)
+        settings = load_settings(data_dir, **console_overrides(log_format))
+        use_console(settings)
         # SIGTERM, SIGINT and SIGHUP all end the loops the same way: the current step finishes.
         stop = signals.event
         # Daemon threads, so the bounded joins below bound the exit: a step stuck on a platform

@@ -11,6 +11,7 @@ from dagster import (
 )
 
 from core.settings import Settings
+from pipelines import IMPORT_TAG
 from pipelines.analytics.schedules import import_job
 from pipelines.logs import QUIET_CONSOLE
 from pipelines.partitions import import_tags
@@ -49,7 +50,7 @@ def import_batches(
                     RunRequest(
                         run_key=cursor,
                         job_name=import_job.name,
-                        tags=tags,
+                        tags={**tags, IMPORT_TAG: batch_id},
                         run_config=QUIET_CONSOLE,
                     )
                 )

@@ -336,6 +336,7 @@ class Worker:
             error_code=code,
             error_message=message,
             next_attempt_at=next_attempt_at,
+            platform=job.platform,
         )
         if reconnect:
             self.recorder.reconnect(job.account_id)
@@ -466,9 +467,21 @@ class Recorder:
                     # Our lease expired and another worker took over: it asks the platform
                     # first, so this outcome is recovered there, not repeated.
                     log.warning("publishing.lease_lost", destination=s.destination_id)
+                elif s.status == "published":
+                    # The one line a console shows for a publication (murmur/logs.py).
+                    log.info(
+                        "publishing.published",
+                        post=s.post_id,
+                        platform=s.platform,
+                        url=s.platform_url,
+                        destination=s.destination_id,
+                        recovered=outcome == "recovered",
+                    )
                 elif s.status == "failed":
                     log.warning(
                         "publishing.destination_failed",
+                        post=s.post_id,
+                        platform=s.platform,
                         destination=s.destination_id,
                         code=s.error_code,
                         message=s.error_message,
