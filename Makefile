@@ -6,7 +6,7 @@ DATA_DIR ?= data
 # apt-get needs root: sudo when not already root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: up test install lint bench bench-scale bench-history wrk browser postgres dashboard-assets bytecode
+.PHONY: up test install lint bench bench-scale bench-history wrk browser postgres redis dashboard-assets bytecode
 
 # uv installs in seconds what pip takes minutes for; it lives in the venv, so nothing is
 # installed outside the repository. A stamp per flavour: `up` needs only the runtime.
@@ -53,6 +53,7 @@ SCALE_TESTS := tests/store/test_session_profile.py tests/posts tests/health \
 	tests/analytics/test_unified.py::test_hourly_reads_the_hourly_mart \
 	tests/analytics/test_unified.py::test_a_polling_dashboard_gets_304_while_only_freshness_moves \
 	tests/pipelines/test_ingest_simulator.py tests/pipelines/test_maintenance.py tests/pipelines/test_sensor.py \
+	tests/pipelines/test_celery.py \
 	tests/e2e/test_analytics_e2e.py::test_a_post_created_through_the_api_appears_in_analytics \
 	tests/approvals/test_approvals.py::test_an_edit_of_what_a_reviewer_approved_sends_the_post_back_for_review \
 	tests/approvals/test_approvals.py::test_a_decision_names_the_version_it_read \
@@ -92,7 +93,7 @@ WAITING_TESTS := tests/cli/test_lifecycle.py tests/cli/test_readme.py tests/publ
 WAITING_PASS := MURMUR_DUCKDB_THREADS=1 $(PYTEST) -n 1 -q -p no:cacheprovider $(WAITING_TESTS)
 FIRST_PASS := MURMUR_DUCKDB_THREADS=1 $(PYTEST) -n 2 --dist loadgroup -q --durations=30 \
 	$(WAITING_TESTS:%=--ignore=%)
-test: install browser postgres bytecode
+test: install browser postgres redis bytecode
 	@scale_log=$$(mktemp); lint_log=$$(mktemp); \
 	{ $(SCALE_PASS); scaled=$$?; echo "$(WAITING_PASS)"; $(WAITING_PASS); waited=$$?; \
 	  test $$scaled -eq 0 && test $$waited -eq 0; } > $$scale_log 2>&1 & scale=$$!; \
@@ -112,6 +113,11 @@ browser:
 postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq \
 		&& $(SUDO) apt-get install -y -qq --no-install-recommends postgresql; }
+
+## Debian's Redis, the broker of the Celery executor's tests (benchmarks/servers.py starts it).
+redis:
+	@command -v redis-server >/dev/null || { $(SUDO) apt-get update -qq \
+		&& $(SUDO) apt-get install -y -qq --no-install-recommends redis-server; }
 
 lint: install
 	$(BIN)/ruff check .

@@ -3,6 +3,7 @@
 A throwaway PostgreSQL cluster from the machine's own binaries (Debian's ``postgresql``
 package; the Makefile installs it when missing) and moto's S3-compatible server from the
 venv (ADR 0002 step 7). Both listen on 127.0.0.1 only and are stopped when the context ends.
+Debian's ``redis-server``, the celery executor's broker, is started the same way (``redis_server``).
 ``bench_settings`` gives every process of a bench the settings of a store on them.
 """
 
@@ -14,6 +15,7 @@ import glob
 import hashlib
 import os
 import shutil
+import socket
 import ssl
 import subprocess
 import sys
@@ -172,6 +174,39 @@ def s3_server(work: Path, port: int | None = None) -> Iterator[str]:
         finally:
             server.kill()
             server.wait(HANG_SECONDS)
+
+
+@contextlib.contextmanager
+def redis_server(work: Path, port: int | None = None) -> Iterator[str]:
+    """Debian's redis-server on loopback (the Makefile's ``redis`` target installs it), for
+    the celery executor's broker: nothing saved to disk, stopped at the end; yields its URL."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise FileNotFoundError("redis-server is not installed (make redis)")
+    port = port or free_port()
+    # --daemonize no: the server is our child, killed at the end like moto's.
+    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly"]
+    args += ["no", "--dir", str(work), "--daemonize", "no", "--logfile", str(work / "redis.log")]
+    server = subprocess.Popen(
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + HANG_SECONDS
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+                    conn.sendall(b"PING\r\n")
+                    if conn.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise RuntimeError(f"redis-server did not start on port {port}")
+            time.sleep(0.05)  # polling the server's start, not waiting a fixed time
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        server.kill()
+        server.wait(HANG_SECONDS)
 
 
 def create_bucket(endpoint: str, bucket: str) -> None:

@@ -147,6 +147,24 @@ class Settings(BaseSettings):
     pipeline_temp_dir: Path | None = Field(
         default=None, description="Where a pipeline's DuckDB spills; default DATA_DIR/tmp."
     )
+    pipeline_executor: Literal["multiprocess", "celery"] = Field(
+        default="multiprocess",
+        description="Where a Dagster run's steps run: processes of the run's machine, or"
+        " Celery workers on other machines (docs/operations.md, 'Murmur on several machines').",
+    )
+    celery_broker_url: str = Field(
+        default="redis://127.0.0.1:6379/0",
+        description="The celery executor's broker (and result backend): Redis or RabbitMQ.",
+    )
+    celery_backend_url: str | None = Field(
+        default=None, description="Celery's result backend; default the broker (Redis)."
+    )
+    celery_visibility_timeout: int = Field(
+        default=3600,
+        ge=10,
+        description="Seconds after which a step's task that no worker acknowledged (its worker"
+        " died) is handed to another worker: longer than the longest step.",
+    )
     lake_snapshot_keep_hours: float = Field(
         default=24 * 7,
         ge=0,

@@ -6,10 +6,11 @@ sensors in ``pipelines/<domain>/definitions.py``; here they are merged with the 
 
 from __future__ import annotations
 
-from dagster import Definitions, multiprocess_executor
+from dagster import Definitions
 
 from core.settings import Settings
 from pipelines.analytics import definitions as analytics
+from pipelines.executors import executor
 from pipelines.ingest import definitions as ingest
 from pipelines.resources import PlatformsResource, StoreResource
 
@@ -24,8 +25,9 @@ def resources(settings: Settings) -> dict[str, object]:
     }
 
 
-# Dagster's multiprocess executor: every step process opens the store itself (no owner),
-# and partitions of one mart commit into the lake side by side (docs/pipeline.md).
+# Dagster's multiprocess executor, or Celery's workers (MURMUR_PIPELINE_EXECUTOR,
+# pipelines/executors.py): every step process opens the store itself (no owner), and
+# partitions of one mart commit into the lake side by side (docs/pipeline.md).
 defs = Definitions.merge(
     ingest.defs,
     analytics.defs,
@@ -36,6 +38,6 @@ defs = Definitions.merge(
             "store": StoreResource(data_dir=str(_settings.data_dir)),
             "platforms": PlatformsResource(platforms_url=_settings.platforms_url),
         },
-        executor=multiprocess_executor,
+        executor=executor(_settings),
     ),
 )
