@@ -7,6 +7,10 @@ const percent = new Intl.NumberFormat(undefined, {style: 'percent', maximumFract
 const signedPercent = new Intl.NumberFormat(undefined, {
   style: 'percent', maximumFractionDigits: 1, signDisplay: 'exceptZero',
 });
+// A change too small for one decimal: its first significant digit ("+0.02%"), never "0%".
+const smallPercent = new Intl.NumberFormat(undefined, {
+  style: 'percent', maximumSignificantDigits: 1, signDisplay: 'exceptZero',
+});
 const signedInteger = new Intl.NumberFormat(undefined, {
   maximumFractionDigits: 0, signDisplay: 'exceptZero',
 });
@@ -36,8 +40,10 @@ export function change(current, previous) {
       : {text: NO_EARLIER, direction: 'none'};
   }
   const ratio = (current - previous) / Math.abs(previous);
+  if (ratio === 0) return {text: 'unchanged', direction: 'flat'};
+  const text = signedPercent.format(ratio);
   return {
-    text: signedPercent.format(ratio),
+    text: /[+\-\u2212]/.test(text) ? text : smallPercent.format(ratio),
     direction: ratio > 0 ? 'up' : ratio < 0 ? 'down' : 'flat',
   };
 }
