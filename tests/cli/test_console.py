@@ -16,10 +16,8 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -27,7 +25,7 @@ import pytest
 import structlog
 
 from murmur.logs import PlainRenderer
-from tests.cli.test_lifecycle import DATASETS, MURMUR, processes_with
+from tests.cli.test_lifecycle import DATASETS, MURMUR, Launched, processes_with
 from tests.support import HANG_SECONDS, answers, free_port
 
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -39,14 +37,8 @@ TIME = r"\d\d:\d\d:\d\d"
 CONSOLE_ENV = ("MURMUR_LOG_FORMAT", "MURMUR_ACCESS_LOG")
 
 
-@dataclass
-class Running:
+class Running(Launched):
     """A `murmur` command in its own data directory; stdout and stderr in one log."""
-
-    proc: subprocess.Popen[bytes]
-    data_dir: Path
-    log: Path
-    ports: dict[str, int]
 
     @property
     def api(self) -> str:
@@ -54,16 +46,6 @@ class Running:
 
     def lines(self) -> list[str]:
         return self.log.read_text(errors="replace").splitlines()
-
-    def wait_for(self, what: str, done: Callable[[], object], timeout: float = 120) -> None:
-        """Poll ``done`` until it holds; fail early if the command exits meanwhile."""
-        deadline = time.monotonic() + timeout
-        while not done():
-            if self.proc.poll() is not None and not done():
-                pytest.fail(f"exited ({self.proc.returncode}) before {what}:\n{self.tail()}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"not within {timeout:g} s: {what}\n{self.tail()}")
-            time.sleep(0.1)
 
     def line(self, pattern: str, timeout: float = 120) -> re.Match[str]:
         """The first line matching ``pattern`` (whole), once it is there."""

@@ -74,7 +74,7 @@ class Launched:
     def says(self, text: str) -> Callable[[], bool]:
         return lambda: text in self.output()
 
-    def wait_for(self, what: str, done: Callable[[], bool], timeout: float = 120) -> None:
+    def wait_for(self, what: str, done: Callable[[], object], timeout: float = 120) -> None:
         """Poll ``done`` until it holds; fail early if the command exits meanwhile."""
         deadline = time.monotonic() + timeout
         while not done():
