@@ -115,6 +115,7 @@ def test_processes_attaching_a_new_lake_at_once_migrate_it_once(profile: Profile
         (6, "batch_origin"),
         (7, "unmeasured_estimate_null"),
         (8, "breakouts"),
+        (9, "post_days"),
     ]
 
 

@@ -46,8 +46,9 @@ KEYS = {
     "mart_snapshots": ["mart", "partition_key"],
     "mart_viral_trends": [],
 }
-# Tables the lake has added since the DuckDB store (0008: breakouts): nothing to copy.
-ADDED_TABLES = ("mart_breakouts",)
+# Tables the lake has added since the DuckDB store: nothing to copy (0008: breakouts), or
+# made from the rows copied (0009: staging's summary of each post's days).
+ADDED_TABLES = ("mart_breakouts", "stg_post_days")
 # Columns the lake has added since the DuckDB store (0003_labels.sql; 0005: best times are
 # rows of posts): a copy leaves them NULL.
 ADDED = {
@@ -132,6 +133,14 @@ def test_every_row_of_every_analytics_table_arrives_as_written(
     profile.lake.attach(reader, read_only=True)
     for table, rows in written.items():
         assert _rows(reader, table) == as_copied(table, rows), table
+    # one summary row per post and UTC day it was read
+    days = reader.execute(
+        "SELECT count(*) FROM (SELECT DISTINCT workspace_id, platform, external_id,"
+        " CAST(captured_at AS DATE) FROM lake.raw_engagement_snapshots)"
+    ).fetchone()
+    assert reader.execute("SELECT count(*) FROM lake.stg_post_days").fetchone() == days
+    assert days is not None
+    assert days[0] > 0
 
 
 def test_a_second_copy_is_refused_and_changes_nothing(tmp_path: Path) -> None:

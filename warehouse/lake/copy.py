@@ -16,6 +16,7 @@ import duckdb
 
 from warehouse.errors import CopyMismatchError, StoreError
 from warehouse.lake import run
+from warehouse.marts.scripts import post_days_script
 from warehouse.sql import literal
 
 SOURCE = "old_store"
@@ -63,6 +64,15 @@ def copy_analytics_tables(
                     raise CopyMismatchError(
                         f"{table}: {differing} rows of {left} are not in {right}"
                     )
+        if "stg_post_days" not in old:
+            # Staging's summary of each post's days (0009) is made from the rows just copied,
+            # by staging's own script, which names the lake's tables unqualified.
+            row = c.execute("SELECT current_database()").fetchone()
+            c.execute("USE lake")
+            try:
+                c.execute(post_days_script())
+            finally:
+                c.execute(f'USE "{row[0] if row else "memory"}"')
         return counts
 
     con.execute(f"ATTACH {literal(str(store.resolve()))} AS {SOURCE} (READ_ONLY)")

@@ -120,7 +120,15 @@ def staging_script(
         for m in METRICS
     )
     staged_peaks = ", ".join(f"peak_{m} AS s_{m}" for m in METRICS)
-    prior_cols = ", ".join(f"r.{m}, greatest(r.x_{m}, s.s_{m}) AS x_{m}" for m in METRICS)
+    recent_cols = ", ".join(f"r.{m}, greatest(r.x_{m}, s.s_{m}) AS x_{m}" for m in METRICS)
+    # Over several days of stg_post_days: each counter's last known value, and the highest
+    # of the days' and of the peak staged at the last of them (one row a day: captured_at
+    # is distinct).
+    days_prior = ",\n       ".join(
+        f"arg_max(last_{m}, captured_at) FILTER (WHERE last_{m} IS NOT NULL) AS {m},"
+        f" greatest(max(max_{m}), arg_max_null(peak_{m}, captured_at)) AS x_{m}"
+        for m in METRICS
+    )
     in_window_peaks = ", ".join(f"{m} AS x_{m}" for m in METRICS)
     prev_cols = ",\n       ".join(
         f"last_value({m} IGNORE NULLS) OVER w AS p_{m}, max(x_{m}) OVER w AS k_{m}" for m in METRICS
@@ -290,7 +298,8 @@ known AS (
 ),
 recent1 AS (
     -- the last known value (and the highest) of each counter in the day before the window:
-    -- a tracked post was read there, so the usual partition scans one day of history
+    -- a tracked post was read there, so the usual partition scans one day of history, raw
+    -- (a day built before the one before it was staged still sees its readings)
     SELECT {key}, max(captured_at) AS captured_at,
        {last_known}
     FROM raw_engagement_snapshots SEMI JOIN keys USING ({key})
@@ -303,10 +312,11 @@ missing1 AS (
     ANTI JOIN (SELECT {key} FROM known WHERE published_at >= {d1}) USING ({key})
 ),
 recent2 AS (
+    -- a post read again after a gap: one row for each day it was read in the look-back
     SELECT {key}, max(captured_at) AS captured_at,
-       {last_known}
-    FROM raw_engagement_snapshots SEMI JOIN missing1 USING ({key})
-    WHERE captured_at >= {lb} AND captured_at < {d1}
+       {days_prior}
+    FROM stg_post_days SEMI JOIN missing1 USING ({key})
+    WHERE day >= {day_lb} AND day < {day_d1}
     GROUP BY {key}
 ),
 missing AS (
@@ -316,28 +326,20 @@ missing AS (
 ),
 older AS (
     SELECT {key}, max(captured_at) AS captured_at,
-       {last_known}
-    FROM raw_engagement_snapshots SEMI JOIN missing USING ({key})
-    WHERE captured_at < {lb}
+       {days_prior}
+    FROM stg_post_days SEMI JOIN missing USING ({key})
+    WHERE day < {day_lb}
     GROUP BY {key}
 ),
-staged AS (
-    -- the running peak staged with the last reading before the window: earlier peaks
-    -- without rescanning history (each span is read only for the posts last read there)
-    SELECT {key}, {staged_peaks} FROM stg_engagement_deltas SEMI JOIN recent1
-        USING ({key}, captured_at) WHERE day >= {day_d1} AND day < {day0}
-    UNION ALL
-    SELECT {key}, {staged_peaks} FROM stg_engagement_deltas SEMI JOIN recent2
-        USING ({key}, captured_at) WHERE day >= {day_lb} AND day < {day_d1}
-    UNION ALL
-    SELECT {key}, {staged_peaks} FROM stg_engagement_deltas SEMI JOIN older
-        USING ({key}, captured_at) WHERE day < {day_lb}
-),
 prior AS (
-    SELECT {", ".join(f"r.{k.strip()}" for k in key.split(","))}, r.captured_at, {prior_cols}
-    FROM (SELECT * FROM recent1 UNION ALL BY NAME SELECT * FROM recent2
-          UNION ALL BY NAME SELECT * FROM older) r
-    LEFT JOIN staged s USING ({key})
+    -- with the running peak staged with that reading (the day's summary holds it)
+    SELECT {", ".join(f"r.{k.strip()}" for k in key.split(","))}, r.captured_at, {recent_cols}
+    FROM recent1 r LEFT JOIN (
+        SELECT {key}, captured_at, {staged_peaks} FROM stg_post_days
+        WHERE day = {day_d1}
+    ) s USING ({key}, captured_at)
+    UNION ALL BY NAME SELECT * FROM recent2
+    UNION ALL BY NAME SELECT * FROM older
 ),
 seq AS (
     SELECT *, {in_window_peaks}, true AS in_window FROM cur
@@ -368,7 +370,42 @@ WHERE l.in_window
 -- capture order: each row group then holds a few days, so zone maps let a later day's
 -- delete, rebuild and checks skip the rest of history (and the insert runs batched)
 ORDER BY l.captured_at;
+{post_days_script(start, end, only)}
 {_snapshot_rows("stg_engagement_deltas", "stg_engagement_deltas", start, end, run_id, computed_at)}
+"""  # noqa: S608 - only literal() values are rendered
+
+
+def post_days_script(start: date | None = None, end: date | None = None, only: str = "") -> str:
+    """Replace stg_post_days of [start, end) (of all days: None) from the raw and staged rows."""
+    # The same rows as migration 0009's: each post's readings of a day, summed up in one row.
+    window = (
+        f"captured_at >= {literal(day_start(start))} AND captured_at < {literal(day_start(end))}"
+        if start is not None and end is not None
+        else "true"
+    )
+    days = (
+        f"day >= {literal(start)} AND day < {literal(end)}"
+        if start is not None and end is not None
+        else "true"
+    )
+    last = ",\n           ".join(
+        f"arg_max({m}, captured_at) FILTER (WHERE {m} IS NOT NULL) AS last_{m}, max({m}) AS max_{m}"
+        for m in METRICS
+    )
+    peaks = ", ".join(f"s.peak_{m}" for m in METRICS)
+    return f"""
+DELETE FROM stg_post_days WHERE {days}{only};
+INSERT INTO stg_post_days BY NAME
+SELECT r.*, {peaks}
+FROM (
+    SELECT {POST_KEY}, CAST(captured_at AS DATE) AS day, max(captured_at) AS captured_at,
+           {last}
+    FROM raw_engagement_snapshots WHERE {window}{only}
+    GROUP BY ALL
+) r
+LEFT JOIN (SELECT * FROM stg_engagement_deltas WHERE {days}{only}) s
+    USING ({POST_KEY}, captured_at)
+ORDER BY r.day;
 """  # noqa: S608 - only literal() values are rendered
 
 
