@@ -109,3 +109,17 @@ export async function unified(params, {signal, pages = 40} = {}) {
   }
   return {...first, series: {items: series, pagination: {next_cursor: cursor || null}}};
 }
+
+/** `promise`, or an AbortError as soon as `signal` is aborted (for a call made without it). */
+export function abortable(promise, signal) {
+  if (!signal) return promise;
+  return new Promise((resolve, reject) => {
+    const stop = () => reject(signal.reason ?? new DOMException('The call was given up.', 'AbortError'));
+    if (signal.aborted) {
+      stop();
+      return;
+    }
+    signal.addEventListener('abort', stop, {once: true});
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
+}

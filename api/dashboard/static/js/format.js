@@ -48,12 +48,20 @@ export function change(current, previous) {
   };
 }
 
+// One formatter per zone, made once: the overview says some 150 instants (each figure's
+// sources' first and last readings), and making an Intl.DateTimeFormat costs far more than
+// using one.
+const dateTimes = new Map();
+
 /** An ISO instant as a date and time in `tz`. */
 export function dateTime(iso, tz, withZone = true) {
   if (!iso) return NONE;
-  const text = new Intl.DateTimeFormat(undefined, {
-    dateStyle: 'medium', timeStyle: 'short', timeZone: tz,
-  }).format(new Date(iso));
+  let format = dateTimes.get(tz);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat(undefined, {dateStyle: 'medium', timeStyle: 'short', timeZone: tz});
+    dateTimes.set(tz, format);
+  }
+  const text = format.format(new Date(iso));
   return withZone ? `${text} (${tz})` : text;
 }
 

@@ -9,14 +9,18 @@ import {dateTime} from './format.js';
 import {errorBox, loading} from './states.js';
 import {browserZone} from './time.js';
 import * as overview from './views/overview.js';
-import * as trends from './views/trends.js';
-import * as breakouts from './views/breakouts.js';
-import * as insights from './views/insights.js';
-import * as experiments from './views/experiments.js';
-import * as rankings from './views/rankings.js';
-import * as posts from './views/posts.js';
 
-const VIEWS = {overview, trends, breakouts, insights, experiments, rankings, posts};
+// The overview is the first view, loaded with the page; the others' modules are fetched when
+// first opened, or once the first view is shown (`warm`), whichever comes first.
+const VIEWS = {
+  overview: () => Promise.resolve(overview),
+  trends: () => import('./views/trends.js'),
+  breakouts: () => import('./views/breakouts.js'),
+  insights: () => import('./views/insights.js'),
+  experiments: () => import('./views/experiments.js'),
+  rankings: () => import('./views/rankings.js'),
+  posts: () => import('./views/posts.js'),
+};
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
 const sessionBox = document.getElementById('session');
@@ -215,7 +219,9 @@ async function show() {
     signIn: () => { forgetSession(); signInView(); },
   };
   try {
-    await VIEWS[name].render(view, ctx);
+    const module = await VIEWS[name]();
+    if (ctx.signal.aborted) return; // left while its module was on its way
+    await module.render(view, ctx);
   } catch (error) {
     if (error?.name === 'AbortError') return;
     failed(view, error);
@@ -245,7 +251,16 @@ async function start() {
       return;
     }
   }
-  show();
+  await show();
+  warm();
+}
+
+/** Every view's module, fetched while the page is idle: the next view opens at once. */
+function warm() {
+  const later = window.requestIdleCallback || ((fn) => setTimeout(fn, 200));
+  later(() => {
+    for (const load of Object.values(VIEWS)) load().catch(() => {}); // a failure is said when opened
+  });
 }
 
 applyPlatformColors();

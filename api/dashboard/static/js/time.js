@@ -9,9 +9,11 @@ export function browserZone() {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 }
 
+let known = null; // the browser's list, read once
+
 /** Every zone the browser knows, the browser's and UTC first. */
 export function zones() {
-  const known = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
+  if (known === null) known = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
   return [...new Set([browserZone(), 'UTC', ...known])];
 }
 

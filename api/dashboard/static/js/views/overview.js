@@ -6,7 +6,7 @@
 //   GET /accounts?limit=1   (only when the range is empty: connect an account, or import)
 //   GET /analytics/breakouts (since = 24 h ago, limit=100: the badge, views/breakouts.js)
 
-import {call, session, unified} from '../api.js';
+import {call, session} from '../api.js';
 import {ChartSet, timeChart} from '../charts.js';
 import {colorOf} from '../colors.js';
 import {card, fill, h, select, table} from '../dom.js';
@@ -15,24 +15,17 @@ import {whereFrom} from '../provenance.js';
 import {reliabilityCard} from './reliability.js';
 import {breakoutBadge} from './breakouts.js';
 import {empty, errorBox, loading} from '../states.js';
-import {bucketStart, iso, shift, zones} from '../time.js';
+import {bucketStart, shift, zones} from '../time.js';
+import {DEFAULTS, DEFAULT_RANGE, RANGES, callsOf, period, takeEarly, whose} from './overview-calls.js';
+
+export {period};
 
 // Over this, the data is called stale: the pipeline runs hourly (Dagster's schedule).
 export const STALE_SECONDS = 3 * 3600;
 
-// Each range is the last `count` buckets of `unit` in the chosen zone, the current one included.
-// One more, `span`, is the data's own: from its first day to now, the default when the data is
-// shorter than the default range (`spanRange`).
-const DEFAULT_RANGE = '28d';
-const RANGES = {
-  '24h': {label: 'Last 24 hours', unit: 'hour', count: 24, grains: ['hour']},
-  '48h': {label: 'Last 48 hours', unit: 'hour', count: 48, grains: ['hour']},
-  '7d': {label: 'Last 7 days', unit: 'day', count: 7, grains: ['hour', 'day']},
-  '28d': {label: 'Last 28 days', unit: 'day', count: 28, grains: ['day', 'week']},
-  '90d': {label: 'Last 90 days', unit: 'day', count: 90, grains: ['day', 'week', 'month']},
-  '12w': {label: 'Last 12 weeks', unit: 'week', count: 12, grains: ['day', 'week']},
-  '12m': {label: 'Last 12 months', unit: 'month', count: 12, grains: ['week', 'month']},
-};
+// Each range (views/overview-calls.js, RANGES) is the last `count` buckets of `unit` in the
+// chosen zone, the current one included. One more, `span`, is the data's own: from its first
+// day to now, the default when the data is shorter than the default range (`spanRange`).
 const GRAINS = {hour: 'Hour', day: 'Day', week: 'Week (from Monday)', month: 'Month'};
 const STEPS = {hour: 3600, day: 86400, week: 7 * 86400, month: 30 * 86400};
 // How the API counts (`basis`): growth when it happened, or each post's lifetime totals at
@@ -55,7 +48,7 @@ const KPIS = [
 
 // The pickers' choices, kept while the tab lives (the view is re-rendered on navigation);
 // `picked`: the range is the person's own choice, kept, rather than the default.
-const choice = {range: DEFAULT_RANGE, picked: false, granularity: 'day', tz: null, metric: 'engagements', basis: 'activity'};
+const choice = {...DEFAULTS, picked: false, tz: null};
 // Where the data starts, once read for a workspace and basis: {key, first (ms) or null, shorter}.
 let learned = null;
 const COUNTERS = [...Object.keys(METRICS), 'posts', 'active_posts', 'followers', 'follower_growth'];
@@ -93,14 +86,6 @@ export function firstData(answer) {
     if (source.first_read_at) times.push(Date.parse(source.first_read_at));
   }
   return times.length ? Math.min(...times) : null;
-}
-
-/** The range of the pickers: [from, to) and the previous period of as many buckets. */
-export function period(range, tz, now = Date.now()) {
-  const current = bucketStart(now, range.unit, tz);
-  const from = range.start ?? shift(current, range.unit, -(range.count - 1), tz);
-  const previousFrom = shift(from, range.unit, -range.count, tz);
-  return {from: iso(from), to: iso(now), previousFrom: iso(previousFrom), previousTo: iso(from)};
 }
 
 function isEmpty(totals) {
@@ -256,6 +241,25 @@ export async function render(view, ctx) {
     return choice.range !== was;
   }
 
+  // The zones' picker: the chosen zone and UTC at first, every zone the browser knows (some
+  // 400) once the overview is drawn, or as soon as the picker is focused or pressed; laying out
+  // 400 options would cost the first view several milliseconds of the main thread.
+  let zoneSelect = null;
+  function zonePicker() {
+    const field = select('pick-tz', 'Time zone', [...new Set([choice.tz, 'UTC'])].map((z) => [z, z]), choice.tz,
+      (v) => { choice.tz = v; drawControls(); load(); });
+    zoneSelect = field.querySelector('select');
+    for (const event of ['focus', 'pointerdown', 'keydown']) zoneSelect.addEventListener(event, allZones, {once: true});
+    return field;
+  }
+  function allZones() {
+    if (!zoneSelect || zoneSelect.dataset.zones === 'all') return;
+    const full = select('pick-tz', 'Time zone', zones().map((z) => [z, z]), choice.tz, () => {}).querySelector('select');
+    zoneSelect.replaceChildren(...full.options);
+    zoneSelect.value = choice.tz;
+    zoneSelect.dataset.zones = 'all';
+  }
+
   function drawControls() {
     const range = rangeOf(choice.range, choice.tz);
     if (!range.grains.includes(choice.granularity)) choice.granularity = range.grains.includes('day') ? 'day' : range.grains[0];
@@ -267,8 +271,7 @@ export async function render(view, ctx) {
         (v) => { choice.range = v; choice.picked = true; drawControls(); load(); }),
       select('pick-granularity', 'Granularity', Object.entries(GRAINS).map(([k, label]) => [k, label, !range.grains.includes(k)]),
         choice.granularity, (v) => { choice.granularity = v; load(); }),
-      select('pick-tz', 'Time zone', zones().map((z) => [z, z]), choice.tz,
-        (v) => { choice.tz = v; drawControls(); load(); }),
+      zonePicker(),
       select('pick-metric', 'Chart', Object.entries(METRICS), choice.metric,
         (v) => { choice.metric = v; load(); }),
       select('pick-basis', 'Counted by', Object.entries(BASES), choice.basis,
@@ -276,6 +279,14 @@ export async function render(view, ctx) {
   }
 
   async function load() {
+    try {
+      await loadOnce();
+    } finally {
+      setTimeout(allZones, 0); // after the charts' first draw (uPlot draws in a microtask)
+    }
+  }
+
+  async function loadOnce() {
     loader?.abort();
     loader = new AbortController();
     const signal = AbortSignal.any([ctx.signal, loader.signal]);
@@ -283,11 +294,13 @@ export async function render(view, ctx) {
     if (resolveRange(key)) drawControls();
     const {range: rangeName, granularity, tz, metric, basis} = choice;
     const range = rangeOf(rangeName, tz);
-    const when = period(range, tz);
+    // The first load of the default range may find its calls on their way (js/early.js).
+    const early = takeEarly({range: rangeName, granularity, tz, basis}, whose(), signal);
+    const when = early ? early.when : period(range, tz);
     view.dataset.state = 'loading';
     fill(body, loading('the overview'));
-    // `basis` is sent only when it is not the API's default, so the default read is the plain one.
-    const base = {from: when.from, to: when.to, granularity, tz, basis: basis === 'activity' ? null : basis};
+    const calls = callsOf(when, {granularity, tz, basis});
+    const ask = (name) => early?.have[name] ?? calls[name](signal);
     let byPlatform;
     let total = null;
     let previous;
@@ -295,21 +308,19 @@ export async function render(view, ctx) {
       if (!choice.picked && learned?.key !== key) {
         // Where does the data start? The default range's per-bucket totals say (its first
         // bucket with a figure, its first reading); shorter than the range, the range is its.
-        total = await unified({...base, group_by: 'total'}, {signal});
+        // (Started early, the other two calls were asked for already: they are given up.)
+        total = await ask('total');
         const first = firstData(total);
         const shorter = first !== null && bucketStart(first, 'day', tz) > Date.parse(when.from);
         learned = {key, first, shorter};
         if (resolveRange(key)) drawControls();
         if (shorter) {
+          early?.stop();
           await load();
           return;
         }
       }
-      [byPlatform, total, previous] = await Promise.all([
-        unified({...base, group_by: 'platform'}, {signal}),
-        total ?? unified({...base, group_by: 'total'}, {signal}),
-        call('/analytics/unified', {params: {...base, from: when.previousFrom, to: when.previousTo, group_by: 'total', limit: 1}, signal}),
-      ]);
+      [byPlatform, total, previous] = await Promise.all([ask('byPlatform'), total ?? ask('total'), ask('previous')]);
     } catch (error) {
       if (error?.name === 'AbortError') return;
       if (error?.status === 401) {
