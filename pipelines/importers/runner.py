@@ -157,7 +157,6 @@ def import_file(
     if fmt == "youtube-trending" and encoding is None and direct_ok:
         fast = _youtube_direct(store, path, fmt, ws_id, kind, started, started_at)
         if fast is not None:
-            fast.overlap = batch_overlap(store, fast.batch_id)
             return fast
     with bar:
         size = path.stat().st_size
@@ -250,6 +249,7 @@ def _youtube_direct(
         conflicts_resolved=0,
         seconds=round(time.perf_counter() - started, 3),
         direct=True,
+        overlap=batch_overlap(store, meta().id, loaded.span),
     )
 
 
