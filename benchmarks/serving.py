@@ -72,12 +72,16 @@ def _child_server(module: str, args: list[str], log_path: Path, probe: str) -> I
         log.close()
 
 
-def serve(data_dir: Path) -> contextlib.AbstractContextManager[str]:
-    """Murmur's app over ``data_dir`` (``benchmarks.server``) in a child process."""
+def serve(data_dir: Path, replica: int = 0) -> contextlib.AbstractContextManager[str]:
+    """Murmur's app over ``data_dir`` (``benchmarks.server``) in a child process.
+
+    ``replica`` > 0: another server process over the same store (at scale, where the store is
+    shared: PostgreSQL + S3), logging to a file of its own.
+    """
     return _child_server(
         "benchmarks.server",
         ["--data-dir", str(data_dir)],
-        data_dir / "serve.log",
+        data_dir / (f"serve-{replica}.log" if replica else "serve.log"),
         f"{BASE}/openapi.json",
     )
 

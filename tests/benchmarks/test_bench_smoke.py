@@ -134,8 +134,16 @@ def test_quick_bench_at_scale_measures_every_row(
         cfg.scale_sizes = ()  # one scale step: the run's own size
         cfg.posts = 500
         rows = run_bench(cfg) + child_rows("publishing", quick=True, timeout=240)
-    groups = ["reads"] * len(READS) + ["scrapes"] + ["writes"] * 2 + ["publishing"]
+    # The writes: one server, beside a pipeline, then over two replicas of the same store.
+    groups = ["reads"] * len(READS) + ["scrapes"] + ["writes"] * 3 + ["publishing"]
     assert [r.group for r in rows] == groups
+    replicas = rows[len(READS) + 3]
+    assert replicas.what.startswith("POST /posts over 2 replicas"), replicas
+    assert replicas.reference.startswith("one server, "), replicas
+    # Both replicas took writes, side by side, in every run.
+    assert all(
+        len(run) == 2 and all(p["requests"] > 0 for p in run) for run in replicas.detail["replicas"]
+    )
     for row in rows:
         assert row.status in {"PASS", "MISS"}, row
         assert row.figure
