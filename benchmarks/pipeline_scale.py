@@ -398,14 +398,7 @@ def reference_lake(settings: Any) -> Lake:
 def _attach_reference_lake(con: duckdb.DuckDBPyConnection, ref: Lake) -> None:
     """Attach ``ref`` as ``ref``, as the store attaches its lake (its extensions, its S3
     secret, its ATTACH statement), minus the store's schema: the script makes its own."""
-    from warehouse.extensions import load_extension
-
-    load_extension(con, ref.kind)
-    load_extension(con, "ducklake")
-    secret = ref.secret_sql()
-    if secret is not None:
-        load_extension(con, "httpfs")
-        con.execute(secret)
+    ref.prepare(con)
     con.execute(ref.attach_sql("ref"))
 
 

@@ -117,6 +117,16 @@ class Lake:
             f" USE_SSL {'true' if self.s3.use_ssl else 'false'})"
         )
 
+    def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Load what ``con`` needs to attach the lake: its catalog's and DuckLake's extensions,
+        and the S3 secret when the files are on S3."""
+        load_extension(con, self.kind)
+        load_extension(con, "ducklake")
+        secret = self.secret_sql()
+        if secret is not None:
+            load_extension(con, "httpfs")
+            con.execute(secret)
+
     def attach(
         self,
         con: duckdb.DuckDBPyConnection,
@@ -129,12 +139,7 @@ class Lake:
 
         ``snapshot``: read-only, as of that snapshot id (:meth:`attach_sql`).
         """
-        load_extension(con, self.kind)
-        load_extension(con, "ducklake")
-        secret = self.secret_sql()
-        if secret is not None:
-            load_extension(con, "httpfs")
-            con.execute(secret)
+        self.prepare(con)
         if read_only or snapshot is not None:
             _attach(con, self.attach_sql(alias, read_only=True, snapshot=snapshot))
             return
