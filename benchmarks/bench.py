@@ -18,8 +18,8 @@ it measures the detector in process over the simulator's and the real exports' r
 same on either profile. So is the posting-time experiments' interval coverage
 (``benchmarks.experiments_quality``, issue 52 point 2: "Experiments (issue 52)",
 ``EXPERIMENTS_START``), seeded experiments over a simulator with a planted time-of-day effect.
-``profile="scale"`` runs the same rows on PostgreSQL + S3 (moto, or SeaweedFS with
-``MURMUR_BENCH_S3=seaweedfs``) started on loopback for the run (``benchmarks.servers``): every
+``profile="scale"`` runs the same rows on PostgreSQL + S3 (SeaweedFS where installed, else
+moto; ``MURMUR_BENCH_S3`` picks) started on loopback for the run (``benchmarks.servers``): every
 process finds its store there through ``bench_settings``. There the pipeline's and the
 import's references run against the same servers (their local-file figures in the notes),
 and one row more writes over two replicas of the served store (``measure_replica_writes``).
@@ -416,7 +416,8 @@ def replica_write_row(
         status="PASS" if passed else "MISS",
         note=(
             f"one wrk per replica, started together, interleaved with the one server's runs;"
-            f" p99 the worse replica's; load average {loadavg:.1f} before the runs"
+            f" p50 the replicas' weighted by their requests (an estimate), p99 the worse"
+            f" replica's (an upper bound); load average {loadavg:.1f} before the runs"
         ),
         detail={
             "runs": [r.to_dict() for r in whole],
