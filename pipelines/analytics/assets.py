@@ -32,7 +32,7 @@ from domain.analytics import rates
 from domain.analytics.schemas import BestTimeRecommendation
 from pipelines.analytics import breakouts, insights
 from pipelines.ingest.assets import INGEST_ASSETS
-from pipelines.partitions import DAILY, HOURS_OF_DAY, tagged_later, tagged_ranges
+from pipelines.partitions import DAILY, HOURS_OF_DAY, NEWEST_HOUR, tagged_later, tagged_ranges
 from pipelines.resources import StoreResource
 from warehouse import best_times as best_time_reads
 from warehouse import breakouts as breakout_reads
@@ -765,7 +765,9 @@ def _fresh(rows: list[dict[str, Any]], ends: dict[str, datetime]) -> list[dict[s
     key=_key("mart_breakouts"),
     # its own group: the hourly capture's job runs it too (pipelines/ingest/schedules.py)
     group_name="breakouts",
-    deps=[spec.key for a in INGEST_ASSETS for spec in a.specs],
+    deps=[
+        AssetDep(spec.key, partition_mapping=NEWEST_HOUR) for a in INGEST_ASSETS for spec in a.specs
+    ],
     description="Own posts growing above the band their own history predicts, judged after"
     " every capture and import; one analytics.breakout webhook event per breakout.",
     kinds={"python", "duckdb"},
