@@ -8,11 +8,11 @@ import re
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, TypedDict, Unpack
 from urllib.parse import quote
 
 import httpx
@@ -34,6 +34,18 @@ from connectors.platforms import profile_url
 # A platform's own reading of an error response: returns the error, or None when the
 # response is a success (TikTok answers some failures with HTTP 200 and an error body).
 Classifier = Callable[[httpx.Response], ConnectorError | None]
+
+
+class RequestOptions(TypedDict, total=False):
+    """What a request may carry besides its method and URL, as httpx takes it."""
+
+    params: Mapping[str, Any] | None
+    json: Any
+    headers: Mapping[str, str] | None
+    content: bytes | None
+    data: Mapping[str, Any] | None
+    files: Mapping[str, Any] | None
+
 
 HASHTAG = re.compile(r"(?<![\w&])#(\w{1,100})")
 
@@ -162,13 +174,8 @@ class PlatformHttp:
         url: str,
         *,
         classify: Classifier,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        headers: Mapping[str, str] | None = None,
-        content: bytes | None = None,
-        data: Mapping[str, Any] | None = None,
-        files: Mapping[str, Any] | None = None,
         idempotent: bool = True,
+        **options: Unpack[RequestOptions],
     ) -> httpx.Response:
         """Send one logical request, retrying transient failures; raise the mapped error.
 
@@ -183,16 +190,7 @@ class PlatformHttp:
             self.attempts += 1
             unsent = False
             try:
-                response = self.client.request(
-                    method,
-                    url,
-                    params=params,
-                    json=json,
-                    headers=headers,
-                    content=content,
-                    data=data,
-                    files=files,
-                )
+                response = self.client.request(method, url, **options)
                 error = classify(response)
             except httpx.ConnectError as exc:
                 unsent = True
@@ -254,6 +252,25 @@ def chunks(items: Sequence[str], size: int) -> Iterator[list[str]]:
     """``items`` in consecutive batches of at most ``size``."""
     for start in range(0, len(items), size):
         yield list(items[start : start + size])
+
+
+def pages(
+    fetch: Callable[[dict[str, Any]], Any],
+    params: Mapping[str, Any],
+    cursor: str,
+    next_cursor: Callable[[Any], Any],
+    items: str | None = None,
+) -> Iterator[Any]:
+    """Each page's body from ``fetch``, the next cursor sent as the ``cursor`` parameter,
+    until a page names none (or, with ``items``, lists none)."""
+    query = dict(params)
+    while True:
+        body = fetch(query)
+        yield body
+        after = next_cursor(body)
+        if not after or (items is not None and not body.get(items)):
+            return
+        query = {**params, cursor: after}
 
 
 def as_int(value: object) -> int | None:
@@ -462,6 +479,20 @@ class HttpConnector:
         """GET ``path`` with the account's credentials, failures classified by the platform."""
         return self.get(path, self.classify, params, self.headers_for(account))
 
+    def read_pages(
+        self,
+        path: str,
+        account: AccountRef | None,
+        params: Mapping[str, Any],
+        cursor: str,
+        next_cursor: Callable[[Any], Any],
+        items: str | None = None,
+    ) -> Iterator[Any]:
+        """The :func:`pages` of :meth:`read` ``path`` with the account's credentials."""
+        return pages(
+            lambda query: self.read(path, account, query), params, cursor, next_cursor, items
+        )
+
     def note(self, external_id: str, error: ConnectorError | str, code: str | None = None) -> None:
         """Record a failure that cost one item, not the call."""
         message = str(error)
@@ -478,6 +509,12 @@ class HttpConnector:
             }
         )
 
+    def note_missing(self, wanted: Iterable[str], seen: Container[str], message: str) -> None:
+        """Record as not found each wanted item that a batch answer left out."""
+        for missing in wanted:
+            if missing not in seen:
+                self.note(missing, message, "not_found")
+
     def take_errors(self) -> list[dict[str, str]]:
         """The recorded per-item failures, emptying the list."""
         taken, self.errors = self.errors, []
@@ -491,10 +528,7 @@ class HttpConnector:
         headers: Mapping[str, str] | None = None,
     ) -> Any:
         """GET ``path`` under the base URL and return its JSON body."""
-        url, query = self._at(path, params)
-        response = self.http.request("GET", url, classify=classify, params=query, headers=headers)
-        self.stamp(response)
-        return json_body(response)
+        return self._request("GET", path, classify, params, headers)
 
     def post(
         self,
@@ -505,14 +539,21 @@ class HttpConnector:
         headers: Mapping[str, str] | None = None,
     ) -> Any:
         """POST JSON to ``path`` under the base URL and return its JSON body."""
+        return self._request("POST", path, classify, params, headers, json=body)
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        classify: Classifier,
+        params: Mapping[str, Any] | None,
+        headers: Mapping[str, str] | None,
+        json: Any = None,
+    ) -> Any:
+        """One call under the base URL, as of ``as_of``: the server's clock kept, its JSON body."""
         url, query = self._at(path, params)
         response = self.http.request(
-            "POST",
-            url,
-            classify=classify,
-            params=query,
-            json=body,
-            headers=headers,
+            method, url, classify=classify, params=query, json=json, headers=headers
         )
         self.stamp(response)
         return json_body(response)

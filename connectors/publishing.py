@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, Unpack
 
 import httpx
 
@@ -19,7 +19,7 @@ from connectors.base import (
     Published,
     PublishRequest,
 )
-from connectors.http import Classifier, HttpConnector, json_body
+from connectors.http import Classifier, HttpConnector, RequestOptions, json_body
 
 URL = re.compile(r"https?://\S+")
 SPACE = re.compile(r"\s+")
@@ -105,27 +105,13 @@ class Publishing(Generic[R]):
         classify: Classifier,
         *,
         idempotent: bool,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        headers: Mapping[str, str] | None = None,
-        content: bytes | None = None,
-        data: Mapping[str, Any] | None = None,
-        files: Mapping[str, Any] | None = None,
+        **options: Unpack[RequestOptions],
     ) -> httpx.Response:
         """One request; a write that creates something is ``idempotent=False`` (not retried
         after it may have reached the platform)."""
         url = path_or_url if "://" in path_or_url else self.reader.base_url + path_or_url
         response = self.http.request(
-            method,
-            url,
-            classify=classify,
-            params=params,
-            json=json,
-            headers=headers,
-            content=content,
-            data=data,
-            files=files,
-            idempotent=idempotent,
+            method, url, classify=classify, idempotent=idempotent, **options
         )
         self.reader.stamp(response)
         return response

@@ -14,8 +14,8 @@ from connectors.base import (
     Published,
     PublishRequest,
 )
-from connectors.bluesky.reader import BlueskyConnector
-from connectors.http import parse_time
+from connectors.bluesky.reader import BlueskyConnector, next_cursor
+from connectors.http import pages, parse_time
 from connectors.publishing import (
     MARKER_PREFIX,
     SKEW,
@@ -141,14 +141,8 @@ class BlueskyPublisher(Publishing[BlueskyConnector]):
 
     def find_published(self, request: PublishRequest, since: datetime) -> Published | None:
         """getAuthorFeed since then: the record's murmurRef decides, else the normalised text."""
-        actor = self.reader.actor(request.account)
-        cursor: str | None = None
         candidates = []
-        while True:
-            params: dict[str, Any] = {"actor": actor, "limit": 100, "filter": "posts_no_replies"}
-            if cursor:
-                params["cursor"] = cursor
-            body = self.reader.read("app.bsky.feed.getAuthorFeed", request.account, params)
+        for body in self.reader.author_feed(request.account):
             older = False
             for item in body.get("feed") or []:
                 post = item.get("post") or {}
@@ -165,8 +159,7 @@ class BlueskyPublisher(Publishing[BlueskyConnector]):
                         str(mark) if mark else None,
                     )
                 )
-            cursor = body.get("cursor")
-            if older or not cursor or not body.get("feed"):
+            if older:
                 break
         return first_match(request, since, candidates)
 
@@ -174,17 +167,19 @@ class BlueskyPublisher(Publishing[BlueskyConnector]):
         self, account: AccountRef, since: datetime | None
     ) -> Iterator[Conversation]:
         """app.bsky.notification.listNotifications: replies (comments) and mentions."""
-        cursor: str | None = None
-        while True:
-            params: dict[str, Any] = {"limit": 100}
-            if cursor:
-                params["cursor"] = cursor
-            body = self.reader.get(
+        notifications = pages(
+            lambda query: self.reader.get(
                 "/xrpc/app.bsky.notification.listNotifications",
                 self.reader.classify,
-                params,
+                query,
                 self._bearer(account),
-            )
+            ),
+            {"limit": 100},
+            "cursor",
+            next_cursor,
+            items="notifications",
+        )
+        for body in notifications:
             for note in body.get("notifications") or []:
                 reason = note.get("reason")
                 record = note.get("record") or {}
@@ -206,9 +201,6 @@ class BlueskyPublisher(Publishing[BlueskyConnector]):
                     received_at=at,
                     post_external_id=parent or note.get("reasonSubject"),
                 )
-            cursor = body.get("cursor")
-            if not cursor or not body.get("notifications"):
-                return
 
     def reply(
         self, account: AccountRef, conversation: str, text: str, client_ref: str

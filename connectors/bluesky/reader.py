@@ -39,6 +39,11 @@ EMBEDS = {
 }
 
 
+def next_cursor(body: Any) -> Any:
+    """The cursor of the page after ``body``, as XRPC lists give it."""
+    return body.get("cursor")
+
+
 def picture(embed: dict[str, Any]) -> str | None:
     """A post view's picture: its first image's thumb, a video's thumbnail, a link card's thumb."""
     images = embed.get("images") or []
@@ -84,12 +89,7 @@ class BlueskyConnector(HttpConnector):
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """app.bsky.feed.getAuthorFeed (limit 100, cursor), skipping reposts of others' posts."""
         actor = self.actor(account)
-        cursor: str | None = None
-        while True:
-            params: dict[str, Any] = {"actor": actor, "limit": 100, "filter": "posts_no_replies"}
-            if cursor:
-                params["cursor"] = cursor
-            body = self.read("app.bsky.feed.getAuthorFeed", account, params)
+        for body in self.author_feed(account):
             for item in body.get("feed") or []:
                 post = item.get("post") or {}
                 author = post.get("author") or {}
@@ -121,9 +121,13 @@ class BlueskyConnector(HttpConnector):
                     url=f"https://bsky.app/profile/{handle}/post/{rkey}",
                     thumbnail_url=picture(view),
                 )
-            cursor = body.get("cursor")
-            if not cursor or not body.get("feed"):
-                return
+
+    def author_feed(self, account: AccountRef) -> Iterator[Any]:
+        """app.bsky.feed.getAuthorFeed's pages (100 posts each, newest first, no replies)."""
+        params = {"actor": self.actor(account), "limit": 100, "filter": "posts_no_replies"}
+        return self.read_pages(
+            "app.bsky.feed.getAuthorFeed", account, params, "cursor", next_cursor, "feed"
+        )
 
     def fetch_metrics(
         self, account: AccountRef, external_ids: Sequence[str]
@@ -144,9 +148,7 @@ class BlueskyConnector(HttpConnector):
                     comments=as_int(post.get("replyCount")),
                     shares=shares,
                 )
-            for missing in batch:
-                if missing not in seen:
-                    self.note(missing, "post not returned: deleted", "not_found")
+            self.note_missing(batch, seen, "post not returned: deleted")
 
     def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
         """app.bsky.actor.searchActors?q=…, following the cursor up to ``limit``."""

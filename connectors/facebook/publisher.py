@@ -19,6 +19,12 @@ from connectors.publishing import (
     recent_since,
 )
 
+# A post of one video or one photo: its edge, and the parameters its URL and its text go in.
+SINGLE_MEDIA = {
+    "video": ("videos", "file_url", "description"),
+    "image": ("photos", "url", "caption"),
+}
+
 
 class FacebookPublisher(GraphPublishing[FacebookConnector]):
     """Facebook Pages: POST /{page-id}/feed, /photos, /videos; comments and conversations."""
@@ -29,21 +35,14 @@ class FacebookPublisher(GraphPublishing[FacebookConnector]):
         page, account = request.account.external_id, request.account
         images = [m for m in request.media if m.kind == "image"]
         videos = [m for m in request.media if m.kind == "video"]
-        if videos:
+        single = videos[:1] or (images if len(images) == 1 else [])
+        if single:
+            edge, source, caption = SINGLE_MEDIA[single[0].kind]
             body = self._call(
                 "POST",
-                f"/{page}/videos",
+                f"/{page}/{edge}",
                 account,
-                {"file_url": media_url(videos[0]), "description": request.text},
-                idempotent=False,
-            )
-            post_id = str(body.get("post_id") or body["id"])
-        elif len(images) == 1:
-            body = self._call(
-                "POST",
-                f"/{page}/photos",
-                account,
-                {"url": media_url(images[0]), "caption": request.text},
+                {source: media_url(single[0]), caption: request.text},
                 idempotent=False,
             )
             post_id = str(body.get("post_id") or body["id"])

@@ -55,6 +55,17 @@ class GraphPublishing(Publishing[G]):
             self.http.sleep(POLL_SECONDS)
         raise TransientError("media still processing", code="processing")
 
+    def _publish_container(self, account: AccountRef, edge: str, container: str) -> Published:
+        """POST /{user-id}/{edge} with the container: the one call that commits a post."""
+        body = self._call(
+            "POST",
+            f"/{account.external_id}/{edge}",
+            account,
+            {"creation_id": container},
+            idempotent=False,
+        )
+        return self.published(str(body["id"]), None)
+
     def _comments(
         self, account: AccountRef, post_ids: Iterable[str], edge: str, since: datetime | None
     ) -> Iterator[Conversation]:

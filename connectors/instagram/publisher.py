@@ -56,14 +56,7 @@ class InstagramPublisher(GraphPublishing[InstagramConnector]):
             )
             container = str(body["id"])
             self._wait_ready(account, container)
-        body = self._call(
-            "POST",
-            f"/{account.external_id}/media_publish",
-            account,
-            {"creation_id": container},
-            idempotent=False,
-        )
-        return self.published(str(body["id"]), None)
+        return self._publish_container(account, "media_publish", container)
 
     def list_conversations(
         self, account: AccountRef, since: datetime | None

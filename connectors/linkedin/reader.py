@@ -168,9 +168,7 @@ class LinkedInConnector(HttpConnector):
                     shares=as_int(stats.get("shareCount")),
                     clicks=as_int(stats.get("clickCount")),
                 )
-            for missing in batch:
-                if missing not in seen:
-                    self.note(missing, "no statistics returned: deleted post", "not_found")
+            self.note_missing(batch, seen, "no statistics returned: deleted post")
 
     def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
         """GET /rest/organizations?q=vanityName (organizations are LinkedIn's public pages)."""

@@ -10,8 +10,8 @@ from connectors.base import (
     Published,
     PublishRequest,
 )
-from connectors.http import parse_time
-from connectors.pinterest.reader import PinterestConnector
+from connectors.http import pages, parse_time
+from connectors.pinterest.reader import PinterestConnector, next_bookmark
 from connectors.publishing import (
     MARKER_PREFIX,
     SKEW,
@@ -71,15 +71,16 @@ class PinterestPublisher(Publishing[PinterestConnector]):
 
     def find_published(self, request: PublishRequest, since: datetime) -> Published | None:
         """GET /v5/pins since then: the note's marker decides, else the normalised description."""
-        bookmark: str | None = None
         candidates = []
-        while True:
-            params: dict[str, Any] = {"page_size": 100}
-            if bookmark:
-                params["bookmark"] = bookmark
-            body = self.call_json(
-                "GET", "/v5/pins", request.account, idempotent=True, params=params
-            )
+        listing = pages(
+            lambda query: self.call_json(
+                "GET", "/v5/pins", request.account, idempotent=True, params=query
+            ),
+            {"page_size": 100},
+            "bookmark",
+            next_bookmark,
+        )
+        for body in listing:
             older = False
             for pin in body.get("items") or []:
                 at = parse_time(pin["created_at"])
@@ -96,7 +97,6 @@ class PinterestPublisher(Publishing[PinterestConnector]):
                         note if note.startswith(MARKER_PREFIX) else None,
                     )
                 )
-            bookmark = body.get("bookmark")
-            if older or not bookmark:
+            if older:
                 break
         return first_match(request, since, candidates)

@@ -33,6 +33,11 @@ MEDIA_TYPES = {"image": "image", "video": "video", "multiple_images": "carousel"
 IMAGE_SIZES = ("150x150", "400x300", "600x", "1200x")
 
 
+def next_bookmark(body: Any) -> Any:
+    """The bookmark of the page of pins after ``body``."""
+    return body.get("bookmark")
+
+
 def picture(media: dict[str, Any]) -> str | None:
     """A pin's picture: its smallest image, else a video pin's cover."""
     images = media.get("images") or {}
@@ -73,12 +78,10 @@ class PinterestConnector(HttpConnector):
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """GET /v5/pins (page_size 100), newest first, following the bookmark."""
-        bookmark: str | None = None
-        while True:
-            params: dict[str, Any] = {"page_size": 100}
-            if bookmark:
-                params["bookmark"] = bookmark
-            body = self.read("/v5/pins", account, params)
+        listing = self.read_pages(
+            "/v5/pins", account, {"page_size": 100}, "bookmark", next_bookmark, "items"
+        )
+        for body in listing:
             for pin in body.get("items") or []:
                 published = parse_time(pin["created_at"])
                 if since is not None and published < since:
@@ -95,9 +98,6 @@ class PinterestConnector(HttpConnector):
                     url=f"https://www.pinterest.com/pin/{pin['id']}/",
                     thumbnail_url=picture(media),
                 )
-            bookmark = body.get("bookmark")
-            if not bookmark or not body.get("items"):
-                return
 
     def fetch_metrics(
         self, account: AccountRef, external_ids: Sequence[str]

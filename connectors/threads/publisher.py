@@ -42,16 +42,6 @@ class ThreadsPublisher(GraphPublishing[ThreadsConnector]):
             account, {**params, "media_type": "IMAGE", "image_url": media_url(media)}
         )
 
-    def _publish_container(self, account: AccountRef, container: str) -> Published:
-        body = self._call(
-            "POST",
-            f"/{account.external_id}/threads_publish",
-            account,
-            {"creation_id": container},
-            idempotent=False,
-        )
-        return self.published(str(body["id"]), None)
-
     def publish(self, request: PublishRequest) -> Published:
         """TEXT, IMAGE, VIDEO (polled) or CAROUSEL container, then threads_publish."""
         account = request.account
@@ -65,7 +55,7 @@ class ThreadsPublisher(GraphPublishing[ThreadsConnector]):
                 account,
                 {"media_type": "CAROUSEL", "children": ",".join(children), "text": request.text},
             )
-        done = self._publish_container(account, container)
+        done = self._publish_container(account, "threads_publish", container)
         return Published(
             done.external_id, self._permalink(account, done.external_id), done.published_at
         )
@@ -99,4 +89,4 @@ class ThreadsPublisher(GraphPublishing[ThreadsConnector]):
         container = self._create(
             account, {"media_type": "TEXT", "text": text, "reply_to_id": conversation}
         )
-        return self._publish_container(account, container)
+        return self._publish_container(account, "threads_publish", container)

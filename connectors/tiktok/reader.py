@@ -195,9 +195,7 @@ class TikTokConnector(HttpConnector):
                 for video in self._research(account, query, None):
                     seen.add(str(video["id"]))
                     yield self._snapshot(video)
-        for missing in external_ids:
-            if missing not in seen:
-                self.note(missing, "video not returned: deleted, private or too old", "not_found")
+        self.note_missing(external_ids, seen, "video not returned: deleted, private or too old")
 
     def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
         """Research video query by keyword; the authors of matching videos, most recent first."""

@@ -17,7 +17,7 @@ from connectors.publishing import (
     Publishing,
     media_bytes,
 )
-from connectors.x.reader import XConnector
+from connectors.x.reader import XConnector, next_token
 
 
 class XPublisher(Publishing[XConnector]):
@@ -54,18 +54,21 @@ class XPublisher(Publishing[XConnector]):
         self, account: AccountRef, since: datetime | None
     ) -> Iterator[Conversation]:
         """GET /2/users/:id/mentions (replies to us are comments) and GET /2/dm_events."""
-        token: str | None = None
-        while True:
-            params: dict[str, Any] = {
-                "max_results": 100,
-                "tweet.fields": "created_at,author_id,conversation_id,referenced_tweets",
-                "expansions": "author_id",
-            }
-            if since is not None:
-                params["start_time"] = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            if token:
-                params["pagination_token"] = token
-            body = self.reader.read(f"/2/users/{account.external_id}/mentions", account, params)
+        params: dict[str, Any] = {
+            "max_results": 100,
+            "tweet.fields": "created_at,author_id,conversation_id,referenced_tweets",
+            "expansions": "author_id",
+        }
+        if since is not None:
+            params["start_time"] = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        mentions = self.reader.read_pages(
+            f"/2/users/{account.external_id}/mentions",
+            account,
+            params,
+            "pagination_token",
+            next_token,
+        )
+        for body in mentions:
             users = {u["id"]: u for u in (body.get("includes") or {}).get("users") or []}
             for tweet in body.get("data") or []:
                 replied = [
@@ -88,20 +91,16 @@ class XPublisher(Publishing[XConnector]):
                     received_at=at,
                     post_external_id=replied[0] if replied else None,
                 )
-            token = (body.get("meta") or {}).get("next_token")
-            if not token:
-                break
-        token = None
-        while True:
-            params = {
-                "max_results": 100,
-                "event_types": "MessageCreate",
-                "dm_event.fields": "id,text,sender_id,dm_conversation_id,created_at",
-                "expansions": "sender_id",
-            }
-            if token:
-                params["pagination_token"] = token
-            body = self.reader.read("/2/dm_events", account, params)
+        params = {
+            "max_results": 100,
+            "event_types": "MessageCreate",
+            "dm_event.fields": "id,text,sender_id,dm_conversation_id,created_at",
+            "expansions": "sender_id",
+        }
+        dms = self.reader.read_pages(
+            "/2/dm_events", account, params, "pagination_token", next_token
+        )
+        for body in dms:
             users = {u["id"]: u for u in (body.get("includes") or {}).get("users") or []}
             for event in body.get("data") or []:
                 if event.get("sender_id") == account.external_id:
@@ -120,9 +119,6 @@ class XPublisher(Publishing[XConnector]):
                     message_external_id=event["id"],
                     received_at=at,
                 )
-            token = (body.get("meta") or {}).get("next_token")
-            if not token:
-                return
 
     def reply(
         self, account: AccountRef, conversation: str, text: str, client_ref: str

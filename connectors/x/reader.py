@@ -38,6 +38,11 @@ MEDIA_TYPES = {"photo": "image", "video": "video", "animated_gif": "video"}
 NOT_FOUND = "https://api.twitter.com/2/problems/resource-not-found"
 
 
+def next_token(body: Any) -> Any:
+    """The pagination token of the page after ``body`` (its meta.next_token)."""
+    return (body.get("meta") or {}).get("next_token")
+
+
 def _message(body: Any) -> str | None:
     if not isinstance(body, dict):
         return None
@@ -83,19 +88,16 @@ class XConnector(HttpConnector):
 
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """GET /2/users/:id/tweets, start_time=since, following meta.next_token."""
-        token: str | None = None
-        while True:
-            params: dict[str, Any] = {
-                "max_results": 100,
-                "tweet.fields": TWEET_FIELDS,
-                "expansions": "attachments.media_keys",
-                "media.fields": MEDIA_FIELDS,
-            }
-            if since is not None:
-                params["start_time"] = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            if token:
-                params["pagination_token"] = token
-            body = self.read(f"/2/users/{account.external_id}/tweets", account, params)
+        params: dict[str, Any] = {
+            "max_results": 100,
+            "tweet.fields": TWEET_FIELDS,
+            "expansions": "attachments.media_keys",
+            "media.fields": MEDIA_FIELDS,
+        }
+        if since is not None:
+            params["start_time"] = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        path = f"/2/users/{account.external_id}/tweets"
+        for body in self.read_pages(path, account, params, "pagination_token", next_token):
             if "data" not in body and body.get("errors"):
                 raise NotFoundError(_message(body) or "user not found", status=200)
             media = {
@@ -123,9 +125,6 @@ class XConnector(HttpConnector):
                     # a photo's own url, a video's preview image
                     thumbnail_url=first.get("url") or first.get("preview_image_url"),
                 )
-            token = (body.get("meta") or {}).get("next_token")
-            if not token:
-                return
 
     def fetch_metrics(
         self, account: AccountRef, external_ids: Sequence[str]
@@ -172,6 +171,6 @@ class XConnector(HttpConnector):
             for user in body.get("data") or []:
                 yield AccountRef(self.platform, user["id"], user["username"], kind="creator")
                 found += 1
-            token = (body.get("meta") or {}).get("next_token")
+            token = next_token(body)
             if not token or not body.get("data"):
                 return

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Any
 
 from connectors.base import (
     AccountRef,
@@ -23,7 +22,7 @@ from connectors.publishing import (
     marker,
     media_bytes,
 )
-from connectors.youtube.reader import YouTubeConnector
+from connectors.youtube.reader import YouTubeConnector, next_page_token
 
 # ---- YouTube --------------------------------------------------------------------------------
 
@@ -121,17 +120,16 @@ class YouTubePublisher(Publishing[YouTubeConnector]):
         self, account: AccountRef, since: datetime | None
     ) -> Iterator[Conversation]:
         """commentThreads.list(allThreadsRelatedToChannelId), newest first."""
-        token: str | None = None
-        while True:
-            params: dict[str, Any] = {
-                "part": "snippet",
-                "allThreadsRelatedToChannelId": account.external_id,
-                "maxResults": 100,
-                "order": "time",
-            }
-            if token:
-                params["pageToken"] = token
-            body = self.reader.read("/youtube/v3/commentThreads", account, params)
+        params = {
+            "part": "snippet",
+            "allThreadsRelatedToChannelId": account.external_id,
+            "maxResults": 100,
+            "order": "time",
+        }
+        threads = self.reader.read_pages(
+            "/youtube/v3/commentThreads", account, params, "pageToken", next_page_token
+        )
+        for body in threads:
             for item in body.get("items") or []:
                 top = (item.get("snippet") or {}).get("topLevelComment") or {}
                 snippet = top.get("snippet") or {}
@@ -149,9 +147,6 @@ class YouTubePublisher(Publishing[YouTubeConnector]):
                     received_at=at,
                     post_external_id=(item.get("snippet") or {}).get("videoId"),
                 )
-            token = body.get("nextPageToken")
-            if not token:
-                return
 
     def reply(
         self, account: AccountRef, conversation: str, text: str, client_ref: str

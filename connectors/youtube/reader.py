@@ -34,6 +34,11 @@ RATE_REASONS = ("rateLimitExceeded", "userRateLimitExceeded")
 PACIFIC = ZoneInfo("America/Los_Angeles")
 
 
+def next_page_token(body: Any) -> Any:
+    """The token of the page after ``body``, as Google's list methods give it."""
+    return body.get("nextPageToken")
+
+
 def thumbnail(snippet: dict[str, Any]) -> str | None:
     """The smallest picture of snippet.thumbnails (default, else medium, else high)."""
     found = snippet.get("thumbnails") or {}
@@ -131,12 +136,11 @@ class YouTubeConnector(HttpConnector):
     def list_posts(self, account: AccountRef, since: datetime | None) -> Iterator[PostRecord]:
         """The uploads playlist (1 quota unit a page, unlike search's 100), newest first."""
         playlist = self._uploads(account)
-        token: str | None = None
-        while True:
-            params = {"part": "snippet,contentDetails", "playlistId": playlist, "maxResults": 50}
-            if token:
-                params["pageToken"] = token
-            body = self.read("/youtube/v3/playlistItems", account, params)
+        params = {"part": "snippet,contentDetails", "playlistId": playlist, "maxResults": 50}
+        listing = self.read_pages(
+            "/youtube/v3/playlistItems", account, params, "pageToken", next_page_token
+        )
+        for body in listing:
             for item in body.get("items") or []:
                 details, snippet = item.get("contentDetails") or {}, item.get("snippet") or {}
                 video_id = details.get("videoId") or snippet["resourceId"]["videoId"]
@@ -153,9 +157,6 @@ class YouTubeConnector(HttpConnector):
                     url=f"https://www.youtube.com/watch?v={video_id}",
                     thumbnail_url=thumbnail(snippet),
                 )
-            token = body.get("nextPageToken")
-            if not token:
-                return
 
     def fetch_metrics(
         self, account: AccountRef, external_ids: Sequence[str]
@@ -175,9 +176,7 @@ class YouTubeConnector(HttpConnector):
                     likes=as_int(stats.get("likeCount")),
                     comments=as_int(stats.get("commentCount")),
                 )
-            for missing in batch:
-                if missing not in seen:
-                    self.note(missing, NotFoundError("video not returned: deleted or private"))
+            self.note_missing(batch, seen, "video not returned: deleted or private")
 
     def search_creators(self, query: str, limit: int) -> Iterator[AccountRef]:
         """search.list(type=channel, q=query), following pages up to ``limit``."""
@@ -202,6 +201,6 @@ class YouTubeConnector(HttpConnector):
                     kind="creator",
                 )
                 found += 1
-            token = body.get("nextPageToken")
+            token = next_page_token(body)
             if not token or not body.get("items"):
                 return

@@ -20,6 +20,7 @@ from simulator.platforms.common import (
     endpoint,
     feed_of,
     find_event,
+    has_bearer,
     iso_ms,
     live_post,
     meta_of,
@@ -168,10 +169,6 @@ def _bsky_session(sim: Sim, request: Request) -> Account | None:
     if not token.startswith("sim-jwt-"):
         return None
     return account_by_id(sim, "bluesky", token[8:])
-
-
-def _bsky_needs_session(request: Request) -> bool:
-    return bearer_token(request) is not None
 
 
 async def bsky_create_session(request: Request, sim: Sim, now: datetime) -> Response:
@@ -331,12 +328,12 @@ def routes() -> list[BaseRoute]:
             ),
             (
                 "/xrpc/com.atproto.repo.uploadBlob",
-                write("bluesky", bsky_upload_blob, commit=False, auth=_bsky_needs_session),
+                write("bluesky", bsky_upload_blob, commit=False, auth=has_bearer),
                 ["POST"],
             ),
             (
                 "/xrpc/com.atproto.repo.createRecord",
-                write("bluesky", bsky_create_record, commit=True, auth=_bsky_needs_session),
+                write("bluesky", bsky_create_record, commit=True, auth=has_bearer),
                 ["POST"],
             ),
             (
@@ -346,7 +343,7 @@ def routes() -> list[BaseRoute]:
             ),
             (
                 "/xrpc/app.bsky.notification.listNotifications",
-                endpoint("bluesky", bsky_notifications, auth=_bsky_needs_session),
+                endpoint("bluesky", bsky_notifications, auth=has_bearer),
                 ["GET"],
             ),
             *reads(

@@ -152,6 +152,11 @@ def any_token(request: Request) -> bool:
     return bool(bearer_token(request) or request.query_params.get("access_token"))
 
 
+def has_bearer(request: Request) -> bool:
+    """Whether the request carries a bearer token: the one kind of token some platforms take."""
+    return bearer_token(request) is not None
+
+
 def write(
     platform: str,
     handler: Handler,

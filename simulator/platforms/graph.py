@@ -16,7 +16,6 @@ from simulator.platforms.common import (
     Handler,
     account_by_id,
     any_token,
-    bearer_token,
     clamp,
     counters_at,
     cursor_of,
@@ -49,10 +48,6 @@ IG_METRICS = (
 )
 HASHTAG_PREFIX = "17843"
 HASHTAGS = ALL_TOPICS + CATEGORIES  # a category name is a hashtag too
-
-
-def _ig_auth(request: Request) -> bool:
-    return bool(request.query_params.get("access_token") or bearer_token(request))
 
 
 def _ig_time(moment: datetime) -> str:
@@ -816,7 +811,7 @@ def routes() -> list[BaseRoute]:
         Route(f"/{platform}{path}", endpoint(platform, handler, auth=any_token), methods=["GET"])
         for platform, path, handler in fixed
     ]
-    out.append(Route("/instagram/", endpoint("instagram", ig_ids, auth=_ig_auth), methods=["GET"]))
+    out.append(Route("/instagram/", endpoint("instagram", ig_ids, auth=any_token), methods=["GET"]))
     for platform in GRAPH:
         out += mount(
             platform,
@@ -829,7 +824,7 @@ def routes() -> list[BaseRoute]:
             ],
         )
     for path, reads in (("/{node}/{edge}", ig_edge), ("/{node}", ig_node)):
-        handler = endpoint("instagram", graph_first("instagram", reads), auth=_ig_auth)
+        handler = endpoint("instagram", graph_first("instagram", reads), auth=any_token)
         out += mount("instagram", [(path, handler, ["GET"])])
     for platform in ("facebook", "threads"):
         handler = endpoint(platform, graph_get(platform), auth=any_token)

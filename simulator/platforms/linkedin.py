@@ -14,12 +14,12 @@ from simulator.platforms.common import (
     Handler,
     account_by_id,
     any_token,
-    bearer_token,
     clamp,
     counters_at,
     endpoint,
     feed_of,
     find_event,
+    has_bearer,
     live_post,
     mount,
     reads,
@@ -32,10 +32,6 @@ from simulator.state import Sim
 from simulator.world import Account, Post
 
 ORG = "urn:li:organization:"
-
-
-def _li_auth(request: Request) -> bool:
-    return bearer_token(request) is not None
 
 
 def _li_checked(handler: Handler) -> Handler:
@@ -338,7 +334,7 @@ def routes() -> list[BaseRoute]:
                 ),
                 *reads(
                     "linkedin",
-                    _li_auth,
+                    has_bearer,
                     {
                         "/rest/organizations/{id}": _li_checked(li_organization),
                         "/rest/organizations": _li_checked(li_organizations),

@@ -13,10 +13,10 @@ from starlette.routing import BaseRoute, Route
 from simulator import errors
 from simulator.platforms.common import (
     any_token,
-    bearer_token,
     counters_at,
     endpoint,
     feed_of,
+    has_bearer,
     in_feed,
     live_post,
     mount,
@@ -27,10 +27,6 @@ from simulator.platforms.common import (
 )
 from simulator.state import Sim
 from simulator.world import Account, Post
-
-
-def _tt_auth(request: Request) -> bool:
-    return bearer_token(request) is not None
 
 
 def _tt_ok(data: Any) -> JSONResponse:
@@ -304,12 +300,12 @@ def routes() -> list[BaseRoute]:
                 ),
                 (
                     "/v2/user/info/",
-                    endpoint("tiktok", tt_user_info, auth=_tt_auth),
+                    endpoint("tiktok", tt_user_info, auth=has_bearer),
                     ["GET", "POST"],
                 ),
                 *reads(
                     "tiktok",
-                    _tt_auth,
+                    has_bearer,
                     {
                         "/v2/video/list/": tt_video_list,
                         "/v2/video/query/": tt_video_query,

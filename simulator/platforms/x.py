@@ -13,13 +13,13 @@ from simulator import errors, inbox
 from simulator.platforms.common import (
     account_by_id,
     any_token,
-    bearer_token,
     clamp,
     counters_at,
     cursor_of,
     endpoint,
     feed_of,
     find_event,
+    has_bearer,
     has_picture,
     iso_ms,
     live_post,
@@ -35,10 +35,6 @@ from simulator.platforms.common import (
 )
 from simulator.state import Sim
 from simulator.world import Account, Post
-
-
-def _x_auth(request: Request) -> bool:
-    return bearer_token(request) is not None
 
 
 def _x_user(account: Account, now: datetime) -> dict[str, Any]:
@@ -344,7 +340,7 @@ def routes() -> list[BaseRoute]:
             ("/2/dm_conversations/{id}/messages", write("x", x_dm_send, commit=True), ["POST"]),
             *reads(
                 "x",
-                _x_auth,
+                has_bearer,
                 {
                     "/2/users/by/username/{username}": x_user_by_username,
                     "/2/users/search": x_users_search,
