@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
@@ -123,14 +124,16 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 def from_row(model: type[ModelT], row: object, **computed: Any) -> ModelT:
     """The response ``model`` of a repository row: each field the row's attribute of that name.
 
+    A dict row (an ad hoc query's, ``warehouse.rows.Row``) gives its key of that name instead.
     Rows keep timestamps naive UTC (warehouse/rows.py); here they become aware, as the API's
     ``UtcDatetime`` requires. ``computed`` gives the fields a row does not hold as such; any
-    other field the row lacks is an ``AttributeError``, so a renamed column fails loudly.
+    other field the row lacks is an ``AttributeError`` (a ``KeyError``), so a renamed column
+    fails loudly.
     """
     values = dict(computed)
     for name in model.model_fields:
         if name not in values:
-            value = getattr(row, name)
+            value = row[name] if isinstance(row, Mapping) else getattr(row, name)
             if isinstance(value, datetime) and value.tzinfo is None:
                 value = value.replace(tzinfo=UTC)
             values[name] = value

@@ -15,19 +15,10 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Literal, TypeVar, cast
 
-from warehouse import buckets
+from warehouse import buckets, resources
 from warehouse.ids import new_id, utcnow
-from warehouse.rows import (
-    Cursor,
-    Row,
-    TableRow,
-    columns,
-    fetch_all,
-    fetch_one,
-    fetch_row,
-    fetch_rows,
-)
-from warehouse.sql import given
+from warehouse.reads import newest_first, select_row, select_rows
+from warehouse.rows import Cursor, Row, TableRow, fetch_all, fetch_one
 from warehouse.store import Transaction
 from warehouse.workspaces import AccountRow
 
@@ -909,31 +900,23 @@ class CompetitorRow(TableRow):
     deleted_at: datetime | None
 
 
-_COMPETITOR = columns(CompetitorRow)
-
-
 def list_competitors(
     cur: Cursor, workspace_id: str, after: str | None, limit: int
 ) -> list[CompetitorRow]:
     """Live tracked competitors, newest first, after the keyset cursor ``after``."""
-    where, params = given([("workspace_id = ?", workspace_id), ("id < ?", after)])
-    return fetch_rows(
-        cur,
-        f"SELECT {_COMPETITOR} FROM tracked_competitors WHERE {' AND '.join(where)}"  # noqa: S608 - constants
-        " AND deleted_at IS NULL ORDER BY id DESC LIMIT ?",
-        [*params, limit],
-        CompetitorRow.make,
+    terms = [("workspace_id = ?", workspace_id)]
+    return newest_first(
+        cur, CompetitorRow, terms, after=after, limit=limit, always="deleted_at IS NULL"
     )
 
 
 def live_competitors(cur: Cursor, workspace_id: str) -> list[CompetitorRow]:
     """Every live tracked competitor of the workspace (a list in rank order is sorted whole)."""
-    return fetch_rows(
+    return select_rows(
         cur,
-        f"SELECT {_COMPETITOR} FROM tracked_competitors"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY id DESC",
+        CompetitorRow,
+        "WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY id DESC",
         [workspace_id],
-        CompetitorRow.make,
     )
 
 
@@ -998,24 +981,17 @@ def own_followers(cur: Cursor, workspace_id: str) -> list[Row]:
 def find_live_competitor(
     cur: Cursor, workspace_id: str, platform: str, handle: str
 ) -> CompetitorRow | None:
-    return fetch_row(
+    return select_row(
         cur,
-        f"SELECT {_COMPETITOR} FROM tracked_competitors"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND platform = ?"
+        CompetitorRow,
+        "WHERE workspace_id = ? AND platform = ?"
         " AND lower(ltrim(handle, '@')) = ? AND deleted_at IS NULL",
         [workspace_id, platform, normalize_handle(handle)],
-        CompetitorRow.make,
     )
 
 
 def get_live_competitor(cur: Cursor, workspace_id: str, competitor_id: str) -> CompetitorRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_COMPETITOR} FROM tracked_competitors"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
-        [workspace_id, competitor_id],
-        CompetitorRow.make,
-    )
+    return resources.get(cur, CompetitorRow, workspace_id, competitor_id)
 
 
 def insert_competitor(cur: Cursor, workspace_id: str, platform: str, handle: str) -> str:

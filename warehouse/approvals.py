@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from warehouse import resources
 from warehouse.ids import new_id, utcnow
 from warehouse.posts import PostStatus
+from warehouse.reads import grouped, newest_first, select_row, select_rows
 from warehouse.rows import Cursor, ResultRow, TableRow, columns, fetch_row, fetch_rows, fetch_value
-from warehouse.sql import given, literal, one_of
+from warehouse.sql import literal, one_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +73,7 @@ class ReviewRow(ResultRow):
     post_platform_options: dict[str, Any]
 
 
-_BATCH = columns(BatchRow)
 _PENDING = literal(PostStatus.PENDING_APPROVAL)
-_ITEM = columns(ItemRow)
 _REVIEW = (
     f"SELECT {columns(ItemRow, 'i')}, p.text, p.status, p.scheduled_at, p.media_ids,"  # noqa: S608 - constants
     " p.platform_options"
@@ -90,14 +90,8 @@ def batch_for_day(cur: Cursor, workspace_id: str, day: date) -> str:
     )
     if found is not None:
         return found
-    batch_id = new_id("apb")
-    now = utcnow()
-    cur.execute(
-        "INSERT INTO approval_batches (id, workspace_id, name, batch_date, created_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        [batch_id, workspace_id, f"Review batch {day.isoformat()}", day, now, now],
-    )
-    return batch_id
+    values = {"name": f"Review batch {day.isoformat()}", "batch_date": day}
+    return resources.insert(cur, BatchRow, "apb", workspace_id, values)
 
 
 def insert_item(cur: Cursor, batch_id: str, workspace_id: str, post_id: str) -> str:
@@ -150,21 +144,12 @@ def decide_item(
 
 
 def get_item(cur: Cursor, workspace_id: str, item_id: str) -> ItemRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_ITEM} FROM approval_items WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
-        [workspace_id, item_id],
-        ItemRow.make,
-    )
+    return select_row(cur, ItemRow, "WHERE workspace_id = ? AND id = ?", [workspace_id, item_id])
 
 
 def pending_item_of_post(cur: Cursor, post_id: str) -> ItemRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_ITEM} FROM approval_items WHERE post_id = ? AND status = 'pending'"  # noqa: S608 - constants
-        " ORDER BY id DESC LIMIT 1",
-        [post_id],
-        ItemRow.make,
+    return select_row(
+        cur, ItemRow, "WHERE post_id = ? AND status = 'pending' ORDER BY id DESC LIMIT 1", [post_id]
     )
 
 
@@ -172,23 +157,12 @@ def latest_items_of_posts(cur: Cursor, post_ids: list[str]) -> dict[str, ItemRow
     """Each post's most recent approval item, if it ever had one."""
     if not post_ids:
         return {}
-    rows = fetch_rows(
-        cur,
-        f"SELECT {_ITEM} FROM approval_items"  # noqa: S608 - constants
-        f" WHERE {one_of(cur, 'post_id')} ORDER BY id",
-        [post_ids],
-        ItemRow.make,
-    )
+    rows = select_rows(cur, ItemRow, f"WHERE {one_of(cur, 'post_id')} ORDER BY id", [post_ids])
     return {row.post_id: row for row in rows}  # later ids overwrite earlier ones
 
 
 def get_batch(cur: Cursor, workspace_id: str, batch_id: str) -> BatchRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_BATCH} FROM approval_batches WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
-        [workspace_id, batch_id],
-        BatchRow.make,
-    )
+    return select_row(cur, BatchRow, "WHERE workspace_id = ? AND id = ?", [workspace_id, batch_id])
 
 
 def list_batches(
@@ -203,19 +177,13 @@ def list_batches(
         "   WHERE i.batch_id = b.id AND i.status = 'pending' AND EXISTS (SELECT 1 FROM posts p"
         f"   WHERE p.id = i.post_id AND p.status = {_PENDING}))"
     )
-    where, params = given(
-        [
-            ("b.workspace_id = ?", workspace_id),
-            (f"(? = 'pending') = {actionable}", status),
-            ("b.id < ?", after),
-        ]
-    )
-    return fetch_rows(
+    return newest_first(
         cur,
-        f"SELECT {columns(BatchRow, 'b')} FROM approval_batches b WHERE {' AND '.join(where)}"  # noqa: S608 - constants
-        " ORDER BY b.id DESC LIMIT ?",
-        [*params, limit],
-        BatchRow.make,
+        BatchRow,
+        [("b.workspace_id = ?", workspace_id), (f"(? = 'pending') = {actionable}", status)],
+        after=after,
+        limit=limit,
+        alias="b",
     )
 
 
@@ -255,15 +223,4 @@ def successors(cur: Cursor, item_ids: list[str]) -> dict[str, str]:
 
 
 def events_of_items(cur: Cursor, item_ids: list[str]) -> dict[str, list[EventRow]]:
-    found: dict[str, list[EventRow]] = {item_id: [] for item_id in item_ids}
-    if not item_ids:
-        return found
-    for row in fetch_rows(
-        cur,
-        f"SELECT {columns(EventRow)} FROM approval_events"  # noqa: S608 - constants
-        f" WHERE {one_of(cur, 'item_id')} ORDER BY id",
-        [item_ids],
-        EventRow.make,
-    ):
-        found[row.item_id].append(row)
-    return found
+    return grouped(cur, EventRow, "item_id", item_ids, order="id")

@@ -11,8 +11,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from warehouse import posts, resources
-from warehouse.errors import DuplicateKeyError
+from warehouse.cursor import insert_once
 from warehouse.ids import new_id, utcnow
+from warehouse.reads import select_row, select_rows
 from warehouse.rows import Cursor, ResultRow, TableRow, columns, fetch_row, fetch_rows, fetch_value
 from warehouse.sql import given, json_text, one_of
 
@@ -115,10 +116,6 @@ class CalendarEntry(ResultRow):
     stored: bool
 
 
-_AUTOMATION = columns(AutomationRow)
-_QUEUE_ITEM = columns(QueueItemRow)
-
-
 # -- destination presets -----------------------------------------------------------------------
 
 
@@ -208,13 +205,12 @@ def due_automations(
     cur: Cursor, now: datetime, *, limit: int = 50, workspace_id: str | None = None
 ) -> list[AutomationRow]:
     """Enabled automations whose next run has come (of one workspace, or of all)."""
-    return fetch_rows(
+    return select_rows(
         cur,
-        f"SELECT {_AUTOMATION} FROM content_automations"  # noqa: S608 - constants
-        " WHERE enabled AND deleted_at IS NULL AND next_run_at IS NOT NULL AND next_run_at <= ?"
+        AutomationRow,
+        "WHERE enabled AND deleted_at IS NULL AND next_run_at IS NOT NULL AND next_run_at <= ?"
         " AND (? IS NULL OR workspace_id = ?) ORDER BY next_run_at, id LIMIT ?",
         [now, workspace_id, workspace_id, limit],
-        AutomationRow.make,
     )
 
 
@@ -289,14 +285,8 @@ _QUEUED_POSTS = (
 
 
 def insert_item(cur: Cursor, workspace_id: str, queue_id: str, post_id: str, position: int) -> str:
-    item_id = new_id("qi")
-    now = utcnow()
-    cur.execute(
-        "INSERT INTO queue_items (id, queue_id, workspace_id, post_id, position, status, slot_at,"
-        " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'queued', NULL, ?, ?)",
-        [item_id, queue_id, workspace_id, post_id, position, now, now],
-    )
-    return item_id
+    values = {"queue_id": queue_id, "post_id": post_id, "position": position, "status": "queued"}
+    return resources.insert(cur, QueueItemRow, "qi", workspace_id, values)
 
 
 def next_position(cur: Cursor, queue_id: str) -> int:
@@ -340,22 +330,20 @@ def list_items(
 
 def active_items(cur: Cursor, queue_id: str) -> list[QueueItemRow]:
     """Items still waiting to be published (queued or scheduled), by (position, id)."""
-    return fetch_rows(
+    return select_rows(
         cur,
-        f"SELECT {_QUEUE_ITEM} FROM queue_items"  # noqa: S608 - constants
-        f" WHERE queue_id = ? AND {one_of(cur, 'status')} ORDER BY position, id",
+        QueueItemRow,
+        f"WHERE queue_id = ? AND {one_of(cur, 'status')} ORDER BY position, id",
         [queue_id, ACTIVE_ITEM_STATUSES],
-        QueueItemRow.make,
     )
 
 
 def active_item_for_post(cur: Cursor, post_id: str) -> QueueItemRow | None:
-    return fetch_row(
+    return select_row(
         cur,
-        f"SELECT {_QUEUE_ITEM} FROM queue_items"  # noqa: S608 - constants
-        f" WHERE post_id = ? AND {one_of(cur, 'status')} LIMIT 1",
+        QueueItemRow,
+        f"WHERE post_id = ? AND {one_of(cur, 'status')} LIMIT 1",
         [post_id, ACTIVE_ITEM_STATUSES],
-        QueueItemRow.make,
     )
 
 
@@ -610,15 +598,13 @@ def seen_items(cur: Cursor, automation_id: str) -> set[str]:
 
 def mark_seen(cur: Cursor, automation_id: str, item_key: str) -> bool:
     """Claim a feed item for one post; False when it was already taken."""
-    try:
-        cur.execute(
-            "INSERT INTO content_automation_seen (automation_id, item_key, post_id, created_at)"
-            " VALUES (?, ?, NULL, ?)",
-            [automation_id, item_key, utcnow()],
-        )
-    except DuplicateKeyError:
-        return False  # another runner took it first
-    return True
+    # False: another runner took it first.
+    return insert_once(
+        cur,
+        "INSERT INTO content_automation_seen (automation_id, item_key, post_id, created_at)"
+        " VALUES (?, ?, NULL, ?)",
+        [automation_id, item_key, utcnow()],
+    )
 
 
 def set_seen_post(cur: Cursor, automation_id: str, item_key: str, post_id: str) -> None:

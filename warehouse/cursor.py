@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from sqlalchemy import Connection
 
-from warehouse.errors import translate
+from warehouse.errors import DuplicateKeyError, translate
 from warehouse.sql import Dialect, placeholders
 
 #: How the publishing database stores a timestamp on SQLite: SQLAlchemy's own text form
@@ -202,3 +202,15 @@ class Cursor(Protocol):
     def fetchone(self) -> tuple[Any, ...] | None: ...
 
     def fetchall(self) -> list[tuple[Any, ...]]: ...
+
+
+def insert_once(cur: Cursor, sql: str, params: Sequence[Any]) -> bool:
+    """Run an INSERT whose key makes it a claim; False when that key was taken already.
+
+    Inside a transaction, a caller given False must roll it back (PostgreSQL aborts it).
+    """
+    try:
+        cur.execute(sql, params)
+    except DuplicateKeyError:
+        return False
+    return True

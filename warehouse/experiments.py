@@ -11,7 +11,8 @@ from typing import Any
 
 from warehouse import resources
 from warehouse.ids import utcnow
-from warehouse.rows import Cursor, Row, TableRow, columns, fetch_all, fetch_rows, fetch_value
+from warehouse.reads import select_rows
+from warehouse.rows import Cursor, Row, TableRow, columns, fetch_all, fetch_value
 from warehouse.sql import one_of
 
 
@@ -84,12 +85,11 @@ def stop_experiment(
 
 def running_on_queue(cur: Cursor, queue_id: str) -> list[ExperimentRow]:
     """The experiments that name the queue and were not stopped (their plan may be over)."""
-    return fetch_rows(
+    return select_rows(
         cur,
-        f"SELECT {columns(ExperimentRow)} FROM experiments"  # noqa: S608 - constants
-        " WHERE queue_id = ? AND state = 'running' AND deleted_at IS NULL ORDER BY id",
+        ExperimentRow,
+        "WHERE queue_id = ? AND state = 'running' AND deleted_at IS NULL ORDER BY id",
         [queue_id],
-        ExperimentRow.make,
     )
 
 
@@ -102,12 +102,8 @@ def hold_for_draws(cur: Cursor, experiment_id: str) -> None:
 
 def assignments(cur: Cursor, experiment_id: str) -> list[AssignmentRow]:
     """The experiment's posts, by slot."""
-    return fetch_rows(
-        cur,
-        f"SELECT {columns(AssignmentRow)} FROM experiment_posts"  # noqa: S608 - constants
-        " WHERE experiment_id = ? ORDER BY slot_at, post_id",
-        [experiment_id],
-        AssignmentRow.make,
+    return select_rows(
+        cur, AssignmentRow, "WHERE experiment_id = ? ORDER BY slot_at, post_id", [experiment_id]
     )
 
 
@@ -122,12 +118,8 @@ def assignments_of_posts(cur: Cursor, post_ids: Sequence[str]) -> dict[str, Assi
     """The assignment of each post that has one."""
     if not post_ids:
         return {}
-    rows = fetch_rows(
-        cur,
-        f"SELECT {columns(AssignmentRow)} FROM experiment_posts"  # noqa: S608 - constants
-        f" WHERE {one_of(cur, 'post_id')}",
-        [json.dumps(list(post_ids))],
-        AssignmentRow.make,
+    rows = select_rows(
+        cur, AssignmentRow, f"WHERE {one_of(cur, 'post_id')}", [json.dumps(list(post_ids))]
     )
     return {row.post_id: row for row in rows}
 

@@ -63,6 +63,13 @@ def to_db(value: datetime | None) -> datetime | None:
     return value.astimezone(UTC).replace(tzinfo=None)
 
 
+def naive_utc(moment: datetime) -> datetime:
+    """A connector's timestamp as the store keeps it: naive UTC (a naive one is taken as UTC)."""
+    if moment.tzinfo is None:
+        return moment
+    return moment.astimezone(UTC).replace(tzinfo=None)
+
+
 def from_db(value: datetime | None) -> datetime | None:
     """A stored naive-UTC timestamp as an aware UTC datetime."""
     if value is None:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from warehouse import resources
-from warehouse.errors import DuplicateKeyError
-from warehouse.ids import new_id, utcnow
-from warehouse.rows import Cursor, ResultRow, TableRow, columns, fetch_one, fetch_row, fetch_rows
+from warehouse.cursor import insert_once
+from warehouse.ids import naive_utc, new_id, utcnow
+from warehouse.reads import newest_first, select_row, select_rows
+from warehouse.rows import Cursor, ResultRow, TableRow, columns, fetch_one, fetch_rows
 from warehouse.sql import given, holds, later_of
 
 # Characters of the latest message an item row carries: one more than a preview shows
@@ -155,17 +156,6 @@ class AutomationRun(TableRow):
     created_at: datetime
 
 
-_MESSAGE = columns(MessageRow)
-_DRAFT = columns(DraftRow)
-
-
-def _naive_utc(value: datetime) -> datetime:
-    """A connector's timestamp as stored: naive UTC (a naive input is taken as UTC)."""
-    if value.tzinfo is None:
-        return value
-    return value.astimezone(UTC).replace(tzinfo=None)
-
-
 # -- conversations -----------------------------------------------------------------------------
 
 
@@ -189,7 +179,7 @@ def upsert_conversation(
     A new message on a replied, closed or snoozed conversation opens it again. With
     ``message_external_id`` a message the platform delivers twice is recorded once.
     """
-    at = _naive_utc(received_at)
+    at = naive_utc(received_at)
     now = utcnow()
     item = fetch_one(
         cur,
@@ -326,22 +316,21 @@ def update_item(
 
 def list_messages(cur: Cursor, workspace_id: str, item_id: str) -> list[MessageRow]:
     """A conversation's messages, oldest first."""
-    return fetch_rows(
+    return select_rows(
         cur,
-        f"SELECT {_MESSAGE} FROM inbox_messages WHERE workspace_id = ? AND item_id = ?"  # noqa: S608 - constants
-        " ORDER BY created_at, id",
+        MessageRow,
+        "WHERE workspace_id = ? AND item_id = ? ORDER BY created_at, id",
         [workspace_id, item_id],
-        MessageRow.make,
     )
 
 
 def latest_inbound(cur: Cursor, workspace_id: str, item_id: str) -> MessageRow | None:
-    return fetch_row(
+    return select_row(
         cur,
-        f"SELECT {_MESSAGE} FROM inbox_messages WHERE workspace_id = ? AND item_id = ?"  # noqa: S608 - constants
+        MessageRow,
+        "WHERE workspace_id = ? AND item_id = ?"
         " AND direction = 'inbound' ORDER BY created_at DESC, id DESC LIMIT 1",
         [workspace_id, item_id],
-        MessageRow.make,
     )
 
 
@@ -367,11 +356,8 @@ def add_outbound(
 
 
 def get_message(cur: Cursor, workspace_id: str, message_id: str) -> MessageRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_MESSAGE} FROM inbox_messages WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
-        [workspace_id, message_id],
-        MessageRow.make,
+    return select_row(
+        cur, MessageRow, "WHERE workspace_id = ? AND id = ?", [workspace_id, message_id]
     )
 
 
@@ -417,28 +403,15 @@ def insert_draft(
 
 
 def get_draft(cur: Cursor, workspace_id: str, draft_id: str) -> DraftRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_DRAFT} FROM inbox_drafts WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
-        [workspace_id, draft_id],
-        DraftRow.make,
-    )
+    return select_row(cur, DraftRow, "WHERE workspace_id = ? AND id = ?", [workspace_id, draft_id])
 
 
 def list_drafts(
     cur: Cursor, workspace_id: str, item_id: str, *, after: str | None = None, limit: int = 100
 ) -> list[DraftRow]:
     """An item's drafts, newest first."""
-    where, params = given(
-        [("item_id = ?", item_id), ("workspace_id = ?", workspace_id), ("id < ?", after)]
-    )
-    return fetch_rows(
-        cur,
-        f"SELECT {_DRAFT} FROM inbox_drafts WHERE {' AND '.join(where)}"  # noqa: S608 - constants
-        " ORDER BY id DESC LIMIT ?",
-        [*params, limit],
-        DraftRow.make,
-    )
+    terms = [("item_id = ?", item_id), ("workspace_id = ?", workspace_id)]
+    return newest_first(cur, DraftRow, terms, after=after, limit=limit)
 
 
 # -- automations -------------------------------------------------------------------------------
@@ -505,25 +478,22 @@ def delete_automation(cur: Cursor, workspace_id: str, automation_id: str) -> boo
 
 def mark_for_automations(cur: Cursor, message_id: str, workspace_id: str) -> bool:
     """Claim the evaluation of a new inbound message's automations; False if already claimed."""
-    try:
-        cur.execute(
-            "INSERT INTO inbox_automation_marks (message_id, workspace_id, created_at)"
-            " VALUES (?, ?, ?)",
-            [message_id, workspace_id, utcnow()],
-        )
-    except DuplicateKeyError:
-        return False  # another runner took it first
-    return True
+    # False: another runner took it first.
+    return insert_once(
+        cur,
+        "INSERT INTO inbox_automation_marks (message_id, workspace_id, created_at)"
+        " VALUES (?, ?, ?)",
+        [message_id, workspace_id, utcnow()],
+    )
 
 
 def enabled_automations(cur: Cursor, workspace_id: str) -> list[AutomationRow]:
     """A workspace's enabled inbox automations, oldest first (the order they fire in)."""
-    return fetch_rows(
+    return select_rows(
         cur,
-        f"SELECT {columns(AutomationRow)} FROM inbox_automations"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND enabled AND deleted_at IS NULL ORDER BY id",
+        AutomationRow,
+        "WHERE workspace_id = ? AND enabled AND deleted_at IS NULL ORDER BY id",
         [workspace_id],
-        AutomationRow.make,
     )
 
 
@@ -543,12 +513,11 @@ def automation_runs(
     cur: Cursor, workspace_id: str, item_id: str | None = None
 ) -> list[AutomationRun]:
     """Logged inbox automation firings, oldest first."""
-    return fetch_rows(
+    return select_rows(
         cur,
-        f"SELECT {columns(AutomationRun)} FROM inbox_automation_runs"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND (? IS NULL OR item_id = ?) ORDER BY id",
+        AutomationRun,
+        "WHERE workspace_id = ? AND (? IS NULL OR item_id = ?) ORDER BY id",
         [workspace_id, item_id, item_id],
-        AutomationRun.make,
     )
 
 
@@ -577,11 +546,8 @@ def claim_replies(
 
 def reply_target(cur: Cursor, workspace_id: str, item_id: str) -> ReplyTarget | None:
     """The conversation a reply goes to: its platform thread id and account."""
-    return fetch_row(
-        cur,
-        f"SELECT {columns(ReplyTarget)} FROM inbox_items WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
-        [workspace_id, item_id],
-        ReplyTarget.make,
+    return select_row(
+        cur, ReplyTarget, "WHERE workspace_id = ? AND id = ?", [workspace_id, item_id]
     )
 
 
@@ -643,9 +609,6 @@ def save_sync_state(
 
 
 def message_by_external_id(cur: Cursor, item_id: str, external_id: str) -> MessageRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {columns(MessageRow)} FROM inbox_messages WHERE item_id = ? AND external_id = ?",  # noqa: S608 - constants
-        [item_id, external_id],
-        MessageRow.make,
+    return select_row(
+        cur, MessageRow, "WHERE item_id = ? AND external_id = ?", [item_id, external_id]
     )

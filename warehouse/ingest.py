@@ -26,6 +26,7 @@ from connectors.base import AccountSnapshot, EngagementSnapshot, Kind, PostRecor
 from warehouse.errors import StoreError
 from warehouse.extensions import ArrowStream
 from warehouse.files import sync_new_files
+from warehouse.ids import naive_utc as naive_utc  # re-exported: the importers take it from here
 from warehouse.rows import Cursor
 from warehouse.store import Lakehouse, StoreCursor
 
@@ -133,13 +134,6 @@ class BatchCounts:
     posts: int
     snapshots: int
     accounts: int
-
-
-def naive_utc(moment: datetime) -> datetime:
-    """The store keeps timestamps as naive UTC."""
-    if moment.tzinfo is None:
-        return moment
-    return moment.astimezone(UTC).replace(tzinfo=None)
 
 
 def write_batch(store: Lakehouse, batch: IngestBatch) -> BatchCounts:

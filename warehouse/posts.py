@@ -10,8 +10,9 @@ from enum import StrEnum
 from typing import Any
 
 from warehouse.ids import id_floor, new_id, utcnow
-from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows, fetch_value
-from warehouse.sql import given, holds, literal, one_of, rows_of
+from warehouse.reads import grouped, newest_first, select_row, select_rows
+from warehouse.rows import Cursor, TableRow, columns, fetch_rows, fetch_value
+from warehouse.sql import holds, literal, one_of, rows_of
 from warehouse.workspaces import AccountRow
 
 # -- the lifecycle -----------------------------------------------------------------------------
@@ -285,12 +286,7 @@ def move(
 
 
 def get_post(cur: Cursor, workspace_id: str, post_id: str) -> PostRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_POST} FROM posts WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
-        [workspace_id, post_id],
-        PostRow.make,
-    )
+    return select_row(cur, PostRow, "WHERE workspace_id = ? AND id = ?", [workspace_id, post_id])
 
 
 @dataclass(frozen=True)
@@ -422,19 +418,8 @@ def destination_choices(cur: Cursor, workspace_id: str) -> tuple[bool, list[Acco
 
 def destinations_of(cur: Cursor, post_ids: list[str]) -> dict[str, list[DestinationRow]]:
     """Each post's destinations, in the order they were given."""
-    found: dict[str, list[DestinationRow]] = {post_id: [] for post_id in post_ids}
-    if not post_ids:
-        return found
-    for row in fetch_rows(
-        cur,
-        # The page's ids, through the post_id index.
-        f"SELECT {_DESTINATION} FROM post_destinations"  # noqa: S608 - constants
-        f" WHERE {one_of(cur, 'post_id')} ORDER BY id",
-        [post_ids],
-        DestinationRow.make,
-    ):
-        found[row.post_id].append(row)
-    return found
+    # The page's ids, through the post_id index.
+    return grouped(cur, DestinationRow, "post_id", post_ids, order="id")
 
 
 # -- media -------------------------------------------------------------------------------------
@@ -458,22 +443,14 @@ def media_bytes(cur: Cursor, workspace_id: str) -> int:
 
 
 def get_media(cur: Cursor, workspace_id: str, media_id: str) -> MediaRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_MEDIA} FROM media WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
-        [workspace_id, media_id],
-        MediaRow.make,
-    )
+    return select_row(cur, MediaRow, "WHERE workspace_id = ? AND id = ?", [workspace_id, media_id])
 
 
 def media_by_ids(cur: Cursor, workspace_id: str, ids: list[str]) -> dict[str, MediaRow]:
     if not ids:
         return {}
-    found = fetch_rows(
-        cur,
-        f"SELECT {_MEDIA} FROM media WHERE workspace_id = ? AND {one_of(cur, 'id')}",  # noqa: S608 - constants
-        [workspace_id, ids],
-        MediaRow.make,
+    found = select_rows(
+        cur, MediaRow, f"WHERE workspace_id = ? AND {one_of(cur, 'id')}", [workspace_id, ids]
     )
     return {row.id: row for row in found}
 
@@ -481,16 +458,8 @@ def media_by_ids(cur: Cursor, workspace_id: str, ids: list[str]) -> dict[str, Me
 def list_media(
     cur: Cursor, workspace_id: str, kind: str | None, after: str | None, limit: int
 ) -> list[MediaRow]:
-    where, params = given(
-        [("workspace_id = ?", workspace_id), ("kind = ?", kind), ("id < ?", after)]
-    )
-    return fetch_rows(
-        cur,
-        f"SELECT {_MEDIA} FROM media WHERE {' AND '.join(where)}"  # noqa: S608 - constants
-        " ORDER BY id DESC LIMIT ?",
-        [*params, limit],
-        MediaRow.make,
-    )
+    terms = [("workspace_id = ?", workspace_id), ("kind = ?", kind)]
+    return newest_first(cur, MediaRow, terms, after=after, limit=limit)
 
 
 def post_for_platform_post(

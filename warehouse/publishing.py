@@ -15,14 +15,13 @@ from typing import Any
 
 from warehouse.ids import new_id
 from warehouse.posts import LIVE, SETTLED, DestinationRow, PostStatus, sql_in
+from warehouse.reads import select_row, select_rows
 from warehouse.rows import (
     Cursor,
     ResultRow,
     TableRow,
-    columns,
     fetch_all,
     fetch_one,
-    fetch_row,
     fetch_rows,
     fetch_value,
 )
@@ -219,12 +218,11 @@ def media_files(cur: Cursor, workspace_id: str, media_ids: list[str]) -> dict[st
     """
     if not media_ids:
         return {}
-    rows = fetch_rows(
+    rows = select_rows(
         cur,
-        f"SELECT {columns(MediaFileRow)} FROM media"  # noqa: S608 - constants
-        f" WHERE workspace_id = ? AND {one_of(cur, 'id')}",
+        MediaFileRow,
+        f"WHERE workspace_id = ? AND {one_of(cur, 'id')}",
         [workspace_id, media_ids],
-        MediaFileRow.make,
     )
     return {row.id: row for row in rows}
 
@@ -375,33 +373,19 @@ def settle_queue_items(cur: Cursor, post_ids: list[str] | None, now: datetime) -
 
 def attempts_of(cur: Cursor, destination_id: str) -> list[AttemptRow]:
     """A destination's logged attempts, oldest first."""
-    return fetch_rows(
-        cur,
-        f"SELECT {columns(AttemptRow)} FROM publish_attempts"  # noqa: S608 - constants
-        " WHERE destination_id = ? ORDER BY attempt, started_at",
-        [destination_id],
-        AttemptRow.make,
+    return select_rows(
+        cur, AttemptRow, "WHERE destination_id = ? ORDER BY attempt, started_at", [destination_id]
     )
 
 
 def destination(cur: Cursor, destination_id: str) -> DestinationRow | None:
     """One destination row."""
-    return fetch_row(
-        cur,
-        f"SELECT {columns(DestinationRow)} FROM post_destinations WHERE id = ?",  # noqa: S608 - constants
-        [destination_id],
-        DestinationRow.make,
-    )
+    return select_row(cur, DestinationRow, "WHERE id = ?", [destination_id])
 
 
 def post_status(cur: Cursor, post_id: str) -> PostState | None:
     """A post's status and published_at."""
-    return fetch_row(
-        cur,
-        f"SELECT {columns(PostState)} FROM posts WHERE id = ?",  # noqa: S608 - constants
-        [post_id],
-        PostState.make,
-    )
+    return select_row(cur, PostState, "WHERE id = ?", [post_id])
 
 
 def open_destinations(cur: Cursor, post_ids: list[str]) -> int:

@@ -4,7 +4,9 @@ Destination presets, content automations, queues, inbox automations and webhook 
 are rows with ``id``, ``workspace_id``, ``created_at``, ``updated_at`` and ``deleted_at``. A
 deleted one keeps its row, so its id stays taken and history that names it still resolves,
 but it is no longer found, listed or changed. Column names come from the row type's fields
-(checked here, never from a request); every value is a bound parameter.
+(checked here, never from a request); every value is a bound parameter. :func:`insert` also
+serves the workspace's other rows stamped ``created_at`` and ``updated_at`` (queue items,
+members, approval batches).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from warehouse.ids import new_id, utcnow
-from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
+from warehouse.reads import newest_first, select_row
+from warehouse.rows import Cursor, TableRow
 
 R = TypeVar("R", bound=TableRow)
 
@@ -54,12 +57,7 @@ def insert(
 
 def get(cur: Cursor, row_type: type[R], workspace_id: str, ident: str) -> R | None:
     """The live resource ``ident`` of the workspace, or None (deleted or never there)."""
-    return fetch_row(
-        cur,
-        f"SELECT {columns(row_type)} FROM {row_type.TABLE} WHERE {_LIVE}",  # noqa: S608 - constants
-        [workspace_id, ident],
-        row_type.make,
-    )
+    return select_row(cur, row_type, f"WHERE {_LIVE}", [workspace_id, ident])
 
 
 def page(
@@ -75,22 +73,10 @@ def page(
 
     ``equal`` narrows by columns; a None value there means "any".
     """
-    where, params = ["workspace_id = ?", "deleted_at IS NULL"], [workspace_id]
-    for name in _names(row_type, equal or {}):
-        value = (equal or {})[name]
-        if value is not None:
-            where.append(f"{name} = ?")
-            params.append(value)
-    if after is not None:
-        where.append("id < ?")
-        params.append(after)
-    return fetch_rows(
-        cur,
-        f"SELECT {columns(row_type)} FROM {row_type.TABLE}"  # noqa: S608 - checked names
-        f" WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
-        [*params, limit],
-        row_type.make,
-    )
+    narrow = equal or {}
+    terms = [("workspace_id = ?", workspace_id)]
+    terms += [(f"{name} = ?", narrow[name]) for name in _names(row_type, narrow)]
+    return newest_first(cur, row_type, terms, after=after, limit=limit, always="deleted_at IS NULL")
 
 
 def update(

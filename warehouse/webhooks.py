@@ -10,9 +10,10 @@ from typing import Any, Literal, get_args
 
 from warehouse import resources
 from warehouse.ids import new_id, utcnow
-from warehouse.rows import Cursor, TableRow, columns, fetch_all, fetch_row, fetch_rows
+from warehouse.reads import newest_first, select_row, select_rows
+from warehouse.rows import Cursor, TableRow, columns, fetch_all, fetch_rows
 from warehouse.sealing import PREFIX, Sealer, UnsealError
-from warehouse.sql import given, one_of, rows_of
+from warehouse.sql import one_of, rows_of
 
 # The lifecycle events an endpoint may subscribe to (docs/api/webhooks.md).
 EventType = Literal[
@@ -89,7 +90,6 @@ class DeliveryRow(TableRow):
     updated_at: datetime
 
 
-_ENDPOINT = columns(EndpointRow)
 _DELIVERY = columns(DeliveryRow)
 
 
@@ -141,13 +141,7 @@ def enqueue_many(
 
 
 def undispatched_events(cur: Cursor, limit: int = 200) -> list[EventRow]:
-    return fetch_rows(
-        cur,
-        f"SELECT {columns(EventRow)} FROM webhook_events"  # noqa: S608 - constants
-        " WHERE dispatched_at IS NULL ORDER BY id LIMIT ?",
-        [limit],
-        EventRow.make,
-    )
+    return select_rows(cur, EventRow, "WHERE dispatched_at IS NULL ORDER BY id LIMIT ?", [limit])
 
 
 def delivery_body(event: EventRow) -> str:
@@ -214,13 +208,7 @@ def fan_out(
 
 def live_endpoints(cur: Cursor) -> list[EndpointRow]:
     """Every enabled endpoint, across workspaces (the fan-out's targets)."""
-    return fetch_rows(
-        cur,
-        f"SELECT {_ENDPOINT} FROM webhook_endpoints"  # noqa: S608 - constants
-        " WHERE enabled AND deleted_at IS NULL ORDER BY id",
-        None,
-        EndpointRow.make,
-    )
+    return select_rows(cur, EndpointRow, "WHERE enabled AND deleted_at IS NULL ORDER BY id")
 
 
 def insert_endpoint(
@@ -347,12 +335,7 @@ def claim_deliveries(
 
 def endpoint_for_delivery(cur: Cursor, endpoint_id: str) -> EndpointRow | None:
     """The endpoint a delivery goes to (deleted or disabled ones included: the caller decides)."""
-    return fetch_row(
-        cur,
-        f"SELECT {_ENDPOINT} FROM webhook_endpoints WHERE id = ?",  # noqa: S608 - constants
-        [endpoint_id],
-        EndpointRow.make,
-    )
+    return select_row(cur, EndpointRow, "WHERE id = ?", [endpoint_id])
 
 
 def finish_delivery(
@@ -399,21 +382,12 @@ def list_deliveries(
     limit: int,
 ) -> list[DeliveryRow]:
     """An endpoint's deliveries, newest first."""
-    where, params = given(
-        [
-            ("endpoint_id = ?", endpoint_id),
-            ("workspace_id = ?", workspace_id),
-            ("status = ?", status),
-            ("id < ?", after),
-        ]
-    )
-    return fetch_rows(
-        cur,
-        f"SELECT {_DELIVERY} FROM webhook_deliveries WHERE {' AND '.join(where)}"  # noqa: S608 - constants
-        " ORDER BY id DESC LIMIT ?",
-        [*params, limit],
-        DeliveryRow.make,
-    )
+    terms = [
+        ("endpoint_id = ?", endpoint_id),
+        ("workspace_id = ?", workspace_id),
+        ("status = ?", status),
+    ]
+    return newest_first(cur, DeliveryRow, terms, after=after, limit=limit)
 
 
 # -- alerts: events of a state, sent once each ---------------------------------------------

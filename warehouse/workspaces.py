@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from warehouse import resources
 from warehouse.ids import new_id, utcnow
-from warehouse.rows import Cursor, TableRow, columns, fetch_row, fetch_rows
-from warehouse.sql import given, one_of
+from warehouse.reads import newest_first, select_row, select_rows
+from warehouse.rows import Cursor, TableRow, columns, fetch_row
+from warehouse.sql import one_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,11 +96,6 @@ class MemberRow(TableRow):
     removed_at: datetime | None
 
 
-_ORGANIZATION = columns(OrganizationRow)
-_WORKSPACE = columns(WorkspaceRow)
-_API_KEY = columns(ApiKeyRow)
-_ACCOUNT = columns(AccountRow)
-_MEMBER = columns(MemberRow)
 _WORKSPACE_OF_LINK = columns(WorkspaceRow, "w")
 
 
@@ -115,12 +112,7 @@ def create_organization(cur: Cursor, name: str) -> str:
 
 
 def first_organization(cur: Cursor) -> OrganizationRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_ORGANIZATION} FROM organizations ORDER BY id LIMIT 1",  # noqa: S608 - constants
-        None,
-        OrganizationRow.make,
-    )
+    return select_row(cur, OrganizationRow, "ORDER BY id LIMIT 1")
 
 
 def create_workspace(
@@ -153,35 +145,18 @@ def serialize_on_workspace(cur: Cursor, workspace_id: str) -> None:
 
 
 def get_workspace(cur: Cursor, workspace_id: str) -> WorkspaceRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_WORKSPACE} FROM workspaces WHERE id = ?",  # noqa: S608 - constants
-        [workspace_id],
-        WorkspaceRow.make,
-    )
+    return select_row(cur, WorkspaceRow, "WHERE id = ?", [workspace_id])
 
 
 def find_test_workspace(cur: Cursor) -> WorkspaceRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_WORKSPACE} FROM workspaces WHERE is_test ORDER BY id LIMIT 1",  # noqa: S608 - constants
-        None,
-        WorkspaceRow.make,
-    )
+    return select_row(cur, WorkspaceRow, "WHERE is_test ORDER BY id LIMIT 1")
 
 
 def list_workspaces(
     cur: Cursor, ids: list[str], after: str | None, limit: int
 ) -> list[WorkspaceRow]:
     """Workspaces among ``ids``, newest first, after the keyset cursor ``after``."""
-    where, params = given([(one_of(cur, "id"), ids), ("id < ?", after)])
-    return fetch_rows(
-        cur,
-        f"SELECT {_WORKSPACE} FROM workspaces WHERE {' AND '.join(where)}"  # noqa: S608 - constants
-        " ORDER BY id DESC LIMIT ?",
-        [*params, limit],
-        WorkspaceRow.make,
-    )
+    return newest_first(cur, WorkspaceRow, [(one_of(cur, "id"), ids)], after=after, limit=limit)
 
 
 # -- API keys ----------------------------------------------------------------------------------
@@ -225,21 +200,11 @@ def insert_api_key(
 
 
 def find_api_key(cur: Cursor, key_hash: str) -> ApiKeyRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_API_KEY} FROM api_keys WHERE key_hash = ?",  # noqa: S608 - constants
-        [key_hash],
-        ApiKeyRow.make,
-    )
+    return select_row(cur, ApiKeyRow, "WHERE key_hash = ?", [key_hash])
 
 
 def list_api_keys(cur: Cursor) -> list[ApiKeyRow]:
-    return fetch_rows(
-        cur,
-        f"SELECT {_API_KEY} FROM api_keys ORDER BY id DESC",  # noqa: S608 - constants
-        None,
-        ApiKeyRow.make,
-    )
+    return select_rows(cur, ApiKeyRow, "ORDER BY id DESC")
 
 
 def revoke_api_key(cur: Cursor, key_id: str) -> bool:
@@ -344,33 +309,19 @@ def list_accounts(
     after: str | None = None,
     limit: int = 1000,
 ) -> list[AccountRow]:
-    where, params = given(
-        [("workspace_id = ?", workspace_id), ("platform = ?", platform), ("id < ?", after)]
-    )
-    return fetch_rows(
-        cur,
-        f"SELECT {_ACCOUNT} FROM accounts WHERE {' AND '.join(where)}"  # noqa: S608 - constants
-        " ORDER BY id DESC LIMIT ?",
-        [*params, limit],
-        AccountRow.make,
-    )
+    terms = [("workspace_id = ?", workspace_id), ("platform = ?", platform)]
+    return newest_first(cur, AccountRow, terms, after=after, limit=limit)
 
 
 def get_account(cur: Cursor, workspace_id: str, account_id: str) -> AccountRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_ACCOUNT} FROM accounts WHERE workspace_id = ? AND id = ?",  # noqa: S608 - constants
-        [workspace_id, account_id],
-        AccountRow.make,
+    return select_row(
+        cur, AccountRow, "WHERE workspace_id = ? AND id = ?", [workspace_id, account_id]
     )
 
 
 def accounts_by_ids(cur: Cursor, workspace_id: str, ids: list[str]) -> dict[str, AccountRow]:
-    found = fetch_rows(
-        cur,
-        f"SELECT {_ACCOUNT} FROM accounts WHERE workspace_id = ? AND {one_of(cur, 'id')}",  # noqa: S608 - constants
-        [workspace_id, ids],
-        AccountRow.make,
+    found = select_rows(
+        cur, AccountRow, f"WHERE workspace_id = ? AND {one_of(cur, 'id')}", [workspace_id, ids]
     )
     return {row.id: row for row in found}
 
@@ -388,34 +339,22 @@ def set_account_status(cur: Cursor, account_id: str, status: str) -> None:
 
 
 def insert_member(cur: Cursor, workspace_id: str, email: str, name: str | None, role: str) -> str:
-    member_id = new_id("mem")
-    now = utcnow()
-    cur.execute(
-        "INSERT INTO workspace_members (id, workspace_id, email, name, role, created_at,"
-        " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [member_id, workspace_id, email, name, role, now, now],
-    )
-    return member_id
+    values = {"email": email, "name": name, "role": role}
+    return resources.insert(cur, MemberRow, "mem", workspace_id, values)
 
 
 def get_member(cur: Cursor, workspace_id: str, member_id: str) -> MemberRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_MEMBER} FROM workspace_members"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND id = ? AND removed_at IS NULL",
-        [workspace_id, member_id],
-        MemberRow.make,
-    )
+    return _live_member(cur, workspace_id, "id", member_id)
 
 
 def find_member_by_email(cur: Cursor, workspace_id: str, email: str) -> MemberRow | None:
-    return fetch_row(
-        cur,
-        f"SELECT {_MEMBER} FROM workspace_members"  # noqa: S608 - constants
-        " WHERE workspace_id = ? AND email = ? AND removed_at IS NULL",
-        [workspace_id, email],
-        MemberRow.make,
-    )
+    return _live_member(cur, workspace_id, "email", email)
+
+
+def _live_member(cur: Cursor, workspace_id: str, column: str, value: str) -> MemberRow | None:
+    """The workspace's live member whose ``column`` (a constant) holds ``value``."""
+    clause = f"WHERE workspace_id = ? AND {column} = ? AND removed_at IS NULL"
+    return select_row(cur, MemberRow, clause, [workspace_id, value])
 
 
 def list_members(
@@ -427,15 +366,9 @@ def list_members(
     limit: int = 1000,
 ) -> list[MemberRow]:
     """Live members, newest first, after the keyset cursor ``after``."""
-    where, params = given(
-        [("workspace_id = ?", workspace_id), ("role = ?", role), ("id < ?", after)]
-    )
-    return fetch_rows(
-        cur,
-        f"SELECT {_MEMBER} FROM workspace_members WHERE {' AND '.join(where)}"  # noqa: S608 - constants
-        " AND removed_at IS NULL ORDER BY id DESC LIMIT ?",
-        [*params, limit],
-        MemberRow.make,
+    terms = [("workspace_id = ?", workspace_id), ("role = ?", role)]
+    return newest_first(
+        cur, MemberRow, terms, after=after, limit=limit, always="removed_at IS NULL"
     )
 
 
@@ -470,9 +403,4 @@ def remove_member(cur: Cursor, workspace_id: str, member_id: str) -> bool:
 
 def active_accounts(cur: Cursor) -> list[AccountRow]:
     """Every connected account the inbox reads, across workspaces."""
-    return fetch_rows(
-        cur,
-        f"SELECT {columns(AccountRow)} FROM accounts WHERE status = 'active' ORDER BY id",  # noqa: S608 - constants
-        None,
-        AccountRow.make,
-    )
+    return select_rows(cur, AccountRow, "WHERE status = 'active' ORDER BY id")

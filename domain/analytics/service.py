@@ -48,7 +48,7 @@ from domain.analytics.schemas import (
 )
 from domain.errors import InvalidState, NotFound, ValidationFailed, found
 from domain.pagination import PageRequest
-from domain.schemas import Deleted, Page, iso_z
+from domain.schemas import Deleted, Page, from_row, iso_z
 from warehouse import analytics as repo
 from warehouse import best_times as best_times_repo
 from warehouse import buckets
@@ -646,19 +646,8 @@ def viral_trends(
     )
     found = page.page(
         rows,
-        lambda r: ViralTrend(
-            id=r["id"],
-            entity_type=r["entity_type"],
-            entity=r["entity"],
-            **_trend_names(r),
-            platform=r["platform"],
-            score=r["score"],
-            status=r["status"],
-            velocity=r["velocity"],
-            baseline=r["baseline"],
-            window_end=_utc(r["window_end"]),
-            computed_at=_utc(r["computed_at"]),
-            evidence=_evidence(_json(r["evidence"])),
+        lambda r: from_row(
+            ViralTrend, r, **_trend_names(r), evidence=_evidence(_json(r["evidence"]))
         ),
         lambda r: [r["falling"], r["score"], r["entity"], r["id"]],
     )
@@ -727,17 +716,8 @@ def insights(
     )
     found = page.page(
         rows,
-        lambda r: Insight(
-            id=r["id"],
-            kind=r["kind"],
-            platform=r["platform"],
-            account_external_id=r["account_external_id"],
-            **_insight_names(r),
-            title=r["title"],
-            body=r["body"],
-            score=r["score"],
-            evidence=_evidence(_json(r["evidence"])),
-            computed_at=_utc(r["computed_at"]),
+        lambda r: from_row(
+            Insight, r, **_insight_names(r), evidence=_evidence(_json(r["evidence"]))
         ),
         lambda r: [r["score"], r["id"]],
     )

@@ -67,6 +67,19 @@ def _prepare_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
         conn.exec_driver_sql("BEGIN" if read else "BEGIN IMMEDIATE")
 
 
+@contextmanager
+def _undone_on_error(undo: Callable[[], object]) -> Iterator[None]:
+    """Call ``undo`` when the block fails, whatever failed; an engine error leaves translated."""
+    try:
+        yield
+    except DBAPIError as exc:
+        undo()
+        raise translate(exc) from exc
+    except BaseException:
+        undo()
+        raise
+
+
 class WriteQueue:
     """Writers of one SQLite file take turns: a flock on a file beside it, waited for bounded.
 
@@ -234,14 +247,8 @@ class PubDB:
     @contextmanager
     def _block(self, *, write: bool) -> Iterator[Connection]:
         txn = self.begin(write=write)
-        try:
+        with _undone_on_error(txn.rollback):
             yield txn.conn
-        except DBAPIError as exc:
-            txn.rollback()
-            raise translate(exc) from exc
-        except BaseException:
-            txn.rollback()
-            raise
         txn.commit()
 
     def run(self, work: Callable[[Connection], T]) -> T:
@@ -288,19 +295,13 @@ class PubTransaction:
         """The transaction's connection, beginning the transaction if this is its first use."""
         if self._conn is None:
             held = contextlib.ExitStack()
-            try:
+            with _undone_on_error(held.close):
                 if self.write and self._db.write_queue is not None:
                     held.enter_context(self._db.write_queue.turn())
                 conn = held.enter_context(self._db.engine.connect())
                 if not self.write:
                     conn = conn.execution_options(**self._db.reader_options)
                 conn.begin()
-            except DBAPIError as exc:
-                held.close()
-                raise translate(exc) from exc
-            except BaseException:
-                held.close()
-                raise
             self._held, self._conn = held, conn
         return self._conn
 
