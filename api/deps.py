@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated
 
-from fastapi import Depends, Header, Query, Request, Security
+from fastapi import Depends, Header, Path, Query, Request, Security
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer, SecurityScopes
 
@@ -18,11 +18,14 @@ from api import idempotency
 from api.auth import KeyCache, bearer_hash
 from api.ratelimit import Budget, RateLimiter, client_address, parse_networks
 from api.request_state import IdempotencyMode, RequestState
+from connectors.outbound import Policy, policy_for
 from core.settings import Settings
 from domain import text
 from domain.analytics.as_of import AS_OF_DESCRIPTION, resolve_as_of
 from domain.errors import ApiKeyExpired, ApiKeyInvalid, AuthRequired, RateLimited, ValidationFailed
+from domain.schemas import UtcDatetime
 from domain.workspaces.keys import ApiKey, authenticate
+from domain.workspaces.schemas import Platform
 from warehouse import idempotency as idem_repo
 from warehouse.cursor import Cursor
 from warehouse.sealing import Sealer
@@ -57,6 +60,25 @@ async def get_settings(request: Request) -> Settings:
 
 StoreDep = Annotated[Store, Depends(get_store)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+# Parameters several endpoints take, defined once so that each reads the same in all of them.
+#: A resource's id in a path; every id the store hands out fits in 64 characters.
+IdPath = Annotated[str, Path(max_length=64)]
+PlatformFilter = Annotated[Platform | None, Query(description="Only this platform.")]
+AccountFilter = Annotated[
+    str | None, Query(max_length=64, description="Only this connected account (`acc_…`).")
+]
+RangeEnd = Annotated[
+    UtcDatetime | None, Query(description="Exclusive end, with offset; default now.")
+]
+
+
+async def outbound_policy(settings: SettingsDep) -> Policy:
+    """Where a user-given URL (a webhook's, a feed's) may point: the settings' allow-list."""
+    return policy_for(settings.outbound_allow_hosts)
+
+
+OutboundPolicy = Annotated[Policy, Depends(outbound_policy)]
 
 
 @dataclass

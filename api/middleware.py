@@ -334,6 +334,18 @@ def _encoded_rate_headers(budget: Budget) -> list[tuple[bytes, bytes]]:
     return [(name.lower().encode(), value.encode()) for name, value in _rate_headers(budget)]
 
 
+#: The headers an answer set that decide which defaults ``_complete`` adds to it.
+_DEFAULTED = frozenset(
+    {
+        b"etag",
+        b"cache-control",
+        b"x-content-type-options",
+        b"x-frame-options",
+        b"content-security-policy",
+    }
+)
+
+
 def _complete(headers: list[tuple[bytes, bytes]]) -> tuple[list[tuple[bytes, bytes]], str | None]:
     """``headers`` with the contract's media type and the security headers; the request id.
 
@@ -342,7 +354,8 @@ def _complete(headers: list[tuple[bytes, bytes]]) -> tuple[list[tuple[bytes, byt
     ``X-Frame-Options`` and ``frame-ancestors`` unless it set a policy of its own.
     """
     request_id = None
-    nosniff = cache = frames = policy = etag = html = False
+    html = False
+    present: set[bytes] = set()
     for index, (name, value) in enumerate(headers):
         if name == b"content-type":
             if value == b"application/json":
@@ -351,24 +364,16 @@ def _complete(headers: list[tuple[bytes, bytes]]) -> tuple[list[tuple[bytes, byt
                 html = value.startswith(b"text/html")
         elif name == b"x-request-id":
             request_id = value
-        elif name == b"etag":
-            etag = True
-        elif name == b"cache-control":
-            cache = True
-        elif name == b"x-content-type-options":
-            nosniff = True
-        elif name == b"x-frame-options":
-            frames = True
-        elif name == b"content-security-policy":
-            policy = True
-    if not nosniff:
+        elif name in _DEFAULTED:
+            present.add(name)
+    if b"x-content-type-options" not in present:
         headers.append(NOSNIFF)
-    if not cache:
-        headers.append(REVALIDATE if etag else NO_STORE)
+    if b"cache-control" not in present:
+        headers.append(REVALIDATE if b"etag" in present else NO_STORE)
     if html:
-        if not frames:
+        if b"x-frame-options" not in present:
             headers.append(NO_FRAMES)
-        if not policy:
+        if b"content-security-policy" not in present:
             headers.append(NO_FRAME_ANCESTORS)
     return headers, None if request_id is None else request_id.decode("latin-1")
 

@@ -715,13 +715,13 @@ def _raw(row: Row) -> dict[str, Any]:
 def write_breakouts_docs(rows: Sequence[dict[str, Any]], command: str, wall_s: float) -> None:
     """Put the breakouts' quality rows (``breakouts_quality``'s shape) in their block of
     docs/performance.md."""
-    from benchmarks.breakouts_quality import table as breakouts_table
+    from benchmarks.quality import table as quality_table
 
     line = (
         f"Latest: `{command}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC ({os.cpu_count()} CPUs,"
         f" load average {os.getloadavg()[0]:.2f}; wall {wall_s:.0f} s)."
     )
-    block = [BREAKOUTS_START, line, "", breakouts_table(rows), BREAKOUTS_END]
+    block = [BREAKOUTS_START, line, "", quality_table(rows), BREAKOUTS_END]
     _replace_block(BREAKOUTS_START, BREAKOUTS_END, "\n".join(block))
 
 
@@ -729,13 +729,13 @@ def write_experiments_docs(rows: Sequence[dict[str, Any]], command: str, wall_s:
     """Put the experiments' coverage rows (``experiments_quality``'s shape) in their block of
     docs/performance.md, after a line stating the design."""
     from benchmarks.experiments_quality import design
-    from benchmarks.experiments_quality import table as experiments_table
+    from benchmarks.quality import table as quality_table
 
     line = (
         f"Latest: `{command}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC ({os.cpu_count()} CPUs,"
         f" load average {os.getloadavg()[0]:.2f}; wall {wall_s:.0f} s). Each repeat: {design()}."
     )
-    block = [EXPERIMENTS_START, line, "", experiments_table(rows), EXPERIMENTS_END]
+    block = [EXPERIMENTS_START, line, "", quality_table(rows), EXPERIMENTS_END]
     _replace_block(EXPERIMENTS_START, EXPERIMENTS_END, "\n".join(block))
 
 
@@ -923,13 +923,13 @@ def run_bench(settings_or_args: BenchSettings | argparse.Namespace) -> list[Row]
         results[EXPERIMENTS] = [asdict(r) for r in experiments]
     print(table(profiled))
     if apart:
-        from benchmarks.breakouts_quality import table as breakouts_table
+        from benchmarks.quality import table as quality_table
 
-        print(f"\n{BREAKOUTS_TITLE}\n\n{breakouts_table([_raw(r) for r in apart])}")
+        print(f"\n{BREAKOUTS_TITLE}\n\n{quality_table([_raw(r) for r in apart])}")
     if experiments:
-        from benchmarks.experiments_quality import table as experiments_table
+        from benchmarks.quality import table as quality_table
 
-        print(f"\n{EXPERIMENTS_TITLE}\n\n{experiments_table([_raw(r) for r in experiments])}")
+        print(f"\n{EXPERIMENTS_TITLE}\n\n{quality_table([_raw(r) for r in experiments])}")
     print(f"\n(wall {results['meta']['wall_s']} s, load generator {engine}, {cfg.profile})")
     if cfg.write_docs:
         command = "murmur bench" + (" --quick" if cfg.quick else "")

@@ -34,7 +34,6 @@ each post's counters once (read at the export), so they have nothing to judge.
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -45,6 +44,8 @@ from typing import Any
 
 import polars as pl
 
+from benchmarks.quality import parse_args
+from benchmarks.quality import table as table  # re-exported: its callers read it here
 from pipelines.analytics.breakouts import breakouts, posts_of
 from simulator.world import PLATFORMS, World
 
@@ -512,24 +513,8 @@ def run_rows(quick: bool = False) -> list[dict[str, Any]]:
     return rows + real_rows()
 
 
-def table(rows: Iterable[Mapping[str, Any]]) -> str:
-    """Rows (``run_rows``' shape) as a Markdown table."""
-    out = ["| what | figure | target | result |", "|---|---|---|---|"]
-    for r in rows:
-        status = r.get("status") or ("PASS" if r.get("ok") else "MISS")
-        notes = r.get("notes")
-        result = f"{status} ({notes})" if notes else str(status)
-        out.append(f"| {r['what']} | {r['measured']} | {r.get('target', '')} | {result} |")
-    return "\n".join(out)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help=f"seeds {QUICK_SEEDS} only")
-    parser.add_argument(
-        "--write-docs", action="store_true", help="rewrite the block in docs/performance.md"
-    )
-    args = parser.parse_args(argv)
+    args = parse_args(argv, __doc__, f"seeds {QUICK_SEEDS} only")
     started = time.monotonic()
     rows = run_rows(args.quick)
     print(table(rows))

@@ -40,16 +40,17 @@ z without the effect read off the same post with its curve divided by ``m``.
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from benchmarks.quality import parse_args
+from benchmarks.quality import table as table  # re-exported: its callers read it here
 from domain.experiments import metrics, stats
 from domain.experiments.schemas import Arm, ArmSlot
 from domain.experiments.service import LEAD, _weekly, draw_arm
@@ -425,27 +426,9 @@ def run_rows(quick: bool = False, every_capture: bool = False) -> list[dict[str,
     return rows
 
 
-def table(rows: Iterable[Mapping[str, Any]]) -> str:
-    """Rows (``run_rows``' shape) as a Markdown table."""
-    out = ["| what | figure | target | result |", "|---|---|---|---|"]
-    for r in rows:
-        status = r.get("status") or ("PASS" if r.get("ok") else "MISS")
-        notes = r.get("notes")
-        result = f"{status} ({notes})" if notes else str(status)
-        out.append(f"| {r['what']} | {r['measured']} | {r.get('target', '')} | {result} |")
-    return "\n".join(out)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help=f"{QUICK_REPEATS} repeats")
-    parser.add_argument(
-        "--all-captures", action="store_true", help="read every hourly capture to 49 h"
-    )
-    parser.add_argument(
-        "--write-docs", action="store_true", help="rewrite the block in docs/performance.md"
-    )
-    args = parser.parse_args(argv)
+    all_captures = ("--all-captures", "read every hourly capture to 49 h")
+    args = parse_args(argv, __doc__, f"{QUICK_REPEATS} repeats", all_captures)
     started = time.monotonic()
     rows = run_rows(args.quick, args.all_captures)
     print(f"{design()}\n\n{table(rows)}")

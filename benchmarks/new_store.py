@@ -169,40 +169,44 @@ def role_pipeline(cfg: dict[str, Any], role: str, ready: Any, go: Any, out: Any)
     out.put(recorder.result(cfg["seconds"]))
 
 
-def role_reader(cfg: dict[str, Any], role: str, ready: Any, go: Any, out: Any) -> None:
+def _read_repeatedly(
+    cfg: dict[str, Any],
+    con: Any,
+    role: str,
+    ready: Any,
+    go: Any,
+    out: Any,
+    *,
+    name: str,
+    sql: str,
+    pause: float = 0.0,
+) -> None:
+    """Time ``sql`` over the lake, read-only, again and again for cfg['seconds']."""
     recorder = Recorder(role)
-    con = duckdb.connect()
     cfg["lake"].attach(con, read_only=True)
     _wait_for_go(ready, go, role)
     start = time.monotonic()
     while time.monotonic() < start + cfg["seconds"]:
-        recorder.timed(
-            "aggregate",
-            lambda: con.execute(
-                "SELECT day, sum(impressions), sum(engagements) FROM lake.mart_post_daily"
-                " GROUP BY day"
-            ).fetchall(),
-        )
+        recorder.timed(name, lambda: con.execute(sql).fetchall())
+        if pause:
+            time.sleep(pause)
     out.put(recorder.result(cfg["seconds"]))
+
+
+def role_reader(cfg: dict[str, Any], role: str, ready: Any, go: Any, out: Any) -> None:
+    sql = "SELECT day, sum(impressions), sum(engagements) FROM lake.mart_post_daily GROUP BY day"
+    _read_repeatedly(cfg, duckdb.connect(), role, ready, go, out, name="aggregate", sql=sql)
 
 
 def role_analyst(cfg: dict[str, Any], role: str, ready: Any, go: Any, out: Any) -> None:
-    recorder = Recorder(role)
     con = duckdb.connect()
     attach_publishing(con, cfg["pub_url"])
-    cfg["lake"].attach(con, read_only=True)
-    _wait_for_go(ready, go, role)
-    start = time.monotonic()
-    while time.monotonic() < start + cfg["seconds"]:
-        recorder.timed(
-            "join",
-            lambda: con.execute(
-                "SELECT p.workspace_id, count(*), sum(m.impressions) FROM pub.posts p"
-                " JOIN lake.mart_post_daily m ON m.post_id = p.id GROUP BY p.workspace_id"
-            ).fetchall(),
-        )
-        time.sleep(0.2)  # the analyst's pace, as in ADR 0002's load
-    out.put(recorder.result(cfg["seconds"]))
+    sql = (
+        "SELECT p.workspace_id, count(*), sum(m.impressions) FROM pub.posts p"
+        " JOIN lake.mart_post_daily m ON m.post_id = p.id GROUP BY p.workspace_id"
+    )
+    # The analyst's pace, as in ADR 0002's load.
+    _read_repeatedly(cfg, con, role, ready, go, out, name="join", sql=sql, pause=0.2)
 
 
 ROLES = {

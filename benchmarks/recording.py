@@ -1,8 +1,10 @@
-"""What the store benchmarks record per role: latencies, errors, retries; and a free port."""
+"""What the store benchmarks record per role: latencies, errors, retries; a free port, a child
+process stopped."""
 
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -70,3 +72,13 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def stop_child(proc: subprocess.Popen[bytes], grace: float, hang: float) -> None:
+    """Terminate ``proc``; past ``grace`` seconds kill it, and wait ``hang`` more for it."""
+    proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(hang)

@@ -35,7 +35,7 @@ from psycopg.conninfo import make_conninfo
 from pydantic import SecretStr
 from sqlalchemy.engine import URL
 
-from benchmarks.recording import free_port
+from benchmarks.recording import free_port, stop_child
 from core.settings import STORE_FIELDS, Settings
 
 SUPERUSER = "murmur"
@@ -259,12 +259,7 @@ def seaweedfs_server(work: Path, port: int | None = None) -> Iterator[str]:
             _wait_for_s3(port, server)
             yield f"127.0.0.1:{port}"
         finally:
-            server.terminate()
-            try:
-                server.wait(20)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait(HANG_SECONDS)
+            stop_child(server, 20, HANG_SECONDS)
 
 
 @contextlib.contextmanager

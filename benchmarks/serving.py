@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from benchmarks.loadgen import LoadResult, LoadSpec, run_load
-from benchmarks.recording import free_port
+from benchmarks.recording import free_port, stop_child
 from benchmarks.seed import Tenant
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,12 +63,7 @@ def _child_server(module: str, args: list[str], log_path: Path, probe: str) -> I
             time.sleep(0.2)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop_child(proc, 20, 5)
         log.close()
 
 

@@ -280,6 +280,19 @@ def script(statements: list[str]) -> str:
     return "BEGIN TRANSACTION;\n" + ";\n".join(statements) + ";\nCOMMIT;"
 
 
+def in_transaction(con: Any, statements: list[str]) -> None:
+    """Run ``statements`` on a lake session in one transaction, rolled back on any failure."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for sql in statements:
+            con.execute(sql)
+        con.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(Exception):
+            con.execute("ROLLBACK")
+        raise
+
+
 def host_main(cfg: dict[str, Any], hready: Any, go: Any, stop: Any, out: Any, writers: int) -> None:
     """Own the DuckDB file, serve Quack, and (when told) run publishing writers in-process."""
     import duckdb
@@ -379,15 +392,7 @@ def role_pipeline(cfg: dict[str, Any], name: str, ready: Any, go: Any, out: Any)
         con = lake_session(cfg)
 
         def rewrite(day: int, version: int) -> None:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                for sql in rewrite_day_sql("lake.mart_post_daily", day, version):
-                    con.execute(sql)
-                con.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(Exception):
-                    con.execute("ROLLBACK")
-                raise
+            in_transaction(con, rewrite_day_sql("lake.mart_post_daily", day, version))
 
     _start(ready, go, name)
     start = time.monotonic()
@@ -852,15 +857,7 @@ def parallel_pipeline_main(
         con = lake_session(cfg)
 
         def rewrite(day: int, version: int) -> None:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                for sql in rewrite_day_sql(f"lake.{table}", day, version, append=append):
-                    con.execute(sql)
-                con.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(Exception):
-                    con.execute("ROLLBACK")
-                raise
+            in_transaction(con, rewrite_day_sql(f"lake.{table}", day, version, append=append))
 
     ready.put(rec.role)
     go.wait(180)

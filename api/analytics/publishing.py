@@ -12,8 +12,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from api.analytics.router import AccountFilter, PlatformFilter
-from api.deps import AnalyticsRead
+from api.deps import AccountFilter, AnalyticsRead, PlatformFilter, RangeEnd
 from api.routing import MurmurRoute
 from api.schemas import Envelope, ok
 from domain.analytics import publishing as service
@@ -38,9 +37,7 @@ def publishing_reliability(
             " before `to`.",
         ),
     ] = None,
-    to: Annotated[
-        UtcDatetime | None, Query(description="Exclusive end, with offset; default now.")
-    ] = None,
+    to: RangeEnd = None,
     platform: PlatformFilter = None,
     account_id: AccountFilter = None,
 ) -> Envelope[PublishingReliability]:

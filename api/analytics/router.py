@@ -7,11 +7,20 @@ from datetime import UTC, date, datetime
 from functools import partial
 from typing import Annotated, TypeVar
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from api.caching import cached_json
-from api.deps import AnalyticsRead, AsOf, Context, WorkspacesWrite
+from api.deps import (
+    AccountFilter,
+    AnalyticsRead,
+    AsOf,
+    Context,
+    IdPath,
+    PlatformFilter,
+    RangeEnd,
+    WorkspacesWrite,
+)
 from api.pagination import PageParams
 from api.routing import MurmurRoute
 from api.schemas import Envelope, ok
@@ -35,17 +44,10 @@ from domain.analytics.schemas import (
     ViralTrends,
 )
 from domain.schemas import Deleted, UtcDatetime
-from domain.workspaces.schemas import Platform
 from warehouse.analytics import TrendFilter
 from warehouse.store import LakeSnapshot
 
 router = APIRouter(tags=["Analytics & intelligence"], route_class=MurmurRoute)
-
-Id = Annotated[str, Path(max_length=64)]
-PlatformFilter = Annotated[Platform | None, Query(description="Only this platform.")]
-AccountFilter = Annotated[
-    str | None, Query(max_length=64, description="Only this connected account (`acc_…`).")
-]
 
 
 # What varies between two identical reads of an unchanged store: the clock (freshness, and
@@ -93,9 +95,7 @@ async def unified_analytics(
             "in `tz` counting the one holding `to` (N: 48 hours, 28 days, 12 weeks, 12 months).",
         ),
     ] = None,
-    to: Annotated[
-        UtcDatetime | None, Query(description="Exclusive end, with offset; default now.")
-    ] = None,
+    to: RangeEnd = None,
     platform: PlatformFilter = None,
     account_id: AccountFilter = None,
     granularity: Annotated[
@@ -291,7 +291,7 @@ def track_competitor(ctx: WorkspacesWrite, body: CompetitorCreate) -> Envelope[C
 
 
 @router.delete("/competitors/{competitor_id}", response_model=Envelope[Deleted])
-def untrack_competitor(ctx: WorkspacesWrite, competitor_id: Id) -> Envelope[Deleted]:
+def untrack_competitor(ctx: WorkspacesWrite, competitor_id: IdPath) -> Envelope[Deleted]:
     """Stop tracking a competitor (kept, marked deleted, for the audit trail)."""
     return ok(service.untrack_competitor(ctx.tx, ctx.workspace_id, competitor_id))
 
@@ -301,6 +301,6 @@ def untrack_competitor(ctx: WorkspacesWrite, competitor_id: Id) -> Envelope[Dele
     response_model=Envelope[PostAnalytics],
     operation_id="get_post_analytics",
 )
-def post_analytics(ctx: AnalyticsRead, as_of: AsOf, post_id: Id) -> Envelope[PostAnalytics]:
+def post_analytics(ctx: AnalyticsRead, as_of: AsOf, post_id: IdPath) -> Envelope[PostAnalytics]:
     """One of our posts' daily metrics per destination, with totals."""
     return ok(_then(ctx, as_of, service.post_analytics(ctx.txn, ctx.workspace_id, post_id)))

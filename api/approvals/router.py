@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Header, Path, Query
+from fastapi import APIRouter, Header, Query
 
-from api.deps import ApprovalsRead, ApprovalsWrite
+from api.deps import ApprovalsRead, ApprovalsWrite, IdPath
 from api.pagination import PageParams
 from api.routing import MurmurRoute
 from api.schemas import Envelope, ok
@@ -16,7 +16,6 @@ from domain.schemas import Page
 
 router = APIRouter(tags=["Approvals"], route_class=MurmurRoute)
 
-Id = Annotated[str, Path(max_length=64)]
 IfMatch = Annotated[
     str | None,
     Header(
@@ -46,7 +45,7 @@ def list_batches(
     response_model=Envelope[ApprovalBatch],
     operation_id="get_approval_batch",
 )
-def get_batch(ctx: ApprovalsRead, batch_id: Id) -> Envelope[ApprovalBatch]:
+def get_batch(ctx: ApprovalsRead, batch_id: IdPath) -> Envelope[ApprovalBatch]:
     """Get one review batch (`apb_…`) with its items and their events."""
     return ok(service.get_batch(ctx.tx, ctx.workspace_id, batch_id))
 
@@ -57,7 +56,7 @@ def get_batch(ctx: ApprovalsRead, batch_id: Id) -> Envelope[ApprovalBatch]:
     operation_id="act_on_approval_item",
 )
 def act(
-    ctx: ApprovalsWrite, item_id: Id, body: ApprovalAction, if_match: IfMatch = None
+    ctx: ApprovalsWrite, item_id: IdPath, body: ApprovalAction, if_match: IfMatch = None
 ) -> Envelope[ApprovalItem]:
     """Approve, reject (comment required) or return one approval item (`api_…`, not a batch id)."""
     return ok(service.act(ctx.tx, ctx.workspace_id, ctx.actor, item_id, body, if_match))

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Query
 
-from api.deps import AutomationsRead, AutomationsWrite, SettingsDep
+from api.deps import AutomationsRead, AutomationsWrite, IdPath, OutboundPolicy
 from api.pagination import PageParams
 from api.routing import MurmurRoute
 from api.schemas import Envelope, ok
-from connectors.outbound import policy_for
 from domain.automation import service
 from domain.automation.schemas import (
     ContentAutomation,
@@ -35,11 +34,6 @@ from domain.schemas import Deleted, Page, UtcDatetime
 
 router = APIRouter(tags=["Automation & queues"], route_class=MurmurRoute)
 
-AutomationId = Annotated[str, Path(max_length=64)]
-PresetId = Annotated[str, Path(max_length=64)]
-QueueId = Annotated[str, Path(max_length=64)]
-ItemId = Annotated[str, Path(max_length=64)]
-EventId = Annotated[str, Path(max_length=64)]
 From = Annotated[
     UtcDatetime | None, Query(alias="from", description="Start (inclusive); default now.")
 ]
@@ -62,16 +56,15 @@ def list_content_automations(
 
 @router.post("/content-automations", response_model=Envelope[ContentAutomation], status_code=201)
 def create_content_automation(
-    ctx: AutomationsWrite, settings: SettingsDep, body: ContentAutomationCreate
+    ctx: AutomationsWrite, policy: OutboundPolicy, body: ContentAutomationCreate
 ) -> Envelope[ContentAutomation]:
     """Create a content automation and plan its next run."""
-    policy = policy_for(settings.outbound_allow_hosts)
     return ok(service.create_automation(ctx.tx, ctx.workspace_id, body, policy))
 
 
 @router.get("/content-automations/{automation_id}", response_model=Envelope[ContentAutomation])
 def get_content_automation(
-    ctx: AutomationsRead, automation_id: AutomationId
+    ctx: AutomationsRead, automation_id: IdPath
 ) -> Envelope[ContentAutomation]:
     """Get one content automation."""
     return ok(service.get_automation(ctx.tx, ctx.workspace_id, automation_id))
@@ -80,19 +73,16 @@ def get_content_automation(
 @router.patch("/content-automations/{automation_id}", response_model=Envelope[ContentAutomation])
 def update_content_automation(
     ctx: AutomationsWrite,
-    settings: SettingsDep,
-    automation_id: AutomationId,
+    policy: OutboundPolicy,
+    automation_id: IdPath,
     body: ContentAutomationUpdate,
 ) -> Envelope[ContentAutomation]:
     """Change a content automation; its next run is computed again."""
-    policy = policy_for(settings.outbound_allow_hosts)
     return ok(service.update_automation(ctx.tx, ctx.workspace_id, automation_id, body, policy))
 
 
 @router.delete("/content-automations/{automation_id}", response_model=Envelope[Deleted])
-def delete_content_automation(
-    ctx: AutomationsWrite, automation_id: AutomationId
-) -> Envelope[Deleted]:
+def delete_content_automation(ctx: AutomationsWrite, automation_id: IdPath) -> Envelope[Deleted]:
     """Delete a content automation and cancel its planned run."""
     service.delete_automation(ctx.tx, ctx.workspace_id, automation_id)
     return ok(Deleted(id=automation_id))
@@ -118,23 +108,21 @@ def create_destination_preset(
 
 
 @router.get("/destination-presets/{preset_id}", response_model=Envelope[DestinationPreset])
-def get_destination_preset(
-    ctx: AutomationsRead, preset_id: PresetId
-) -> Envelope[DestinationPreset]:
+def get_destination_preset(ctx: AutomationsRead, preset_id: IdPath) -> Envelope[DestinationPreset]:
     """Get one destination preset."""
     return ok(service.get_preset(ctx.tx, ctx.workspace_id, preset_id))
 
 
 @router.patch("/destination-presets/{preset_id}", response_model=Envelope[DestinationPreset])
 def update_destination_preset(
-    ctx: AutomationsWrite, preset_id: PresetId, body: PresetUpdate
+    ctx: AutomationsWrite, preset_id: IdPath, body: PresetUpdate
 ) -> Envelope[DestinationPreset]:
     """Rename a destination preset or replace its destinations."""
     return ok(service.update_preset(ctx.tx, ctx.workspace_id, preset_id, body))
 
 
 @router.delete("/destination-presets/{preset_id}", response_model=Envelope[Deleted])
-def delete_destination_preset(ctx: AutomationsWrite, preset_id: PresetId) -> Envelope[Deleted]:
+def delete_destination_preset(ctx: AutomationsWrite, preset_id: IdPath) -> Envelope[Deleted]:
     """Delete a destination preset."""
     service.delete_preset(ctx.tx, ctx.workspace_id, preset_id)
     return ok(Deleted(id=preset_id))
@@ -156,19 +144,19 @@ def create_queue(ctx: AutomationsWrite, body: QueueCreate) -> Envelope[Queue]:
 
 
 @router.get("/queues/{queue_id}", response_model=Envelope[Queue])
-def get_queue(ctx: AutomationsRead, queue_id: QueueId) -> Envelope[Queue]:
+def get_queue(ctx: AutomationsRead, queue_id: IdPath) -> Envelope[Queue]:
     """Get one queue."""
     return ok(service.get_queue(ctx.tx, ctx.workspace_id, queue_id))
 
 
 @router.patch("/queues/{queue_id}", response_model=Envelope[Queue])
-def update_queue(ctx: AutomationsWrite, queue_id: QueueId, body: QueueUpdate) -> Envelope[Queue]:
+def update_queue(ctx: AutomationsWrite, queue_id: IdPath, body: QueueUpdate) -> Envelope[Queue]:
     """Change a queue; new slots or a new time zone re-flow its items."""
     return ok(service.update_queue(ctx.tx, ctx.workspace_id, queue_id, body))
 
 
 @router.delete("/queues/{queue_id}", response_model=Envelope[Deleted])
-def delete_queue(ctx: AutomationsWrite, queue_id: QueueId) -> Envelope[Deleted]:
+def delete_queue(ctx: AutomationsWrite, queue_id: IdPath) -> Envelope[Deleted]:
     """Delete a queue, removing its waiting items and canceling their posts."""
     service.delete_queue(ctx.tx, ctx.workspace_id, queue_id)
     return ok(Deleted(id=queue_id))
@@ -177,7 +165,7 @@ def delete_queue(ctx: AutomationsWrite, queue_id: QueueId) -> Envelope[Deleted]:
 @router.get("/queues/{queue_id}/slots", response_model=Envelope[Page[SlotOccurrence]])
 def list_queue_slots(
     ctx: AutomationsRead,
-    queue_id: QueueId,
+    queue_id: IdPath,
     page: PageParams,
     from_: From = None,
     to: To = None,
@@ -188,7 +176,7 @@ def list_queue_slots(
 
 @router.put("/queues/{queue_id}/slots", response_model=Envelope[Queue])
 def replace_queue_slots(
-    ctx: AutomationsWrite, queue_id: QueueId, body: SlotsReplace
+    ctx: AutomationsWrite, queue_id: IdPath, body: SlotsReplace
 ) -> Envelope[Queue]:
     """Replace the queue's weekly slots and re-flow its items."""
     return ok(service.replace_slots(ctx.tx, ctx.workspace_id, queue_id, body.slots))
@@ -197,7 +185,7 @@ def replace_queue_slots(
 @router.get("/queues/{queue_id}/items", response_model=Envelope[Page[QueueItem]])
 def list_queue_items(
     ctx: AutomationsRead,
-    queue_id: QueueId,
+    queue_id: IdPath,
     page: PageParams,
     status: Annotated[
         ItemStatus | None, Query(description="Only this status; default all but removed.")
@@ -209,7 +197,7 @@ def list_queue_items(
 
 @router.post("/queues/{queue_id}/items", response_model=Envelope[QueueItem], status_code=201)
 def add_queue_item(
-    ctx: AutomationsWrite, queue_id: QueueId, body: QueueItemCreate
+    ctx: AutomationsWrite, queue_id: IdPath, body: QueueItemCreate
 ) -> Envelope[QueueItem]:
     """Add text or a draft post to the end of the queue; it takes the next free slot."""
     return ok(service.add_item(ctx.tx, ctx.workspace_id, ctx.actor, queue_id, body))
@@ -217,21 +205,21 @@ def add_queue_item(
 
 @router.post("/queues/{queue_id}/items/reorder", response_model=Envelope[list[QueueItem]])
 def reorder_queue_items(
-    ctx: AutomationsWrite, queue_id: QueueId, body: ReorderItems
+    ctx: AutomationsWrite, queue_id: IdPath, body: ReorderItems
 ) -> Envelope[list[QueueItem]]:
     """Put the waiting items in a new order and re-flow their slots."""
     return ok(service.reorder_items(ctx.tx, ctx.workspace_id, queue_id, body.item_ids))
 
 
 @router.get("/queues/{queue_id}/items/{item_id}", response_model=Envelope[QueueItem])
-def get_queue_item(ctx: AutomationsRead, queue_id: QueueId, item_id: ItemId) -> Envelope[QueueItem]:
+def get_queue_item(ctx: AutomationsRead, queue_id: IdPath, item_id: IdPath) -> Envelope[QueueItem]:
     """Get one queue item."""
     return ok(service.get_item(ctx.tx, ctx.workspace_id, queue_id, item_id))
 
 
 @router.delete("/queues/{queue_id}/items/{item_id}", response_model=Envelope[QueueItem])
 def remove_queue_item(
-    ctx: AutomationsWrite, queue_id: QueueId, item_id: ItemId
+    ctx: AutomationsWrite, queue_id: IdPath, item_id: IdPath
 ) -> Envelope[QueueItem]:
     """Remove an item (its post is canceled); the items after it move up."""
     return ok(service.remove_item(ctx.tx, ctx.workspace_id, queue_id, item_id))
@@ -262,6 +250,6 @@ def create_scheduled_event(ctx: AutomationsWrite, body: EventCreate) -> Envelope
 
 
 @router.post("/scheduled-events/{event_id}/cancel", response_model=Envelope[ScheduledEvent])
-def cancel_scheduled_event(ctx: AutomationsWrite, event_id: EventId) -> Envelope[ScheduledEvent]:
+def cancel_scheduled_event(ctx: AutomationsWrite, event_id: IdPath) -> Envelope[ScheduledEvent]:
     """Cancel a stored event (reminder or automation run)."""
     return ok(service.cancel_event(ctx.tx, ctx.workspace_id, event_id))

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from fastapi import APIRouter
 
-from fastapi import APIRouter, Path
-
-from api.deps import AnalyticsRead, AsOf, AutomationsWrite
+from api.deps import AnalyticsRead, AsOf, AutomationsWrite, IdPath
 from api.pagination import PageParams
 from api.routing import MurmurRoute
 from api.schemas import Envelope, ok
@@ -20,8 +18,6 @@ from domain.experiments.schemas import (
 from domain.schemas import Page
 
 router = APIRouter(tags=["Experiments"], route_class=MurmurRoute)
-
-ExperimentId = Annotated[str, Path(max_length=64)]
 
 
 @router.get("/experiments", response_model=Envelope[Page[Experiment]])
@@ -38,7 +34,7 @@ def create_experiment(ctx: AutomationsWrite, body: ExperimentCreate) -> Envelope
 
 @router.get("/experiments/{experiment_id}", response_model=Envelope[ExperimentDetail])
 def get_experiment(
-    ctx: AnalyticsRead, as_of: AsOf, experiment_id: ExperimentId
+    ctx: AnalyticsRead, as_of: AsOf, experiment_id: IdPath
 ) -> Envelope[ExperimentDetail]:
     """Get an experiment with, per arm, its posts, metric and lift against the control."""
     return ok(service.get_experiment(ctx.txn, ctx.workspace_id, experiment_id))
@@ -46,7 +42,7 @@ def get_experiment(
 
 @router.post("/experiments/{experiment_id}/stop", response_model=Envelope[ExperimentDetail])
 def stop_experiment(
-    ctx: AutomationsWrite, experiment_id: ExperimentId, body: ExperimentStop
+    ctx: AutomationsWrite, experiment_id: IdPath, body: ExperimentStop
 ) -> Envelope[ExperimentDetail]:
     """Stop a running experiment early, as its stop rule allows, or abandon it."""
     return ok(service.stop_experiment(ctx.txn, ctx.workspace_id, experiment_id, body))

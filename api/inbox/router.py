@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Query
 
-from api.deps import InboxRead, InboxWrite, SettingsDep
+from api.deps import IdPath, InboxRead, InboxWrite, SettingsDep
 from api.pagination import PageParams
 from api.routing import MurmurRoute
 from api.schemas import Envelope, ok
@@ -27,9 +27,6 @@ from domain.schemas import Deleted, Page
 
 router = APIRouter(tags=["Inbox"], route_class=MurmurRoute)
 
-ItemPath = Annotated[str, Path(max_length=64)]
-AutomationPath = Annotated[str, Path(max_length=64)]
-
 
 @router.get(
     "/inbox/items", response_model=Envelope[Page[InboxItem]], operation_id="list_inbox_items"
@@ -46,7 +43,7 @@ def list_items(
     response_model=Envelope[InboxItemDetail],
     operation_id="get_inbox_item",
 )
-def get_item(ctx: InboxRead, item_id: ItemPath) -> Envelope[InboxItemDetail]:
+def get_item(ctx: InboxRead, item_id: IdPath) -> Envelope[InboxItemDetail]:
     """Get a conversation with its messages (oldest first) and newest drafts."""
     return ok(service.get_item(ctx.tx, ctx.workspace_id, item_id))
 
@@ -54,7 +51,7 @@ def get_item(ctx: InboxRead, item_id: ItemPath) -> Envelope[InboxItemDetail]:
 @router.patch(
     "/inbox/items/{item_id}", response_model=Envelope[InboxItem], operation_id="update_inbox_item"
 )
-def update_item(ctx: InboxWrite, item_id: ItemPath, body: ItemUpdate) -> Envelope[InboxItem]:
+def update_item(ctx: InboxWrite, item_id: IdPath, body: ItemUpdate) -> Envelope[InboxItem]:
     """Open, close or snooze a conversation; set its tags or assignee."""
     return ok(service.update_item(ctx.tx, ctx.workspace_id, item_id, body))
 
@@ -65,7 +62,7 @@ def update_item(ctx: InboxWrite, item_id: ItemPath, body: ItemUpdate) -> Envelop
     status_code=201,
     operation_id="respond_to_inbox_item",
 )
-def respond(ctx: InboxWrite, item_id: ItemPath, body: Respond) -> Envelope[Responded]:
+def respond(ctx: InboxWrite, item_id: IdPath, body: Respond) -> Envelope[Responded]:
     """Queue a reply for delivery on the platform; the conversation becomes replied."""
     return ok(service.respond(ctx.tx, ctx.workspace_id, item_id, body, ctx.actor))
 
@@ -76,7 +73,7 @@ def respond(ctx: InboxWrite, item_id: ItemPath, body: Respond) -> Envelope[Respo
     status_code=201,
     operation_id="create_inbox_draft",
 )
-def create_draft(ctx: InboxWrite, item_id: ItemPath, settings: SettingsDep) -> Envelope[InboxDraft]:
+def create_draft(ctx: InboxWrite, item_id: IdPath, settings: SettingsDep) -> Envelope[InboxDraft]:
     """Draft an AI reply to the latest inbound message; nothing is sent."""
     drafter = drafts.drafter_for(
         settings.drafter_base_url, settings.drafter_api_key, settings.drafter_model
@@ -89,7 +86,7 @@ def create_draft(ctx: InboxWrite, item_id: ItemPath, settings: SettingsDep) -> E
     response_model=Envelope[Page[InboxDraft]],
     operation_id="list_inbox_drafts",
 )
-def list_drafts(ctx: InboxRead, item_id: ItemPath, page: PageParams) -> Envelope[Page[InboxDraft]]:
+def list_drafts(ctx: InboxRead, item_id: IdPath, page: PageParams) -> Envelope[Page[InboxDraft]]:
     """List a conversation's drafts, newest first."""
     return ok(service.list_drafts(ctx.tx, ctx.workspace_id, item_id, page))
 
@@ -124,7 +121,7 @@ def create_automation(ctx: InboxWrite, body: InboxAutomationCreate) -> Envelope[
     response_model=Envelope[Automation],
     operation_id="get_inbox_automation",
 )
-def get_automation(ctx: InboxRead, automation_id: AutomationPath) -> Envelope[Automation]:
+def get_automation(ctx: InboxRead, automation_id: IdPath) -> Envelope[Automation]:
     """Get one inbox automation."""
     return ok(service.get_automation(ctx.tx, ctx.workspace_id, automation_id))
 
@@ -135,7 +132,7 @@ def get_automation(ctx: InboxRead, automation_id: AutomationPath) -> Envelope[Au
     operation_id="update_inbox_automation",
 )
 def update_automation(
-    ctx: InboxWrite, automation_id: AutomationPath, body: InboxAutomationUpdate
+    ctx: InboxWrite, automation_id: IdPath, body: InboxAutomationUpdate
 ) -> Envelope[Automation]:
     """Change an inbox automation; a trigger or action given replaces the old one."""
     return ok(service.update_automation(ctx.tx, ctx.workspace_id, automation_id, body))
@@ -146,6 +143,6 @@ def update_automation(
     response_model=Envelope[Deleted],
     operation_id="delete_inbox_automation",
 )
-def delete_automation(ctx: InboxWrite, automation_id: AutomationPath) -> Envelope[Deleted]:
+def delete_automation(ctx: InboxWrite, automation_id: IdPath) -> Envelope[Deleted]:
     """Delete an inbox automation."""
     return ok(service.delete_automation(ctx.tx, ctx.workspace_id, automation_id))

@@ -98,6 +98,8 @@ PageCursor = Annotated[
     Field(max_length=2048, description="`pagination.next_cursor` of the previous page."),
 ]
 Id = Annotated[str, Field(min_length=1, max_length=64)]
+PlatformArg = Annotated[Platform | None, Field(description="Only this platform.")]
+AccountArg = Annotated[str | None, Field(max_length=64, description="Only this account.")]
 # A snapshot id as an answer's provenance gives it (a number), or its text, or an instant.
 AsOf = Annotated[
     Annotated[int, Field(ge=0)] | Annotated[str, Field(min_length=1, max_length=64)] | None,
@@ -119,7 +121,7 @@ class NoArgs(Args):
 
 
 class ListAccounts(Paged):
-    platform: Platform | None = Field(default=None, description="Only this platform.")
+    platform: PlatformArg = None
 
 
 class ListPosts(Paged):
@@ -198,8 +200,8 @@ class UnifiedArgs(Paged, AsOfArgs):
         "the one holding `to` (N: 48 hours, 28 days, 12 weeks, 12 months).",
     )
     to: UtcDatetime | None = Field(default=None, description="Exclusive end; default now.")
-    platform: Platform | None = Field(default=None, description="Only this platform.")
-    account_id: str | None = Field(default=None, max_length=64, description="Only this account.")
+    platform: PlatformArg = None
+    account_id: AccountArg = None
     granularity: Granularity = Field(
         default="day",
         description="Bucket size in `tz`: `hour` (ranges up to 14 days), `day` (400 days), "
@@ -221,7 +223,7 @@ class UnifiedArgs(Paged, AsOfArgs):
 class TrendArgs(Paged, AsOfArgs):
     entity_type: EntityType | None = Field(default=None, description="post, hashtag or topic.")
     status: TrendStatus | None = Field(default=None, description="Only this status.")
-    platform: Platform | None = Field(default=None, description="Only this platform.")
+    platform: PlatformArg = None
     min_score: float | None = Field(
         default=None, allow_inf_nan=False, description="Only scores at least this."
     )
@@ -232,8 +234,8 @@ class TrendArgs(Paged, AsOfArgs):
 
 class InsightArgs(Paged, AsOfArgs):
     kind: InsightKind | None = Field(default=None, description="Only this kind.")
-    platform: Platform | None = Field(default=None, description="Only this platform.")
-    account_id: str | None = Field(default=None, max_length=64, description="Only this account.")
+    platform: PlatformArg = None
+    account_id: AccountArg = None
 
 
 class BestTimesArgs(InWorkspace, AsOfArgs):
@@ -244,7 +246,7 @@ class BestTimesArgs(InWorkspace, AsOfArgs):
 
 
 class CreatorArgs(Paged, AsOfArgs):
-    platform: Platform | None = Field(default=None, description="Only this platform.")
+    platform: PlatformArg = None
     category: str | None = Field(
         default=None, max_length=100, description="Only this category (any case)."
     )
@@ -255,8 +257,8 @@ class CompetitorArgs(Paged, AsOfArgs):
 
 
 class BreakoutArgs(Paged, AsOfArgs):
-    platform: Platform | None = Field(default=None, description="Only this platform.")
-    account_id: str | None = Field(default=None, max_length=64, description="Only this account.")
+    platform: PlatformArg = None
+    account_id: AccountArg = None
     since: UtcDatetime | None = Field(
         default=None, description="Only breakouts started at or after this instant."
     )
@@ -271,8 +273,8 @@ class ReliabilityArgs(InWorkspace):
         default=None, alias="from", description="Inclusive, with offset; default to - 7 days."
     )
     to: UtcDatetime | None = Field(default=None, description="Exclusive; default now.")
-    platform: Platform | None = Field(default=None, description="Only this platform.")
-    account_id: str | None = Field(default=None, max_length=64, description="Only this account.")
+    platform: PlatformArg = None
+    account_id: AccountArg = None
 
 
 class ExperimentRef(InWorkspace, AsOfArgs):

@@ -6,13 +6,13 @@ import asyncio
 from collections.abc import Sequence
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from api import idempotency
 from api.caching import JSON, cached_json
 from api.context import request_id_var
-from api.deps import MediaWrite, PostsRead, PostsWrite, SettingsDep, StoreDep
+from api.deps import IdPath, MediaWrite, PostsRead, PostsWrite, SettingsDep, StoreDep
 from api.pagination import PageParams
 from api.posts.media import OPENAPI_BODY, StreamedUpload, boundary_of
 from api.request_state import IdempotencyMode, RequestState, claims_key
@@ -33,7 +33,6 @@ from warehouse.rows import Cursor
 
 router = APIRouter(tags=["Posts & media"], route_class=MurmurRoute)
 
-Id = Annotated[str, Path(max_length=64)]
 Since = Annotated[UtcDatetime | None, Query(description="Inclusive lower bound, with offset.")]
 Until = Annotated[UtcDatetime | None, Query(description="Exclusive upper bound, with offset.")]
 
@@ -196,14 +195,14 @@ def _versioned(post: Post, response: Response) -> Envelope[Post]:
 
 
 @router.get("/posts/{post_id}", response_model=Envelope[Post])
-def get_post(ctx: PostsRead, post_id: Id, response: Response) -> Envelope[Post]:
+def get_post(ctx: PostsRead, post_id: IdPath, response: Response) -> Envelope[Post]:
     """Get one post with its destinations' statuses."""
     return _versioned(reads.get_post(ctx.tx, ctx.workspace_id, post_id), response)
 
 
 @router.patch("/posts/{post_id}", response_model=Envelope[Post])
 def update_post(
-    ctx: PostsWrite, post_id: Id, body: PostUpdate, response: Response
+    ctx: PostsWrite, post_id: IdPath, body: PostUpdate, response: Response
 ) -> Envelope[Post]:
     """Edit a draft, pending or scheduled post; an approved post edited goes back for review."""
     post = service.update_post(ctx.tx, ctx.workspace_id, ctx.actor, post_id, body)
@@ -211,7 +210,7 @@ def update_post(
 
 
 @router.post("/posts/{post_id}/cancel", response_model=Envelope[Post])
-def cancel_post(ctx: PostsWrite, post_id: Id) -> Envelope[Post]:
+def cancel_post(ctx: PostsWrite, post_id: IdPath) -> Envelope[Post]:
     """Cancel a draft, pending or scheduled post; anything later is refused."""
     return ok(service.cancel_post(ctx.tx, ctx.workspace_id, ctx.actor, post_id))
 
@@ -286,6 +285,6 @@ def list_media(
 
 
 @router.get("/media/{media_id}", response_model=Envelope[Media])
-def get_media(ctx: PostsRead, media_id: Id) -> Envelope[Media]:
+def get_media(ctx: PostsRead, media_id: IdPath) -> Envelope[Media]:
     """Get one uploaded media item."""
     return ok(reads.get_media(ctx.tx, ctx.workspace_id, media_id))

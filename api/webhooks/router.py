@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Query
 
-from api.deps import SettingsDep, StoreDep, WorkspacesRead, WorkspacesWrite, sealer_of
+from api.deps import (
+    IdPath,
+    OutboundPolicy,
+    StoreDep,
+    WorkspacesRead,
+    WorkspacesWrite,
+    sealer_of,
+)
 from api.pagination import PageParams
 from api.request_state import SEALED_REPLY
 from api.routing import MurmurRoute
 from api.schemas import Envelope, ok
-from connectors.outbound import policy_for
 from domain.schemas import Deleted, Page
 from domain.webhooks import service
 from domain.webhooks.schemas import (
@@ -24,8 +30,6 @@ from domain.webhooks.schemas import (
 )
 
 router = APIRouter(tags=["Webhooks"], route_class=MurmurRoute)
-
-EndpointPath = Annotated[str, Path(max_length=64)]
 
 
 @router.get("/webhooks", response_model=Envelope[Page[Endpoint]], operation_id="list_webhooks")
@@ -42,17 +46,16 @@ def list_endpoints(ctx: WorkspacesRead, page: PageParams) -> Envelope[Page[Endpo
     dependencies=[SEALED_REPLY],
 )
 def create_endpoint(
-    ctx: WorkspacesWrite, settings: SettingsDep, store: StoreDep, body: EndpointCreate
+    ctx: WorkspacesWrite, policy: OutboundPolicy, store: StoreDep, body: EndpointCreate
 ) -> Envelope[EndpointCreated]:
     """Register a webhook endpoint; the answer shows its signing secret, once."""
-    policy = policy_for(settings.outbound_allow_hosts)
     return ok(service.create_endpoint(ctx.tx, ctx.workspace_id, body, sealer_of(store), policy))
 
 
 @router.get(
     "/webhooks/{endpoint_id}", response_model=Envelope[Endpoint], operation_id="get_webhook"
 )
-def get_endpoint(ctx: WorkspacesRead, endpoint_id: EndpointPath) -> Envelope[Endpoint]:
+def get_endpoint(ctx: WorkspacesRead, endpoint_id: IdPath) -> Envelope[Endpoint]:
     """Get one webhook endpoint (without its secret)."""
     return ok(service.get_endpoint(ctx.tx, ctx.workspace_id, endpoint_id))
 
@@ -61,17 +64,16 @@ def get_endpoint(ctx: WorkspacesRead, endpoint_id: EndpointPath) -> Envelope[End
     "/webhooks/{endpoint_id}", response_model=Envelope[Endpoint], operation_id="update_webhook"
 )
 def update_endpoint(
-    ctx: WorkspacesWrite, settings: SettingsDep, endpoint_id: EndpointPath, body: EndpointUpdate
+    ctx: WorkspacesWrite, policy: OutboundPolicy, endpoint_id: IdPath, body: EndpointUpdate
 ) -> Envelope[Endpoint]:
     """Change a webhook endpoint's URL, events, description or enabled flag."""
-    policy = policy_for(settings.outbound_allow_hosts)
     return ok(service.update_endpoint(ctx.tx, ctx.workspace_id, endpoint_id, body, policy))
 
 
 @router.delete(
     "/webhooks/{endpoint_id}", response_model=Envelope[Deleted], operation_id="delete_webhook"
 )
-def delete_endpoint(ctx: WorkspacesWrite, endpoint_id: EndpointPath) -> Envelope[Deleted]:
+def delete_endpoint(ctx: WorkspacesWrite, endpoint_id: IdPath) -> Envelope[Deleted]:
     """Delete a webhook endpoint; its pending deliveries are not attempted again."""
     return ok(service.delete_endpoint(ctx.tx, ctx.workspace_id, endpoint_id))
 
@@ -83,7 +85,7 @@ def delete_endpoint(ctx: WorkspacesWrite, endpoint_id: EndpointPath) -> Envelope
 )
 def list_deliveries(
     ctx: WorkspacesRead,
-    endpoint_id: EndpointPath,
+    endpoint_id: IdPath,
     page: PageParams,
     status: Annotated[DeliveryStatus | None, Query(description="Only this status.")] = None,
 ) -> Envelope[Page[Delivery]]:

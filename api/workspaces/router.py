@@ -6,14 +6,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from api.deps import AccountsRead, WorkspacesRead, WorkspacesWrite
+from api.deps import AccountsRead, IdPath, PlatformFilter, WorkspacesRead, WorkspacesWrite
 from api.pagination import PageParams
 from api.routing import MurmurRoute
 from api.schemas import Envelope, ok
 from domain.errors import NotFound
 from domain.schemas import Deleted, Page
 from domain.workspaces import members, service
-from domain.workspaces.schemas import Account, Platform, Workspace
+from domain.workspaces.schemas import Account, Workspace
 
 router = APIRouter(tags=["Workspaces & accounts"], route_class=MurmurRoute)
 
@@ -26,9 +26,7 @@ def list_workspaces(ctx: WorkspacesRead, page: PageParams) -> Envelope[Page[Work
 
 
 @router.get("/workspaces/{workspace_id}", response_model=Envelope[Workspace])
-def get_workspace(
-    ctx: WorkspacesRead, workspace_id: Annotated[str, Path(max_length=64)]
-) -> Envelope[Workspace]:
+def get_workspace(ctx: WorkspacesRead, workspace_id: IdPath) -> Envelope[Workspace]:
     """Get one workspace this key can act in."""
     if workspace_id not in ctx.key.workspace_ids:
         raise NotFound.resource("workspace", workspace_id)
@@ -39,7 +37,7 @@ def get_workspace(
 def list_accounts(
     ctx: AccountsRead,
     page: PageParams,
-    platform: Annotated[Platform | None, Query(description="Only this platform.")] = None,
+    platform: PlatformFilter = None,
 ) -> Envelope[Page[Account]]:
     """List the workspace's connected publishing accounts."""
     data = service.list_accounts(ctx.tx, ctx.workspace_id, platform, page)
@@ -47,9 +45,7 @@ def list_accounts(
 
 
 @router.get("/accounts/{account_id}", response_model=Envelope[Account])
-def get_account(
-    ctx: AccountsRead, account_id: Annotated[str, Path(max_length=64)]
-) -> Envelope[Account]:
+def get_account(ctx: AccountsRead, account_id: IdPath) -> Envelope[Account]:
     """Get one connected account."""
     return ok(service.get_account(ctx.tx, ctx.workspace_id, account_id))
 
@@ -57,7 +53,6 @@ def get_account(
 # -- members -----------------------------------------------------------------------------------
 
 WorkspacePath = Annotated[str, Path(max_length=64, description="One of the key's workspaces.")]
-MemberPath = Annotated[str, Path(max_length=64)]
 
 
 @router.get("/workspaces/{workspace_id}/members", response_model=Envelope[Page[members.Member]])
@@ -87,7 +82,7 @@ def create_member(
     "/workspaces/{workspace_id}/members/{member_id}", response_model=Envelope[members.Member]
 )
 def get_member(
-    ctx: WorkspacesRead, workspace_id: WorkspacePath, member_id: MemberPath
+    ctx: WorkspacesRead, workspace_id: WorkspacePath, member_id: IdPath
 ) -> Envelope[members.Member]:
     """Get one live member."""
     return ok(members.get_member(ctx.tx, ctx.key.workspace_ids, workspace_id, member_id))
@@ -99,7 +94,7 @@ def get_member(
 def update_member(
     ctx: WorkspacesWrite,
     workspace_id: WorkspacePath,
-    member_id: MemberPath,
+    member_id: IdPath,
     body: members.MemberUpdate,
 ) -> Envelope[members.Member]:
     """Change a member's role or name; the last owner cannot be demoted."""
@@ -108,7 +103,7 @@ def update_member(
 
 @router.delete("/workspaces/{workspace_id}/members/{member_id}", response_model=Envelope[Deleted])
 def remove_member(
-    ctx: WorkspacesWrite, workspace_id: WorkspacePath, member_id: MemberPath
+    ctx: WorkspacesWrite, workspace_id: WorkspacePath, member_id: IdPath
 ) -> Envelope[Deleted]:
     """Remove a member (kept for the audit trail); the last owner cannot be removed."""
     return ok(members.remove_member(ctx.tx, ctx.key.workspace_ids, workspace_id, member_id))

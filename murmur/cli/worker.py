@@ -6,6 +6,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -50,27 +51,15 @@ def worker(
         # Daemon threads, so the bounded joins below bound the exit: a step stuck on a platform
         # that stopped answering (its retries and timeouts) must not keep a stopped worker up.
         # Abandoning a step is safe: every piece of work is claimed under a lease.
-        threads = []
-        if publishing:
-            threads.append(
-                threading.Thread(
-                    name="publishing",
-                    target=run_worker,
-                    args=(settings,),
-                    kwargs={"stop": stop, "worker_id": worker_id},
-                    daemon=True,
-                )
-            )
-        if engagement:
-            threads.append(
-                threading.Thread(
-                    name="engagement",
-                    target=run_engagement,
-                    args=(settings,),
-                    kwargs={"stop": stop},
-                    daemon=True,
-                )
-            )
+        loops: list[tuple[str, bool, Callable[..., object], dict[str, object]]] = [
+            ("publishing", publishing, run_worker, {"stop": stop, "worker_id": worker_id}),
+            ("engagement", engagement, run_engagement, {"stop": stop}),
+        ]
+        threads = [
+            threading.Thread(name=name, target=loop, args=(settings,), kwargs=kwargs, daemon=True)
+            for name, wanted, loop, kwargs in loops
+            if wanted
+        ]
         for thread in threads:
             thread.start()
         while any(t.is_alive() for t in threads) and not signals.wait(0.5):

@@ -4,15 +4,14 @@ from datetime import timedelta
 
 from dagster import (
     AssetSelection,
-    DefaultScheduleStatus,
     RunRequest,
     ScheduleEvaluationContext,
     define_asset_job,
     in_process_executor,
-    schedule,
 )
 
 from pipelines.logs import QUIET_CONSOLE
+from pipelines.schedules import hourly
 
 # Runs that rewrite the marts carry this tag: `murmur up`'s run queue runs one at a time.
 WRITES_TAG = "murmur/writes"
@@ -44,12 +43,7 @@ insights_job = define_asset_job(
 )
 
 
-@schedule(
-    job=marts_job,
-    cron_schedule="20 * * * *",
-    execution_timezone="UTC",
-    default_status=DefaultScheduleStatus.RUNNING,
-)
+@hourly(marts_job, 20)
 def hourly_marts(context: ScheduleEvaluationContext) -> list[RunRequest]:
     """At :20 each hour, rebuild today's day (and yesterday's in the first hour of a day)."""
     now = context.scheduled_execution_time
@@ -63,12 +57,7 @@ def hourly_marts(context: ScheduleEvaluationContext) -> list[RunRequest]:
     ]
 
 
-@schedule(
-    job=insights_job,
-    cron_schedule="40 * * * *",
-    execution_timezone="UTC",
-    default_status=DefaultScheduleStatus.RUNNING,
-)
+@hourly(insights_job, 40)
 def hourly_insights(context: ScheduleEvaluationContext) -> RunRequest:
     """At :40 each hour, recompute the insights from the refreshed marts."""
     return RunRequest(

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from rich.console import Console
 from rich.progress import (
@@ -87,29 +88,26 @@ class ImportResult:
     overlap: Overlap = field(default_factory=lambda: Overlap(0, 0))
 
 
+class ImportOptions(TypedDict, total=False):
+    """How :func:`import_file` reads a file, which :func:`run_import` passes on as given."""
+
+    kind: str | None
+    account: str | None
+    encoding: str | None
+    progress: bool
+
+
 def run_import(
     path: Path,
     fmt: str,
     *,
     settings: Settings,
     workspace_id: str | None,
-    kind: str | None = None,
-    account: str | None = None,
-    encoding: str | None = None,
-    progress: bool = True,
+    **options: Unpack[ImportOptions],
 ) -> ImportResult:
     """Import ``path`` as ``fmt`` into the store of ``settings`` (default: the test workspace)."""
     with settings.open_lakehouse() as store:
-        return import_file(
-            store,
-            path,
-            fmt,
-            workspace_id=workspace_id,
-            kind=kind,
-            account=account,
-            encoding=encoding,
-            progress=progress,
-        )
+        return import_file(store, path, fmt, workspace_id=workspace_id, **options)
 
 
 def import_file(

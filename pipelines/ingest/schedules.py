@@ -2,14 +2,13 @@
 
 from dagster import (
     AssetSelection,
-    DefaultScheduleStatus,
     RunRequest,
     ScheduleEvaluationContext,
     define_asset_job,
-    schedule,
 )
 
 from pipelines.logs import QUIET_CONSOLE
+from pipelines.schedules import hourly
 
 ingest_job = define_asset_job(
     "ingest_hourly",
@@ -22,12 +21,7 @@ ingest_job = define_asset_job(
 )
 
 
-@schedule(
-    job=ingest_job,
-    cron_schedule="5 * * * *",
-    execution_timezone="UTC",
-    default_status=DefaultScheduleStatus.RUNNING,
-)
+@hourly(ingest_job, 5)
 def hourly_ingest(context: ScheduleEvaluationContext) -> RunRequest:
     """At :05 each hour, ingest the hour that just started."""
     key = context.scheduled_execution_time.strftime("%Y-%m-%d-%H:00")

@@ -91,6 +91,12 @@ export function card(title, ...children) {
   return h('section', {class: 'card'}, h('h2', {}, title), ...children);
 }
 
+/** A table's head row: a column header per `columns` entry ({title, num}). */
+export function thead(columns) {
+  return h('thead', {}, h('tr', {}, columns.map((c) =>
+    h('th', {scope: 'col', class: c.num ? 'num' : null}, c.title))));
+}
+
 /**
  * A data table. `columns`: [{title, num, wide, header}]; `rows`: [{cells, data}], a cell being
  * anything `append` takes. At a phone's width each row stacks into a card whose cells are
@@ -99,8 +105,7 @@ export function card(title, ...children) {
 export function table({caption, columns, rows, className}) {
   return h('div', {class: 'table-wrap'}, h('table', {class: ['data', 'stack', className]},
     caption ? h('caption', {class: 'visually-hidden'}, caption) : null,
-    h('thead', {}, h('tr', {}, columns.map((c) =>
-      h('th', {scope: 'col', class: c.num ? 'num' : null}, c.title)))),
+    thead(columns),
     h('tbody', {}, rows.map(({cells, data}) => h('tr', {data}, cells.map((cell, i) => {
       const column = columns[i];
       return h(column.header ? 'th' : 'td', {

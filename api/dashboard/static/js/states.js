@@ -2,7 +2,7 @@
 // words (docs/api.md, "Errors").
 
 import {ApiError} from './api.js';
-import {h} from './dom.js';
+import {fill, h} from './dom.js';
 import {clockIn} from './format.js';
 
 export function loading(what) {
@@ -83,4 +83,35 @@ export function errorBox(error, {retry, signIn} = {}) {
     box.append(button);
   }
   return box;
+}
+
+/**
+ * The "More" button of a paged table, in `more` (a div of class `className`): `paging(cursor)`
+ * shows it while there is a next page; a click fetches it (`fetchPage(cursor)`) and hands its
+ * items to `add`. A failed fetch leaves an error box in its place, whose Retry asks again.
+ */
+export function pager(className, ctx, fetchPage, add) {
+  const more = h('div', {class: className});
+  const paging = (cursor) => {
+    if (!cursor) {
+      more.replaceChildren();
+      return;
+    }
+    const button = h('button', {type: 'button', class: 'secondary', on: {click: async () => {
+      button.disabled = true;
+      let next;
+      try {
+        next = await fetchPage(cursor);
+      } catch (error) {
+        if (error?.name === 'AbortError') return;
+        if (error?.status === 401) return ctx.failed(error);
+        fill(more, errorBox(error, {retry: error?.status === 403 ? undefined : () => paging(cursor)}));
+        return;
+      }
+      paging(next.pagination?.next_cursor);
+      await add(next.items);
+    }}}, 'More');
+    fill(more, button);
+  };
+  return {more, paging};
 }

@@ -8,10 +8,10 @@
 // what it counts; `limit` sets the page size.
 
 import {call} from '../api.js';
-import {fill, h, select} from '../dom.js';
+import {fill, h, select, thead} from '../dom.js';
 import {NONE, dateTime, dec} from '../format.js';
 import {whereFrom} from '../provenance.js';
-import {empty, errorBox, loading} from '../states.js';
+import {empty, errorBox, loading, pager} from '../states.js';
 
 const PLATFORMS = ['x', 'instagram', 'facebook', 'linkedin', 'tiktok', 'youtube', 'threads', 'bluesky', 'pinterest'];
 const PERIODS = {
@@ -198,7 +198,6 @@ export async function render(view, ctx) {
       return;
     }
     const tbody = h('tbody', {});
-    const more = h('div', {class: 'breakouts-more'});
     const shown = h('p', {class: 'muted small breakouts-count', role: 'status'});
     let count = 0;
     const add = (items) => {
@@ -206,33 +205,14 @@ export async function render(view, ctx) {
       count += items.length;
       shown.textContent = `${count} breakout${count === 1 ? '' : 's'} shown, started in ${period.said}.`;
     };
-    const paging = (cursor) => {
-      if (!cursor) {
-        more.replaceChildren();
-        return;
-      }
-      const button = h('button', {type: 'button', class: 'secondary', on: {click: async () => {
-        button.disabled = true;
-        let next;
-        try {
-          next = await call('/analytics/breakouts', {params: {...params, cursor}, signal});
-        } catch (error) {
-          if (error?.name === 'AbortError') return;
-          if (error?.status === 401) return ctx.failed(error);
-          fill(more, errorBox(error, {retry: error?.status === 403 ? undefined : () => paging(cursor)}));
-          return;
-        }
-        add(next.items);
-        paging(next.pagination?.next_cursor);
-      }}}, 'More');
-      fill(more, button);
-    };
+    const after = (cursor) => call('/analytics/breakouts', {params: {...params, cursor}, signal});
+    const {more, paging} = pager('breakouts-more', ctx, after, add);
     add(page.items);
     paging(page.pagination?.next_cursor);
     fill(body,
       h('div', {class: 'table-wrap'}, h('table', {class: 'data stack breakouts'},
         h('caption', {}, `Breakouts started in ${period.said}${filters.platform ? ` on ${filters.platform}` : ''}, newest first (times in ${ctx.tz})`),
-        h('thead', {}, h('tr', {}, COLUMNS.map((c) => h('th', {scope: 'col', class: c.num ? 'num' : null}, c.title)))),
+        thead(COLUMNS),
         tbody)),
       shown,
       more,

@@ -10,9 +10,9 @@
 
 import {call} from '../api.js';
 import {colorOf} from '../colors.js';
-import {fill, h} from '../dom.js';
+import {fill, h, thead} from '../dom.js';
 import {dateTime, num} from '../format.js';
-import {empty, errorBox, loading} from '../states.js';
+import {empty, errorBox, loading, pager} from '../states.js';
 
 const PAGE = 25;
 const SVG = 'http://www.w3.org/2000/svg';
@@ -175,7 +175,6 @@ async function renderList(view, ctx, params) {
     return;
   }
   const tbody = h('tbody', {});
-  const more = h('div', {class: 'experiments-more'});
   const shown = h('p', {class: 'muted small experiments-count', role: 'status'});
   let listed = 0;
   const add = (items) => {
@@ -188,31 +187,12 @@ async function renderList(view, ctx, params) {
     shown.textContent = `${num(listed)} experiment${listed === 1 ? '' : 's'} shown, newest first.`;
     return Promise.all(loads);
   };
-  const paging = (cursor) => {
-    if (!cursor) {
-      more.replaceChildren();
-      return;
-    }
-    const button = h('button', {type: 'button', class: 'secondary', on: {click: async () => {
-      button.disabled = true;
-      let next;
-      try {
-        next = await call('/experiments', {params: {limit: size, cursor}, signal: ctx.signal});
-      } catch (error) {
-        if (error?.name === 'AbortError') return;
-        if (error?.status === 401) return ctx.failed(error);
-        fill(more, errorBox(error, {retry: error?.status === 403 ? undefined : () => paging(cursor)}));
-        return;
-      }
-      paging(next.pagination?.next_cursor);
-      await add(next.items);
-    }}}, 'More');
-    fill(more, button);
-  };
+  const after = (cursor) => call('/experiments', {params: {limit: size, cursor}, signal: ctx.signal});
+  const {more, paging} = pager('experiments-more', ctx, after, add);
   fill(body,
     h('div', {class: 'table-wrap'}, h('table', {class: 'data stack experiments'},
       h('caption', {}, 'Experiments, newest first; the leading arm is the one with the highest lift against the control'),
-      h('thead', {}, h('tr', {}, COLUMNS.map((c) => h('th', {scope: 'col', class: c.num ? 'num' : null}, c.title)))),
+      thead(COLUMNS),
       tbody)),
     shown,
     more);
@@ -374,7 +354,7 @@ function armTable(detail) {
   });
   return h('div', {class: 'table-wrap'}, h('table', {class: 'data stack arms'},
     h('caption', {}, `Each arm: its posts, the ${metricName(metric)} of its measured posts, and its lift against the control`),
-    h('thead', {}, h('tr', {}, ARM_COLUMNS.map((c) => h('th', {scope: 'col', class: c.num ? 'num' : null}, c.title)))),
+    thead(ARM_COLUMNS),
     h('tbody', {}, rows)));
 }
 
