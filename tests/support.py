@@ -429,3 +429,139 @@ def run_murmur(settings: Settings, *args: str) -> subprocess.CompletedProcess[st
         timeout=HANG_SECONDS,
         env={**os.environ, **settings_env(settings), "COLUMNS": "400"},
     )
+
+
+def clear_sim_faults(request: Any) -> Any:
+    """The ``sim`` fixture (a test's simulator) with its pending faults cleared, when the test
+    (``request``, its ``pytest.FixtureRequest``) uses it; None when it does not."""
+    if "sim" not in request.fixturenames:
+        return None
+    live = request.getfixturevalue("sim")
+    live.admin.delete("/_sim/faults").raise_for_status()
+    return live
+
+
+def register_sim_accounts(admin: httpx.Client, platforms: tuple[str, ...]) -> None:
+    """Make a tenant's accounts of ``platforms`` exist on the simulator behind ``admin`` (their
+    ids are ext-<platform>, their handles <platform>_handle, as ``new_tenant`` makes them)."""
+    for platform in platforms:
+        admin.post(
+            "/_sim/accounts",
+            json={
+                "platform": platform,
+                "external_id": f"ext-{platform}",
+                "handle": f"{platform}_handle",
+            },
+        ).raise_for_status()
+
+
+def assert_each_needs_a_key_and_the_scope(
+    server: LiveServer,
+    tenant: Tenant,
+    endpoints: list[tuple[str, str, Any]],
+    *,
+    read_scopes: list[str],
+    other_scopes: list[str],
+) -> None:
+    """Each of ``endpoints`` (method, path, JSON body) refuses a call without a key (401), and
+    with a key of ``other_scopes`` only (403); one of ``read_scopes`` reads (GET) but writes
+    nothing (403), and a write with the full key but no Idempotency-Key is refused (400)."""
+    anonymous = Api(server.base_url, None)
+    read_only = tenant.key_with(server, scopes=read_scopes)
+    no_scope = tenant.key_with(server, scopes=other_scopes)
+    for method, path, body in endpoints:
+        assert_error(anonymous.request(method, path, json=body), 401, "AUTH_REQUIRED")
+        assert_error(no_scope.request(method, path, json=body), 403, "SCOPE_FORBIDDEN")
+        if method == "GET":
+            read_only.ok(read_only.request(method, path))
+        else:
+            assert_error(read_only.request(method, path, json=body), 403, "SCOPE_FORBIDDEN")
+            response = tenant.api.http.request(method, path, json=body)
+            assert_error(response, 400, "IDEMPOTENCY_KEY_REQUIRED")
+
+
+def run_checked(
+    args: list[str],
+    *,
+    timeout: float,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    returncode: int = 0,
+    **options: Any,
+) -> subprocess.CompletedProcess[str]:
+    """``args`` run to the end in a process of its own (``options``: more of ``subprocess.run``'s),
+    its output captured as text; a test fails, with the end of that output, when the process
+    exits other than with ``returncode``."""
+    done = subprocess.run(
+        args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, **options
+    )
+    assert done.returncode == returncode, (done.stdout + done.stderr)[-4000:]
+    return done
+
+
+def killed_after(module: str, function: str, args: list[str], lines: int) -> list[str]:
+    """``function(*args)`` of ``module`` in a process of its own, killed (SIGKILL) once it has
+    printed ``lines`` lines: those lines, stripped."""
+    code = f"import sys; from {module} import {function}; {function}(*sys.argv[1:])"
+    child = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    try:
+        printed = [child.stdout.readline().strip() for _ in range(lines)]
+    finally:
+        child.kill()
+        child.wait(HANG_SECONDS)
+        child.stdout.close()
+    return printed
+
+
+def wait_until_answers(
+    process: subprocess.Popen[Any], url: str, what: str, log: Path | None = None
+) -> None:
+    """Poll ``url`` until it answers 200. The test fails if ``process`` (``what``, which serves
+    it) exits first, with the end of its ``log`` when given, or if it does not answer within
+    ``HANG_SECONDS``."""
+    deadline = time.monotonic() + HANG_SECONDS
+    while True:
+        assert process.poll() is None, log.read_text()[-3000:] if log else f"{what} exited"
+        assert time.monotonic() < deadline, f"{what} did not answer"
+        if answers(url):
+            return
+        time.sleep(0.1)
+
+
+def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
+    """``path`` written as a CSV file of ``header`` then ``rows`` (UTF-8, the csv module's
+    quoting and line ends): an export as a platform would give one."""
+    import csv
+
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def all_exit_0_at_once(target: Any, each: list[tuple[Any, ...]]) -> None:
+    """``target(*args, barrier, HANG_SECONDS)`` for each ``args`` of ``each``, in spawned
+    processes of their own that wait for each other at ``barrier`` (one of them all) to start
+    together; the test fails unless every one exits 0 within ``HANG_SECONDS``."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(len(each))
+    processes = [ctx.Process(target=target, args=(*args, barrier, HANG_SECONDS)) for args in each]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(HANG_SECONDS)
+    assert [process.exitcode for process in processes] == [0] * len(each)
+
+
+@contextmanager
+def tenant_of(server: LiveServer, *, approval_required: bool = False) -> Iterator[Tenant]:
+    """A new tenant of ``server`` for the block; its client is closed after, however it ends."""
+    made = new_tenant(server, approval_required=approval_required)
+    try:
+        yield made
+    finally:
+        made.api.close()

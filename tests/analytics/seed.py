@@ -391,3 +391,14 @@ def seed_post_rows(
 
     server.lake.run(work)
     return out
+
+
+def seed_analytics(server: LiveServer, tenant: Tenant, post_id: str, *, days: int) -> None:
+    """Every mart the analytics read, seeded for ``tenant``: ``days`` of unified rows, the
+    trends, insights and rankings, and daily rows of its post ``post_id`` on X yesterday and
+    today (what the MCP tools' tests read through REST and the tools alike)."""
+    seed_unified(server, tenant, days=days)
+    seed_trends(server, tenant)
+    seed_insights(server, tenant)
+    seed_rankings(server, tenant)
+    seed_post_rows(server, tenant, post_id, "x", [today() - timedelta(days=1), today()])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import statistics
 from datetime import UTC, datetime, time, timedelta
-from typing import Any
 
 import pytest
 
@@ -20,7 +19,7 @@ from tests.analytics.seed import (
     seed_unified,
     today,
 )
-from tests.support import Api, LiveServer, Tenant, assert_error
+from tests.support import Api, LiveServer, Tenant, assert_error, iter_pages
 
 READS = [
     "/analytics/unified",
@@ -60,17 +59,7 @@ def test_viral_trends_order_filters_and_pages(server: LiveServer, tenant: Tenant
     ]
     assert data["snapshot"]["computed_at"] is not None
 
-    paged: list[str] = []
-    cursor = None
-    while True:
-        params: dict[str, object] = {"limit": 2}
-        if cursor:
-            params["cursor"] = cursor
-        page = api.ok(api.get("/viral-trends", params=params))
-        paged += [t["entity"] for t in page["items"]]
-        cursor = page["pagination"]["next_cursor"]
-        if not cursor:
-            break
+    paged = [t["entity"] for page in iter_pages(api, "/viral-trends", 2) for t in page["items"]]
     assert paged == [e for _, e in entities]
 
     hashtags = api.ok(api.get("/viral-trends", params={"entity_type": "hashtag"}))
@@ -105,7 +94,7 @@ def test_insights_and_best_times(server: LiveServer, tenant: Tenant, other_tenan
     assert [i["score"] for i in data["items"]] == [0.9, 0.8, 0.7, 0.6, 0.6]
     assert len({i["id"] for i in data["items"]}) == 5
     assert data["snapshot"]["partitions"] >= 1
-    pages = [i["id"] for p in _pages(api, "/insights", 2) for i in p["items"]]
+    pages = [i["id"] for p in iter_pages(api, "/insights", 2) for i in p["items"]]
     assert pages == [i["id"] for i in data["items"]]
 
     anomalies = api.ok(api.get("/insights", params={"kind": "anomaly"}))
@@ -213,7 +202,7 @@ def test_creators_ranked_with_parts(server: LiveServer, tenant: Tenant) -> None:
     assert dan["engagement_rate_estimate"] is None
     assert dan["engagement_rate_shrunk"] is None
     assert all(c["kind"] == "creator" for c in data["items"])
-    paged = [c["handle"] for p in _pages(api, "/creators", 2) for c in p["items"]]
+    paged = [c["handle"] for p in iter_pages(api, "/creators", 2) for c in p["items"]]
     assert paged == ["alice", "bob", "carol", "dan", "erin"]
     x = api.ok(api.get("/creators", params={"platform": "x"}))
     assert [c["rank"] for c in x["items"]] == [1, 3, 5]
@@ -254,7 +243,7 @@ def test_competitors_track_list_benchmark_untrack(server: LiveServer, tenant: Te
     # In rank order (RivalCo ranked 1), then the ones not ranked yet, newest first; paged.
     listed = api.ok(api.get("/competitors"))
     assert [c["handle"] for c in listed["items"]] == ["RivalCo", "nobody", "rivalco"]
-    paged = [c["handle"] for p in _pages(api, "/competitors", 1) for c in p["items"]]
+    paged = [c["handle"] for p in iter_pages(api, "/competitors", 1) for c in p["items"]]
     assert paged == ["RivalCo", "nobody", "rivalco"]
     rival = listed["items"][0]
     bench = rival["benchmark"]
@@ -362,20 +351,6 @@ def test_auth_and_scopes(server: LiveServer, tenant: Tenant) -> None:
     finally:
         for client in (anonymous, wrong, reader):
             client.close()
-
-
-def _pages(api: Api, path: str, limit: int) -> list[dict[str, Any]]:
-    out = []
-    cursor = None
-    while True:
-        params: dict[str, object] = {"limit": limit}
-        if cursor:
-            params["cursor"] = cursor
-        page = api.ok(api.get(path, params=params))
-        out.append(page)
-        cursor = page["pagination"]["next_cursor"]
-        if not cursor:
-            return out
 
 
 def _own_rate(server: LiveServer, workspace_id: str, platform: str) -> float:

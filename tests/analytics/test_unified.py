@@ -13,7 +13,7 @@ import pytest
 from api.app import BASE_PATH
 from tests.analytics.seed import PLATFORMS, direct_sums, seed_unified, today
 from tests.analytics.seed import UNIFIED_COUNTERS as COUNTERS
-from tests.support import LiveServer, Tenant, assert_error, start_server
+from tests.support import Api, LiveServer, Tenant, assert_error, start_server
 
 
 def iso(day: date, hour: int = 0) -> str:
@@ -202,103 +202,57 @@ def direct_hour(server: LiveServer, workspace_id: str, day: date, hour: int) -> 
     return found
 
 
+def _invalid(api: Api, params: dict[str, str]) -> dict[str, Any]:
+    """The first detail of the 400 VALIDATION_ERROR that /analytics/unified gives ``params``."""
+    error = assert_error(api.get("/analytics/unified", params=params), 400, "VALIDATION_ERROR")
+    detail: dict[str, Any] = error["details"][0]
+    return detail
+
+
 def test_validation(server: LiveServer, tenant: Tenant) -> None:
     api = tenant.api
-    naive = assert_error(
-        api.get("/analytics/unified", params={"from": "2026-01-01T00:00:00"}),
-        400,
-        "VALIDATION_ERROR",
-    )
-    assert naive["details"][0]["field"] == "from"
-    assert naive["details"][0]["issue"] == "offset_required"
+    naive = _invalid(api, {"from": "2026-01-01T00:00:00"})
+    assert naive["field"] == "from"
+    assert naive["issue"] == "offset_required"
 
-    backwards = assert_error(
-        api.get(
-            "/analytics/unified",
-            params={"from": "2026-01-02T00:00:00Z", "to": "2026-01-01T00:00:00Z"},
-        ),
-        400,
-        "VALIDATION_ERROR",
-    )
-    assert backwards["details"][0] == {
+    backwards = _invalid(api, {"from": "2026-01-02T00:00:00Z", "to": "2026-01-01T00:00:00Z"})
+    assert backwards == {
         "field": "from",
         "issue": "invalid_range",
-        "message": backwards["details"][0]["message"],
+        "message": backwards["message"],
     }
-    same = assert_error(
-        api.get(
-            "/analytics/unified",
-            params={"from": "2026-01-01T00:00:00Z", "to": "2026-01-01T00:00:00+00:00"},
-        ),
-        400,
-        "VALIDATION_ERROR",
-    )
-    assert same["details"][0]["issue"] == "invalid_range"
+    same = _invalid(api, {"from": "2026-01-01T00:00:00Z", "to": "2026-01-01T00:00:00+00:00"})
+    assert same["issue"] == "invalid_range"
 
-    hourly = assert_error(
-        api.get(
-            "/analytics/unified",
-            params={
-                "from": "2026-01-01T00:00:00Z",
-                "to": "2026-01-31T00:00:00Z",
-                "granularity": "hour",
-            },
-        ),
-        400,
-        "VALIDATION_ERROR",
+    hourly = _invalid(
+        api,
+        {"from": "2026-01-01T00:00:00Z", "to": "2026-01-31T00:00:00Z", "granularity": "hour"},
     )
-    assert hourly["details"][0]["field"] == "granularity"
-    assert hourly["details"][0]["issue"] == "range_too_long"
+    assert hourly["field"] == "granularity"
+    assert hourly["issue"] == "range_too_long"
 
-    long = assert_error(
-        api.get(
-            "/analytics/unified",
-            params={"from": "2024-01-01T00:00:00Z", "to": "2026-01-01T00:00:00Z"},
-        ),
-        400,
-        "VALIDATION_ERROR",
-    )
-    assert long["details"][0]["issue"] == "range_too_long"
+    long = _invalid(api, {"from": "2024-01-01T00:00:00Z", "to": "2026-01-01T00:00:00Z"})
+    assert long["issue"] == "range_too_long"
 
-    bad = assert_error(
-        api.get("/analytics/unified", params={"granularity": "fortnight"}),
-        400,
-        "VALIDATION_ERROR",
-    )
-    assert bad["details"][0]["field"] == "granularity"
+    bad = _invalid(api, {"granularity": "fortnight"})
+    assert bad["field"] == "granularity"
     for name in ("basis", "group_by"):
-        wrong = assert_error(
-            api.get("/analytics/unified", params={name: "nonsense"}), 400, "VALIDATION_ERROR"
-        )
-        assert wrong["details"][0]["field"] == name
+        wrong = _invalid(api, {name: "nonsense"})
+        assert wrong["field"] == name
     for zone in ("Mars/Olympus_Mons", "UTC+5", "localtime", "../../etc/passwd", ""):
-        unknown = assert_error(
-            api.get("/analytics/unified", params={"tz": zone}), 400, "VALIDATION_ERROR"
-        )
-        assert unknown["details"][0]["field"] == "tz"
-        assert unknown["details"][0]["issue"] == "unknown_time_zone"
-    weeks = assert_error(
-        api.get(
-            "/analytics/unified",
-            params={
-                "from": "2020-01-01T00:00:00Z",
-                "to": "2026-01-01T00:00:00Z",
-                "granularity": "week",
-            },
-        ),
-        400,
-        "VALIDATION_ERROR",
+        unknown = _invalid(api, {"tz": zone})
+        assert unknown["field"] == "tz"
+        assert unknown["issue"] == "unknown_time_zone"
+    weeks = _invalid(
+        api,
+        {"from": "2020-01-01T00:00:00Z", "to": "2026-01-01T00:00:00Z", "granularity": "week"},
     )
-    assert weeks["details"][0]["field"] == "granularity"
+    assert weeks["field"] == "granularity"
     # granularity=hour alone takes its own default range (48 hours), not the daily one
     hourly_default = api.ok(api.get("/analytics/unified", params={"granularity": "hour"}))
     assert hourly_default["granularity"] == "hour"
-    tampered = assert_error(
-        api.get("/analytics/unified", params={"cursor": "bm90LWEtY3Vyc29y"}),
-        400,
-        "VALIDATION_ERROR",
-    )
-    assert tampered["details"][0]["field"] == "cursor"
+    tampered = _invalid(api, {"cursor": "bm90LWEtY3Vyc29y"})
+    assert tampered["field"] == "cursor"
 
 
 def test_empty_marts_give_zeros_and_a_null_snapshot(tmp_path: Any) -> None:

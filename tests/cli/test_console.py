@@ -26,7 +26,7 @@ import structlog
 
 from murmur.logs import PlainRenderer
 from tests.cli.test_lifecycle import DATASETS, MURMUR, Launched, processes_with
-from tests.support import HANG_SECONDS, answers, free_port
+from tests.support import HANG_SECONDS, answers, free_port, run_checked
 
 pytestmark = pytest.mark.xdist_group(__name__)
 
@@ -240,15 +240,11 @@ def test_an_import_is_one_plain_line_with_its_dagster_run(up: Running) -> None:
 
     env = {**os.environ, "MURMUR_DATA_DIR": str(up.data_dir)}
     export = DATASETS / "instagram_posts.csv"
-    done = subprocess.run(
+    run_checked(
         [*MURMUR, "import", str(export), "--format", "instagram-insights"],
         env=env,
-        capture_output=True,
-        text=True,
         timeout=HANG_SECONDS,
-        check=False,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
 
     ui = f"http://127\\.0\\.0\\.1:{up.ports['dagster']}"
     said = up.line(

@@ -27,7 +27,13 @@ from core.settings import Settings
 from domain.workspaces.keys import ALL_SCOPES
 from murmur.cli.up import prepare_dagster_home
 from tests.engagement.conftest import wait_for
-from tests.support import HANG_SECONDS, PIPELINE_STEP, embedded_settings, free_port
+from tests.support import (
+    HANG_SECONDS,
+    PIPELINE_STEP,
+    embedded_settings,
+    free_port,
+    wait_until_answers,
+)
 from warehouse import workspaces as repo
 from warehouse.ids import utcnow
 from warehouse.rows import Cursor
@@ -270,15 +276,7 @@ def simulator_process(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[by
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + HANG_SECONDS
-        while True:
-            assert proc.poll() is None, "the simulator exited"
-            assert time.monotonic() < deadline, "the simulator did not answer"
-            try:
-                if httpx.get(f"{url}/_sim/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
+        wait_until_answers(proc, f"{url}/_sim/health", "the simulator")
         yield url, proc
     finally:
         proc.terminate()
@@ -374,6 +372,12 @@ def test_pipeline_run_prints_each_step_and_a_readable_summary(
         assert min(later) >= ingested[0]
 
 
+def _in_the_lake(settings: Settings, sql: str) -> None:
+    """``sql`` run in a pipeline's session on ``settings``' lake, behind the commands' backs."""
+    with settings.open_lakehouse() as lake:
+        lake.run(lambda cur: cur.execute(sql))
+
+
 @pytest.mark.timeout(300)
 def test_pipeline_run_over_a_failed_error_check_exits_1_and_says_what_to_do(
     data_dir: Path, simulator: str, tmp_path: Path
@@ -389,14 +393,12 @@ def test_pipeline_run_over_a_failed_error_check_exits_1_and_says_what_to_do(
     run_import(path, "youtube-trending", settings=settings, workspace_id=None, progress=False)
     # The same reading written twice by one batch (a loader's bug): raw_snapshot_keys_unique,
     # an ERROR (a reading two batches hold is reconciled, not an error)
-    with settings.open_lakehouse() as lake:
-        lake.run(
-            lambda cur: cur.execute(
-                "INSERT INTO raw_engagement_snapshots SELECT * REPLACE ("
-                " now()::TIMESTAMP AS ingested_at) FROM raw_engagement_snapshots"
-                " WHERE captured_at = TIMESTAMP '2018-03-02 00:00:00'"
-            )
-        )
+    _in_the_lake(
+        settings,
+        "INSERT INTO raw_engagement_snapshots SELECT * REPLACE ("
+        " now()::TIMESTAMP AS ingested_at) FROM raw_engagement_snapshots"
+        " WHERE captured_at = TIMESTAMP '2018-03-02 00:00:00'",
+    )
     done = murmur(data_dir, "pipeline", "run", MURMUR_PLATFORMS_URL=simulator)
     assert done.returncode == 1, done.stdout + done.stderr[-3000:]
     assert "Pipeline ok" not in done.stdout
@@ -407,14 +409,12 @@ def test_pipeline_run_over_a_failed_error_check_exits_1_and_says_what_to_do(
     # the import's past days are not judged for freshness
     assert "raw_fresh" not in done.stdout
     # the failed days stay due: with the duplicate removed, the next run checks them again
-    with settings.open_lakehouse() as lake:
-        lake.run(
-            lambda cur: cur.execute(
-                "DELETE FROM raw_engagement_snapshots WHERE captured_at = TIMESTAMP"
-                " '2018-03-02 00:00:00' AND ingested_at > (SELECT min(ingested_at)"
-                " FROM raw_engagement_snapshots)"
-            )
-        )
+    _in_the_lake(
+        settings,
+        "DELETE FROM raw_engagement_snapshots WHERE captured_at = TIMESTAMP"
+        " '2018-03-02 00:00:00' AND ingested_at > (SELECT min(ingested_at)"
+        " FROM raw_engagement_snapshots)",
+    )
     again = murmur(data_dir, "pipeline", "run", MURMUR_PLATFORMS_URL=simulator)
     assert again.returncode == 0, again.stdout + again.stderr[-3000:]
     assert "days rebuilt: 2018-03-01..2018-03-03" in again.stdout

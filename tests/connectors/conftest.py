@@ -16,7 +16,7 @@ from connectors.base import AccountRef
 from connectors.http import HttpConnector, PlatformHttp
 from connectors.registry import build_connector, simulator_base_url, simulator_token
 from simulator.world import OWN_ACCOUNTS
-from tests.support import start_simulator
+from tests.support import clear_sim_faults, start_simulator
 
 SEED = 11
 T0 = datetime(2025, 6, 15, 12, 0, tzinfo=UTC)
@@ -61,9 +61,8 @@ def sim() -> Iterator[SimServer]:
 @pytest.fixture(autouse=True)
 def fresh_sim(request: pytest.FixtureRequest) -> None:
     """Every simulator test starts at T0 with no faults pending."""
-    if "sim" in request.fixturenames:
-        live: SimServer = request.getfixturevalue("sim")
-        live.admin.delete("/_sim/faults").raise_for_status()
+    live: SimServer | None = clear_sim_faults(request)
+    if live is not None:
         live.set_clock(T0)
 
 

@@ -11,7 +11,7 @@ from connectors.base import AuthExpiredError, EngagementSnapshot, RateLimitedErr
 from connectors.http import HttpConnector
 from connectors.instagram.reader import InstagramConnector
 from connectors.registry import CREATOR_SEARCH, SUPPORTED, build_connector
-from simulator.world import World
+from simulator.world import Post, World
 from tests.connectors.conftest import SEED, T0, ConnectorFactory, SimServer, Sleeps, own_account
 
 BATCH = {
@@ -27,12 +27,17 @@ BATCH = {
 COUNTERS = ("impressions", "reach", "views", "likes", "comments", "shares", "saves", "clicks")
 
 
-def truth(platform: str) -> list[str]:
-    """The own account's visible post ids at T0, from the world itself."""
+def own_posts(platform: str) -> list[Post]:
+    """The own account's visible posts at T0, from the world itself."""
     world = World(SEED)
     account = world.account(platform, own_account(platform).external_id)
     assert account is not None
-    return [p.external_id for p in world.posts(account, T0)]
+    return world.posts(account, T0)
+
+
+def truth(platform: str) -> list[str]:
+    """The own account's visible post ids at T0, from the world itself."""
+    return [p.external_id for p in own_posts(platform)]
 
 
 def total(snapshots: list[EngagementSnapshot]) -> int:
@@ -175,10 +180,7 @@ def test_one_instagram_metric_failing_keeps_the_others(
     connector = connect("instagram")
     assert isinstance(connector, InstagramConnector)
     account = own_account("instagram")
-    world = World(SEED)
-    own = world.account("instagram", account.external_id)
-    assert own is not None
-    image = next(p for p in world.posts(own, T0) if p.media_type != "video")
+    image = next(p for p in own_posts("instagram") if p.media_type != "video")
     sim.fault("instagram", "metric_error", metric="shares", count=1)
     [snap] = connector.fetch_metrics(account, [image.external_id])
     counters = image.counters(T0)
@@ -192,7 +194,7 @@ def test_one_instagram_metric_failing_keeps_the_others(
     [error] = connector.take_errors()
     assert error["code"] == "metric_unavailable:shares"
     # Reels do not report impressions at all: the rest still arrives.
-    reel = next(p for p in world.posts(own, T0) if p.media_type == "video")
+    reel = next(p for p in own_posts("instagram") if p.media_type == "video")
     [snap] = connector.fetch_metrics(account, [reel.external_id])
     assert snap.impressions is None
     assert snap.likes == reel.counters(T0).likes
@@ -204,10 +206,8 @@ def test_instagram_reels_listed_first_are_asked_for_views(
 ) -> None:
     connector = connect("instagram")
     account = own_account("instagram")
-    own = World(SEED).account("instagram", account.external_id)
-    assert own is not None
     listed = list(connector.list_posts(account, None))
-    reel = next(p for p in World(SEED).posts(own, T0) if p.media_type == "video")
+    reel = next(p for p in own_posts("instagram") if p.media_type == "video")
     assert reel.external_id in {p.external_id for p in listed}
 
     [snap] = connector.fetch_metrics(account, [reel.external_id])
@@ -224,9 +224,7 @@ def test_instagram_insights_come_50_media_a_call_reels_apart(
 ) -> None:
     connector = connect("instagram")
     account = own_account("instagram")
-    own = World(SEED).account("instagram", account.external_id)
-    assert own is not None
-    posts = {p.external_id: p for p in World(SEED).posts(own, T0)}
+    posts = {p.external_id: p for p in own_posts("instagram")}
     listed = [p.external_id for p in connector.list_posts(account, None)]
     reels = [i for i in listed if posts[i].media_type == "video"]
     assert len(reels) >= 2
@@ -262,9 +260,7 @@ def test_instagram_batch_refused_then_each_media_alone(
     """Graph fails a multi-id call whole (a gone media, a refused metric): each is asked alone."""
     connector = connect("instagram")
     account = own_account("instagram")
-    own = World(SEED).account("instagram", account.external_id)
-    assert own is not None
-    images = [p for p in World(SEED).posts(own, T0) if p.media_type != "video"][:4]
+    images = [p for p in own_posts("instagram") if p.media_type != "video"][:4]
     ids = [p.external_id for p in images]
     sim.fault("instagram", "deleted", post_id=ids[1])
     sim.fault("instagram", "metric_error", metric="shares", count=1)

@@ -142,28 +142,47 @@ def test_429_then_success_publishes_once(
     assert published_texts(sim, platform)[request.text] == 1
 
 
+def _refused(
+    platform: str,
+    publisher: PublisherFactory,
+    sim: SimServer,
+    tmp_path: Path,
+    expected: type[Exception],
+    fault: str,
+    **options: Any,
+) -> Exception:
+    """What publishing raises (an ``expected``) when the platform writes ``fault``; nothing of
+    the request is published."""
+    sim.fault(platform, fault, **options)
+    request = request_for(platform, tmp_path)
+    with pytest.raises(expected) as caught:
+        publisher(platform).publish(request)
+    assert request.text not in published_texts(sim, platform)
+    return caught.value
+
+
 @pytest.mark.parametrize("platform", PUBLISHING)
 def test_expired_token_is_auth_expired(
     platform: str, publisher: PublisherFactory, sim: SimServer, tmp_path: Path
 ) -> None:
-    sim.fault(platform, "expired_token", on="write")
-    request = request_for(platform, tmp_path)
-    with pytest.raises(AuthExpiredError):
-        publisher(platform).publish(request)
-    assert request.text not in published_texts(sim, platform)
+    _refused(platform, publisher, sim, tmp_path, AuthExpiredError, "expired_token", on="write")
 
 
 @pytest.mark.parametrize("platform", PUBLISHING)
 def test_rejection_is_permanent_with_the_platform_message(
     platform: str, publisher: PublisherFactory, sim: SimServer, tmp_path: Path
 ) -> None:
-    sim.fault(platform, "reject", message="media type not supported")
-    request = request_for(platform, tmp_path)
-    with pytest.raises(PermanentError) as caught:
-        publisher(platform).publish(request)
-    assert not isinstance(caught.value, AuthExpiredError)
-    assert "media type not supported" in str(caught.value)
-    assert request.text not in published_texts(sim, platform)
+    error = _refused(
+        platform,
+        publisher,
+        sim,
+        tmp_path,
+        PermanentError,
+        "reject",
+        message="media type not supported",
+    )
+    assert not isinstance(error, AuthExpiredError)
+    assert "media type not supported" in str(error)
 
 
 @pytest.mark.parametrize("platform", PUBLISHING)

@@ -17,7 +17,7 @@ from api.app import BASE_PATH
 from benchmarks.servers import ssl_context
 from core.settings import Settings
 from tests.servers import StoreSettings
-from tests.support import LiveServer, Tenant, assert_error, new_tenant, start_server
+from tests.support import LiveServer, Tenant, assert_error, start_server, tenant_of
 
 DASHBOARD = "http://dash.test:5173"
 ELSEWHERE = "http://evil.test"
@@ -60,9 +60,8 @@ def with_cors(tmp_path: Path, store_settings: StoreSettings) -> Iterator[LiveSer
 
 @pytest.fixture
 def cors_tenant(with_cors: LiveServer) -> Iterator[Tenant]:
-    made = new_tenant(with_cors)
-    yield made
-    made.api.close()
+    with tenant_of(with_cors) as made:
+        yield made
 
 
 def test_a_preflight_from_a_listed_origin_is_answered_without_a_key(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -20,7 +19,7 @@ import httpx
 import pytest
 
 from api.app import BASE_PATH
-from tests.support import LiveServer, Tenant
+from tests.support import LiveServer, Tenant, run_checked
 
 # One worker runs the module: its shared fixture is built once, not on each worker.
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -106,16 +105,12 @@ def generated(server: LiveServer, tmp_path_factory: pytest.TempPathFactory) -> P
     if not tool.exists():
         pytest.fail("openapi-python-client is missing: pip install -e '.[dev]'")
     env = {**os.environ, "PATH": f"{tool.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    done = subprocess.run(
+    done = run_checked(
         [str(tool), "generate", "--path", str(spec), "--meta", "none", "--output-path", PACKAGE],
         cwd=where,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=300,
-        check=False,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
     # Every operation generated: no warning that a piece was left out.
     assert "Warning" not in done.stdout + done.stderr, done.stdout + done.stderr
     return where
@@ -139,15 +134,11 @@ def test_a_short_script_through_the_generated_client(
     server: LiveServer, tenant: Tenant, generated: Path
 ) -> None:
     env = {**os.environ, "PYTHONPATH": str(generated)}
-    done = subprocess.run(
+    done = run_checked(
         [sys.executable, "-c", SCRIPT, f"{server.base_url}{BASE_PATH}", tenant.key],
         env=env,
-        capture_output=True,
-        text=True,
         timeout=120,
-        check=False,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["replayed"] == "true"
     assert out["replayed_id"] == out["created"]

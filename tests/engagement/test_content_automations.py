@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
+from typing import Any
 
 import pytest
 
@@ -32,26 +33,33 @@ def _queue(tenant: Tenant) -> dict[str, object]:
     return queue
 
 
+def _automation(tenant: Tenant, body: dict[str, Any]) -> dict[str, Any]:
+    """The content automation ``body``, created through the API."""
+    made: dict[str, Any] = tenant.api.ok(tenant.api.post("/content-automations", json=body), 201)
+    return made
+
+
+def _due(automation: dict[str, Any]) -> datetime:
+    """When ``automation`` (as the API shows it) runs next, on the runner's clock (naive UTC)."""
+    return datetime.fromisoformat(automation["next_run_at"].replace("Z", "+00:00")).replace(
+        tzinfo=None
+    )
+
+
 def test_an_evergreen_automation_fills_its_queue_round_robin_once_per_run(
     tenant: Tenant, remote: Store
 ) -> None:
     queue = _queue(tenant)
-    rule = tenant.api.ok(
-        tenant.api.post(
-            "/content-automations",
-            json={
-                "name": "Tips",
-                "source": {
-                    "type": "evergreen",
-                    "posts": [{"text": "Tip one"}, {"text": "Tip two"}],
-                },
-                "schedule": {"cron": "0 8 * * *", "timezone": "Europe/Paris"},
-                "target": {"queue_id": queue["id"]},
-            },
-        ),
-        201,
+    rule = _automation(
+        tenant,
+        {
+            "name": "Tips",
+            "source": {"type": "evergreen", "posts": [{"text": "Tip one"}, {"text": "Tip two"}]},
+            "schedule": {"cron": "0 8 * * *", "timezone": "Europe/Paris"},
+            "target": {"queue_id": queue["id"]},
+        },
     )
-    due = datetime.fromisoformat(rule["next_run_at"].replace("Z", "+00:00")).replace(tzinfo=None)
+    due = _due(rule)
     with OutboundClient(STRICT) as client:
         first = content_automations.run_due(
             remote, client, now=due, workspace_id=tenant.workspace_id
@@ -71,15 +79,14 @@ def test_an_evergreen_automation_fills_its_queue_round_robin_once_per_run(
     assert items[0]["status"] == "scheduled"
     assert items[0]["slot_at"] is not None
 
-    nxt = datetime.fromisoformat(after["next_run_at"].replace("Z", "+00:00")).replace(tzinfo=None)
+    nxt = _due(after)
     with OutboundClient(STRICT) as client:
         second = content_automations.run_due(
             remote, client, now=nxt, workspace_id=tenant.workspace_id
         )
         third_due = tenant.api.ok(tenant.api.get(f"/content-automations/{rule['id']}"))
-        third_at = datetime.fromisoformat(third_due["next_run_at"].replace("Z", "+00:00"))
         third = content_automations.run_due(
-            remote, client, now=third_at.replace(tzinfo=None), workspace_id=tenant.workspace_id
+            remote, client, now=_due(third_due), workspace_id=tenant.workspace_id
         )
     assert second.runs == 1
     assert third.runs == 1
@@ -98,23 +105,20 @@ def test_a_template_automation_schedules_posts_directly_with_approval_when_requi
     from tests.support import new_tenant
 
     tenant = new_tenant(server, approval_required=True)
-    rule = tenant.api.ok(
-        tenant.api.post(
-            "/content-automations",
-            json={
-                "name": "Cities",
-                "source": {
-                    "type": "template",
-                    "template": "Hello {city}!",
-                    "rows": [{"city": "Paris"}, {"city": "Lyon"}],
-                },
-                "schedule": {"cron": "0 8 * * *", "timezone": "UTC"},
-                "target": {"platforms": ["x"]},
+    rule = _automation(
+        tenant,
+        {
+            "name": "Cities",
+            "source": {
+                "type": "template",
+                "template": "Hello {city}!",
+                "rows": [{"city": "Paris"}, {"city": "Lyon"}],
             },
-        ),
-        201,
+            "schedule": {"cron": "0 8 * * *", "timezone": "UTC"},
+            "target": {"platforms": ["x"]},
+        },
     )
-    due = datetime.fromisoformat(rule["next_run_at"].replace("Z", "+00:00")).replace(tzinfo=None)
+    due = _due(rule)
     with OutboundClient(STRICT) as client:
         report = content_automations.run_due(
             remote, client, now=due, workspace_id=tenant.workspace_id

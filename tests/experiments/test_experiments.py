@@ -35,6 +35,18 @@ def make_experiment(api: Api, tenant: Tenant, **fields: Any) -> dict[str, Any]:
     return api.ok(api.post("/experiments", json=body), 201)  # type: ignore[no-any-return]
 
 
+def _on_x(tenant: Tenant, name: str, metric: str, **fields: Any) -> dict[str, Any]:
+    """The body of an experiment ``name`` of the morning and evening arms on the tenant's X
+    account, measured by ``metric``, with ``fields``."""
+    return {
+        "name": name,
+        "account_ids": [tenant.accounts["x"]],
+        "arms": [CONTROL, EVENING],
+        "metric": metric,
+        **fields,
+    }
+
+
 def post_in(api: Api, experiment_id: str, platforms: list[str], text: str) -> dict[str, Any]:
     body = {"text": text, "platforms": platforms, "experiment_id": experiment_id}
     return api.ok(api.post("/posts", json=body), 201)  # type: ignore[no-any-return]
@@ -163,14 +175,7 @@ def test_an_invalid_experiment_is_refused_naming_its_field(
     server: LiveServer, tenant: Tenant, change: dict[str, Any], field: str, issue: str
 ) -> None:
     api = tenant.api
-    body = {
-        "name": "e",
-        "account_ids": [tenant.accounts["x"]],
-        "arms": [CONTROL, EVENING],
-        "metric": "engagement_rate",
-        "target_posts": 40,
-        **change,
-    }
+    body = _on_x(tenant, "e", "engagement_rate", **{"target_posts": 40, **change})
     error = assert_error(api.post("/experiments", json=body), 400, "VALIDATION_ERROR")
     assert (field, issue) in [(d["field"], d["issue"]) for d in error["details"]], error
     assert api.list_all("/experiments") == []
@@ -251,15 +256,6 @@ def test_a_queue_the_experiment_names_schedules_its_new_items_at_their_arms_slot
     assert after[plain["id"]]["slot_at"] != plain["slot_at"]
     assert api.ok(api.get(f"/experiments/{experiment['id']}"))["posts_assigned"] == 4
     # One experiment per queue; and the queue's accounts must be the experiment's.
-    again = api.post(
-        "/experiments",
-        json={
-            "name": "again",
-            "account_ids": [tenant.accounts["x"]],
-            "arms": [CONTROL, EVENING],
-            "metric": "engagements_48h",
-            "duration_days": 7,
-            "queue_id": queue["id"],
-        },
-    )
+    body = _on_x(tenant, "again", "engagements_48h", duration_days=7, queue_id=queue["id"])
+    again = api.post("/experiments", json=body)
     assert assert_error(again, 400, "VALIDATION_ERROR")["details"][0]["issue"] == "queue_taken"

@@ -55,24 +55,31 @@ def dump(settings: Settings) -> dict[str, list[tuple[Any, ...]]]:
         con.close()
 
 
+def imported(path: Path, settings: Settings, **options: Any) -> ImportResult:
+    """``path`` imported as YouTube trending records into ``settings``' store."""
+    return run_import(
+        path, "youtube-trending", settings=settings, workspace_id=None, progress=False, **options
+    )
+
+
+def both_paths_of(
+    path: Path, tmp_path: Path
+) -> tuple[ImportResult, ImportResult, Settings, Settings]:
+    """``path`` imported into a store at tmp_path/fast and again into one at tmp_path/careful."""
+    fast = embedded_settings(tmp_path / "fast")
+    careful = embedded_settings(tmp_path / "careful")
+    a = imported(path, fast)
+    # Forcing the encoding takes the careful path (polars, every check with its line).
+    b = imported(path, careful, encoding="utf-8")
+    return a, b, fast, careful
+
+
 def both_paths(
     tmp_path: Path, rows: list[str]
 ) -> tuple[ImportResult, ImportResult, Settings, Settings]:
     path = tmp_path / "trending.csv"
     path.write_text(HEADER + "".join(r + "\n" for r in rows), encoding="utf-8")
-    fast = embedded_settings(tmp_path / "fast")
-    careful = embedded_settings(tmp_path / "careful")
-    a = run_import(path, "youtube-trending", settings=fast, workspace_id=None, progress=False)
-    # Forcing the encoding takes the careful path (polars, every check with its line).
-    b = run_import(
-        path,
-        "youtube-trending",
-        settings=careful,
-        workspace_id=None,
-        progress=False,
-        encoding="utf-8",
-    )
-    return a, b, fast, careful
+    return both_paths_of(path, tmp_path)
 
 
 def test_direct_and_careful_paths_write_identical_rows(tmp_path: Path) -> None:
@@ -100,20 +107,14 @@ def test_direct_path_reimport_replaces_its_batch(tmp_path: Path) -> None:
     path = tmp_path / "trending.csv"
     path.write_text(HEADER + "".join(r + "\n" for r in ROWS), encoding="utf-8")
     settings = embedded_settings(tmp_path / "data")
-    first = run_import(
-        path, "youtube-trending", settings=settings, workspace_id=None, progress=False
-    )
-    again = run_import(
-        path, "youtube-trending", settings=settings, workspace_id=None, progress=False
-    )
+    first = imported(path, settings)
+    again = imported(path, settings)
     assert first.direct
     assert again.direct
     assert first.batch_id == again.batch_id
     before = dump(settings)
     path.write_text(HEADER + "".join(r + "\n" for r in ROWS[:-1]), encoding="utf-8")
-    other = run_import(
-        path, "youtube-trending", settings=settings, workspace_id=None, progress=False
-    )
+    other = imported(path, settings)
     assert other.direct
     assert other.batch_id != first.batch_id
     after = dump(settings)
@@ -163,21 +164,7 @@ def test_direct_path_without_the_optional_columns(tmp_path: Path) -> None:
     path = tmp_path / "us.csv"
     body = "aaaaaaaaaa1,18.01.01,A,22,1,0,0,0\naaaaaaaaaa1,18.02.01,A2,24,5,,0,1\n"
     path.write_text(us + body + "bbbbbbbbbb2,18.01.01,B,99,3,1,0,0\n", encoding="utf-8")
-    fast = run_import(
-        path,
-        "youtube-trending",
-        settings=embedded_settings(tmp_path / "fast"),
-        workspace_id=None,
-        progress=False,
-    )
-    careful = run_import(
-        path,
-        "youtube-trending",
-        settings=embedded_settings(tmp_path / "careful"),
-        workspace_id=None,
-        progress=False,
-        encoding="utf-8",
-    )
+    fast, careful, _, _ = both_paths_of(path, tmp_path)
     assert (fast.direct, careful.direct) == (True, False)
     assert (fast.posts, fast.snapshots, fast.accounts) == (2, 3, 0)
     assert dump(Settings(data_dir=tmp_path / "fast")) == dump(

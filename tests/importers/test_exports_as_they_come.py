@@ -19,7 +19,7 @@ import pytest
 from core.settings import Settings
 from pipelines.importers import ImportRejectedError, ImportResult, run_import
 from tests.importers.test_importers import DATASETS, query
-from tests.support import embedded_settings
+from tests.support import embedded_settings, write_csv
 
 pytestmark = pytest.mark.xdist_group(__name__)
 
@@ -59,14 +59,6 @@ def _fr_videos() -> tuple[dict[str, str], ...]:
     return tuple(r for r in fr if r["video_id"] in videos)
 
 
-def _write(path: Path, header: list[str], rows: list[list[str]]) -> Path:
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
-
-
 def _channel_id(title: str) -> str:
     """A channel id (UC + 22 characters) standing for the FR file's channel title."""
     return "UC" + hashlib.sha256(title.encode()).hexdigest()[:22]
@@ -104,8 +96,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         for i, r in enumerate(tweets)
     ]
     return {
-        "tweets": _write(folder / "tweets-offsets.csv", header, offsets),
-        "trending": _write(
+        "tweets": write_csv(folder / "tweets-offsets.csv", header, offsets),
+        "trending": write_csv(
             folder / "trending-current.csv", CURRENT, [_current_shape(r) for r in _fr_videos()]
         ),
     }
@@ -152,7 +144,7 @@ def test_an_impossible_offset_is_refused_on_its_line(store: Settings, tmp_path: 
     header = list(tweets[0])
     rows = [list(r.values()) for r in tweets]
     rows[1][header.index("date")] += "+25:00"
-    path = _write(tmp_path / "t.csv", header, rows)
+    path = write_csv(tmp_path / "t.csv", header, rows)
     with pytest.raises(ImportRejectedError) as err:
         _import(settings, path, "tweets")
     assert err.value.line == 3

@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from tests.support import Api, LiveServer, Tenant, assert_error, iter_pages
+from tests.support import (
+    LiveServer,
+    Tenant,
+    assert_each_needs_a_key_and_the_scope,
+    assert_error,
+    iter_pages,
+)
 
 PATH = "/inbox/automations"
 
@@ -170,18 +176,13 @@ def _endpoints(automation_id: str) -> list[tuple[str, str, dict[str, Any] | None
 
 def test_every_endpoint_needs_a_key_and_the_scope(server: LiveServer, tenant: Tenant) -> None:
     made = create(tenant, VALID[0])
-    anonymous = Api(server.base_url, None)
-    read_only = tenant.key_with(server, scopes=["inbox:read"])
-    no_scope = tenant.key_with(server, scopes=["automations:read", "automations:write"])
-    for method, path, body in _endpoints(made["id"]):
-        assert_error(anonymous.request(method, path, json=body), 401, "AUTH_REQUIRED")
-        assert_error(no_scope.request(method, path, json=body), 403, "SCOPE_FORBIDDEN")
-        if method == "GET":
-            read_only.ok(read_only.request(method, path))
-        else:
-            assert_error(read_only.request(method, path, json=body), 403, "SCOPE_FORBIDDEN")
-            response = tenant.api.http.request(method, path, json=body)
-            assert_error(response, 400, "IDEMPOTENCY_KEY_REQUIRED")
+    assert_each_needs_a_key_and_the_scope(
+        server,
+        tenant,
+        _endpoints(made["id"]),
+        read_scopes=["inbox:read"],
+        other_scopes=["automations:read", "automations:write"],
+    )
 
 
 def test_another_workspaces_automation_is_not_found(tenant: Tenant, other_tenant: Tenant) -> None:

@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 
 from tests.inbox.seed import seed_item
-from tests.support import Api, LiveServer, Tenant, assert_error, iter_pages
+from tests.support import (
+    LiveServer,
+    Tenant,
+    assert_each_needs_a_key_and_the_scope,
+    assert_error,
+    iter_pages,
+)
 from warehouse import inbox as inbox_repo
 
 
@@ -246,18 +252,13 @@ def _endpoints(item_id: str) -> list[tuple[str, str, dict[str, Any] | None]]:
 
 def test_every_endpoint_needs_a_key_and_the_scope(server: LiveServer, tenant: Tenant) -> None:
     item_id = seed_item(server, tenant)
-    anonymous = Api(server.base_url, None)
-    read_only = tenant.key_with(server, scopes=["inbox:read"])
-    no_scope = tenant.key_with(server, scopes=["posts:read", "workspaces:write"])
-    for method, path, body in _endpoints(item_id):
-        assert_error(anonymous.request(method, path, json=body), 401, "AUTH_REQUIRED")
-        assert_error(no_scope.request(method, path, json=body), 403, "SCOPE_FORBIDDEN")
-        if method == "GET":
-            read_only.ok(read_only.request(method, path))
-        else:
-            assert_error(read_only.request(method, path, json=body), 403, "SCOPE_FORBIDDEN")
-            response = tenant.api.http.request(method, path, json=body)
-            assert_error(response, 400, "IDEMPOTENCY_KEY_REQUIRED")
+    assert_each_needs_a_key_and_the_scope(
+        server,
+        tenant,
+        _endpoints(item_id),
+        read_scopes=["inbox:read"],
+        other_scopes=["posts:read", "workspaces:write"],
+    )
 
 
 def test_another_workspaces_item_is_not_found(

@@ -9,14 +9,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from tests.analytics.seed import (
-    seed_insights,
-    seed_post_rows,
-    seed_rankings,
-    seed_trends,
-    seed_unified,
-    today,
-)
+from tests.analytics.seed import seed_analytics
 from tests.experiments.conftest import Measured
 from tests.experiments.conftest import measured as measured  # the experiments' published run
 from tests.mcp.agent import agent
@@ -32,12 +25,8 @@ def seeded(server: LiveServer) -> Iterator[tuple[Tenant, str]]:
     post = tenant.api.ok(
         tenant.api.post("/posts", json={"text": "Hello", "platforms": ["x"], "draft": True}), 201
     )
-    seed_unified(server, tenant, days=20)
-    seed_trends(server, tenant)
-    seed_insights(server, tenant)
-    seed_rankings(server, tenant)
+    seed_analytics(server, tenant, post["post_id"], days=20)
     tenant.api.ok(tenant.api.post("/competitors", json={"platform": "x", "handle": "@rival"}), 201)
-    seed_post_rows(server, tenant, post["post_id"], "x", [today() - timedelta(days=1), today()])
     yield tenant, post["post_id"]
     tenant.api.close()
 

@@ -17,14 +17,7 @@ import pytest
 from mcp import MCPError
 
 from pipelines.analytics import algorithms
-from tests.analytics.seed import (
-    seed_insights,
-    seed_post_rows,
-    seed_rankings,
-    seed_trends,
-    seed_unified,
-    today,
-)
+from tests.analytics.seed import seed_analytics
 from tests.automation.helpers import make_queue
 from tests.inbox.seed import seed_item
 from tests.mcp.agent import TOOL_NAMES, WRITES, agent
@@ -142,11 +135,7 @@ def world(server: LiveServer) -> Iterator[World]:
     )
     item_id = seed_item(server, tenant, "Do you ship to Canada?")
     make_queue(api)
-    seed_unified(server, tenant, days=10)
-    seed_trends(server, tenant)
-    seed_insights(server, tenant)
-    seed_rankings(server, tenant)
-    seed_post_rows(server, tenant, draft["post_id"], "x", [today() - timedelta(days=1), today()])
+    seed_analytics(server, tenant, draft["post_id"], days=10)
     running = api.ok(api.post("/experiments", json=experiment(tenant)), 201)
     yield World(server, tenant, other, draft, pending, item_id, running)
     tenant.api.close()
@@ -173,6 +162,11 @@ def _ids(data: dict[str, Any], field: str = "id") -> set[str]:
     return {item[field] for item in data["items"]}
 
 
+def _rest(w: World, path: str, params: dict[str, Any] | None = None) -> Any:
+    """What REST answers the world's tenant for GET ``path`` with ``params``."""
+    return w.tenant.api.ok(w.tenant.api.get(path, params=params))
+
+
 CASES: dict[str, Case] = {
     "list_workspaces": Case(
         lambda w: {},
@@ -194,7 +188,7 @@ CASES: dict[str, Case] = {
     ),
     "get_post": Case(
         lambda w: {"post_id": w.draft["post_id"]},
-        lambda w, d: _check(d == w.tenant.api.ok(w.tenant.api.get(f"/posts/{d['post_id']}"))),
+        lambda w, d: _check(d == _rest(w, f"/posts/{d['post_id']}")),
         lambda w: {"post_id": "post_nope"},
         "NOT_FOUND",
     ),
@@ -313,10 +307,7 @@ CASES: dict[str, Case] = {
     "list_breakouts": Case(
         lambda w: {"platform": "x"},
         lambda w, d: _check(
-            d["items"]
-            == w.tenant.api.ok(w.tenant.api.get("/analytics/breakouts", params={"platform": "x"}))[
-                "items"
-            ]
+            d["items"] == _rest(w, "/analytics/breakouts", {"platform": "x"})["items"]
             and d["provenance"]["definitions"].keys() == {"observed", "expected", "band"}
         ),
         lambda w: {"since": "yesterday"},
@@ -326,11 +317,10 @@ CASES: dict[str, Case] = {
         lambda w: {"platform": "x"},
         lambda w, d: _check(
             d["totals"]
-            == w.tenant.api.ok(
-                w.tenant.api.get(
-                    "/analytics/publishing",
-                    params={"platform": "x", "from": d["range"]["from"], "to": d["range"]["to"]},
-                )
+            == _rest(
+                w,
+                "/analytics/publishing",
+                {"platform": "x", "from": d["range"]["from"], "to": d["range"]["to"]},
             )["totals"]
             and d["platform"] == "x"
             and "on_time_share" in d["definitions"]
@@ -342,8 +332,7 @@ CASES: dict[str, Case] = {
         lambda w: {"limit": 100},
         lambda w, d: _check(
             w.experiment["id"] in _ids(d)
-            and d["items"]
-            == w.tenant.api.ok(w.tenant.api.get("/experiments", params={"limit": 100}))["items"]
+            and d["items"] == _rest(w, "/experiments", {"limit": 100})["items"]
         ),
         lambda w: {"limit": 0},
         "VALIDATION_ERROR",
@@ -351,7 +340,7 @@ CASES: dict[str, Case] = {
     "get_experiment": Case(
         lambda w: {"experiment_id": w.experiment["id"]},
         lambda w, d: _check(
-            d == w.tenant.api.ok(w.tenant.api.get(f"/experiments/{w.experiment['id']}"))
+            d == _rest(w, f"/experiments/{w.experiment['id']}")
             and [a["name"] for a in d["results"]["arms"]] == ["morning", "evening"]
         ),
         lambda w: {"experiment_id": "exp_nope"},
@@ -361,7 +350,7 @@ CASES: dict[str, Case] = {
         lambda w: {**experiment(w.tenant), "idempotency_key": key()},
         lambda w, d: _check(
             (d["status"], d["posts_assigned"], d["seed"]) == ("running", 0, 7)
-            and d == _base(w.tenant.api.ok(w.tenant.api.get(f"/experiments/{d['id']}")))
+            and d == _base(_rest(w, f"/experiments/{d['id']}"))
         ),
         lambda w: {
             **experiment(w.tenant, arms=[EVENING, CONTROL | {"control": False}]),

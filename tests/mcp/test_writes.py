@@ -169,6 +169,16 @@ def test_validate_post_over_rest_answers_a_valid_post_and_malformed_json(
     assert schema == {"$ref": "#/components/schemas/PostCreate"}
 
 
+def _approval(item_id: str, post_version: str, idempotency_key: str) -> dict[str, Any]:
+    """The arguments of act_on_approval approving ``item_id`` at ``post_version``."""
+    return {
+        "item_id": item_id,
+        "action": "approve",
+        "post_version": post_version,
+        "idempotency_key": idempotency_key,
+    }
+
+
 def test_an_agent_editing_an_approved_post_sends_it_back_for_review(
     server: LiveServer, tenant: Tenant
 ) -> None:
@@ -185,13 +195,7 @@ def test_an_agent_editing_an_approved_post_sends_it_back_for_review(
         )
     with agent(server, tenant.key) as reviewer:
         approved = reviewer.ok(
-            "act_on_approval",
-            {
-                "item_id": post["approval"]["item_id"],
-                "action": "approve",
-                "post_version": post["version"],
-                "idempotency_key": "review-2",
-            },
+            "act_on_approval", _approval(post["approval"]["item_id"], post["version"], "review-2")
         )
     assert approved["post"]["status"] == "scheduled"
     with agent(server, key) as a:
@@ -205,12 +209,7 @@ def test_an_agent_editing_an_approved_post_sends_it_back_for_review(
     with agent(server, tenant.key) as reviewer:
         stale = reviewer.error(
             "act_on_approval",
-            {
-                "item_id": edited["approval"]["item_id"],
-                "action": "approve",
-                "post_version": post["version"],
-                "idempotency_key": "review-4",
-            },
+            _approval(edited["approval"]["item_id"], post["version"], "review-4"),
             "INVALID_STATE",
         )
     assert edited["version"] in stale["message"]

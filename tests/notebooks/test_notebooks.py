@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,7 +16,7 @@ from nbclient import NotebookClient
 from benchmarks.servers import settings_env
 from core.settings import Settings
 from tests.analytics.seed import seed_insights, seed_rankings, seed_trends, seed_unified
-from tests.support import LiveServer, Tenant
+from tests.support import LiveServer, Tenant, run_checked
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
@@ -150,16 +149,12 @@ def test_notebooks_run_from_the_repository_root(
         "MURMUR_NOTEBOOK_OUTPUT": os.path.relpath(out, REPO),
     }
     books = [f"notebooks/{name}.ipynb" for name in NAMES]
-    done = subprocess.run(
+    done = run_checked(
         [sys.executable, "-m", "jupyter", "execute", "--timeout=300", *books],
         cwd=REPO,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=600,
-        check=False,
     )
-    assert done.returncode == 0, done.stderr[-4000:]
     assert "Traceback" not in done.stderr, done.stderr[-4000:]
     assert len(list(out.glob("*.png"))) >= len(NAMES), done.stderr[-4000:]
 
@@ -167,13 +162,10 @@ def test_notebooks_run_from_the_repository_root(
 def test_the_default_data_directory_is_the_repositorys(tmp_path: Path) -> None:
     """With no MURMUR_DATA_DIR, a kernel in notebooks/ looks in <repo>/data, not notebooks/data."""
     env = {k: v for k, v in os.environ.items() if k != "MURMUR_DATA_DIR"}
-    done = subprocess.run(
+    done = run_checked(
         [sys.executable, "-c", "import _murmur; print(_murmur.data_dir())"],
         cwd=NOTEBOOKS,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=120,
-        check=True,
     )
     assert Path(done.stdout.strip()) == REPO / "data"

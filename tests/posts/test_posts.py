@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from tests.posts.helpers import MP4, PNG, create_post, future, post_body, upload_id
-from tests.support import Api, LiveServer, Tenant, assert_error, new_tenant
+from tests.support import Api, LiveServer, Tenant, assert_error, iter_pages, new_tenant
 
 
 def test_create_returns_the_whole_post(tenant: Tenant) -> None:
@@ -45,30 +45,27 @@ def test_without_schedule_publishes_now_and_draft_stays_draft(tenant: Tenant) ->
     assert draft["scheduled_at"] is None
 
 
+def _refused(api: Api, **fields: Any) -> list[dict[str, Any]]:
+    """The details of the 400 VALIDATION_ERROR refusing a post of ``fields``."""
+    error = assert_error(api.post("/posts", json=post_body(**fields)), 400, "VALIDATION_ERROR")
+    details: list[dict[str, Any]] = error["details"]
+    return details
+
+
 def test_empty_platforms_is_the_specs_validation_error(tenant: Tenant) -> None:
-    error = assert_error(
-        tenant.api.post("/posts", json=post_body(platforms=[])), 400, "VALIDATION_ERROR"
-    )
-    assert error["details"][0]["field"] == "platforms"
-    assert error["details"][0]["issue"] == "min_items"
+    detail = _refused(tenant.api, platforms=[])[0]
+    assert detail["field"] == "platforms"
+    assert detail["issue"] == "min_items"
 
 
 def test_text_limits_are_per_destination(tenant: Tenant) -> None:
     api = tenant.api
-    error = assert_error(
-        api.post("/posts", json=post_body(text="a" * 281, platforms=["linkedin", "x"])),
-        400,
-        "VALIDATION_ERROR",
-    )
-    assert [(d["field"], d["issue"]) for d in error["details"]] == [("platforms.1", "max_length")]
-    assert "X" in error["details"][0]["message"]
+    details = _refused(api, text="a" * 281, platforms=["linkedin", "x"])
+    assert [(d["field"], d["issue"]) for d in details] == [("platforms.1", "max_length")]
+    assert "X" in details[0]["message"]
     create_post(api, text="a" * 3000, platforms=["linkedin"])
-    error = assert_error(
-        api.post("/posts", json=post_body(text="é" * 3001, platforms=["linkedin", "bluesky"])),
-        400,
-        "VALIDATION_ERROR",
-    )
-    assert {d["field"] for d in error["details"]} == {"platforms.0", "platforms.1"}
+    details = _refused(api, text="é" * 3001, platforms=["linkedin", "bluesky"])
+    assert {d["field"] for d in details} == {"platforms.0", "platforms.1"}
     # Code points, not bytes: 280 emoji fit X.
     create_post(api, text="🚀" * 280, platforms=["x"])
 
@@ -82,10 +79,8 @@ def test_destination_errors(tenant: Tenant, other_tenant: Tenant) -> None:
         ([{"account_id": "acc_nope"}], "unknown_account"),
     ]
     for platforms, issue in cases:
-        error = assert_error(
-            api.post("/posts", json=post_body(platforms=platforms)), 400, "VALIDATION_ERROR"
-        )
-        assert issue in [d["issue"] for d in error["details"]], error
+        details = _refused(api, platforms=platforms)
+        assert issue in [d["issue"] for d in details], details
 
 
 def test_media_rules(tenant: Tenant, other_tenant: Tenant) -> None:
@@ -101,50 +96,29 @@ def test_media_rules(tenant: Tenant, other_tenant: Tenant) -> None:
         (["instagram"], [], "media_count"),
     ]
     for platforms, media, issue in bad:
-        error = assert_error(
-            api.post("/posts", json=post_body(platforms=platforms, media_ids=media)),
-            400,
-            "VALIDATION_ERROR",
-        )
-        assert [(d["field"], d["issue"]) for d in error["details"]] == [("platforms.0", issue)]
+        details = _refused(api, platforms=platforms, media_ids=media)
+        assert [(d["field"], d["issue"]) for d in details] == [("platforms.0", issue)]
     create_post(api, platforms=["x"], media_ids=images[:4])
     create_post(api, platforms=["youtube", "tiktok", "instagram"], media_ids=[video])
     foreign = upload_id(other_tenant.api, PNG)
-    error = assert_error(
-        api.post("/posts", json=post_body(media_ids=[images[0], foreign])), 400, "VALIDATION_ERROR"
-    )
-    assert error["details"][0]["field"] == "media_ids.1"
+    assert _refused(api, media_ids=[images[0], foreign])[0]["field"] == "media_ids.1"
 
 
 def test_timestamps_need_an_offset_and_the_future(tenant: Tenant) -> None:
     api = tenant.api
-    error = assert_error(
-        api.post("/posts", json=post_body(scheduled_at="2030-01-01T09:00:00")),
-        400,
-        "VALIDATION_ERROR",
-    )
-    assert error["details"][0]["field"] == "scheduled_at"
-    assert error["details"][0]["issue"] == "offset_required"
-    error = assert_error(
-        api.post("/posts", json=post_body(scheduled_at="2020-01-01T09:00:00Z")),
-        400,
-        "VALIDATION_ERROR",
-    )
-    assert error["details"][0]["field"] == "scheduled_at"
-    assert error["details"][0]["issue"] == "in_past"
+    naive = _refused(api, scheduled_at="2030-01-01T09:00:00")[0]
+    assert naive["field"] == "scheduled_at"
+    assert naive["issue"] == "offset_required"
+    past = _refused(api, scheduled_at="2020-01-01T09:00:00Z")[0]
+    assert past["field"] == "scheduled_at"
+    assert past["issue"] == "in_past"
     post = create_post(api, scheduled_at="2030-01-01T10:00:00+01:00")
     assert post["scheduled_at"] == "2030-01-01T09:00:00.000Z"
 
 
 def test_unknown_field_is_refused(tenant: Tenant) -> None:
-    error = assert_error(
-        tenant.api.post("/posts", json=post_body(colour="red")), 400, "VALIDATION_ERROR"
-    )
-    assert error["details"][0] == {
-        "field": "colour",
-        "issue": "unknown_field",
-        "message": error["details"][0]["message"],
-    }
+    detail = _refused(tenant.api, colour="red")[0]
+    assert detail == {"field": "colour", "issue": "unknown_field", "message": detail["message"]}
 
 
 def test_auth_scope_and_workspace(server: LiveServer, tenant: Tenant, other_tenant: Tenant) -> None:
@@ -379,17 +353,9 @@ def test_paging_while_posts_are_created(server: LiveServer, tenant: Tenant) -> N
     thread.start()
     seen: list[str] = []
     try:
-        cursor = None
-        while True:
-            params: dict[str, Any] = {"limit": 7}
-            if cursor:
-                params["cursor"] = cursor
-            page = api.ok(api.get("/posts", params=params))
+        for page in iter_pages(api, "/posts", 7):
             assert len(page["items"]) <= 7
             seen.extend(item["id"] for item in page["items"])
-            cursor = page["pagination"]["next_cursor"]
-            if not cursor:
-                break
     finally:
         stop.set()
         thread.join()

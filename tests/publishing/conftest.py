@@ -14,7 +14,15 @@ import httpx
 import pytest
 
 from tests.servers import StoreSettings
-from tests.support import LiveServer, Tenant, new_tenant, start_server, start_simulator
+from tests.support import (
+    LiveServer,
+    Tenant,
+    clear_sim_faults,
+    new_tenant,
+    register_sim_accounts,
+    start_server,
+    start_simulator,
+)
 from warehouse import publishing as repo
 from warehouse.posts import DestinationRow
 from warehouse.store import Store
@@ -70,28 +78,13 @@ def pub_server(
 
 @pytest.fixture(autouse=True)
 def no_faults(request: pytest.FixtureRequest) -> None:
-    if "sim" in request.fixturenames:
-        live: Sim = request.getfixturevalue("sim")
-        live.admin.delete("/_sim/faults").raise_for_status()
-
-
-def _register(sim: Sim, tenant: Tenant, server: LiveServer) -> None:
-    """Make the tenant's accounts exist on the simulator (their ids are ext-<platform>)."""
-    for platform in TEXT_PLATFORMS:
-        sim.admin.post(
-            "/_sim/accounts",
-            json={
-                "platform": platform,
-                "external_id": f"ext-{platform}",
-                "handle": f"{platform}_handle",
-            },
-        ).raise_for_status()
+    clear_sim_faults(request)
 
 
 @pytest.fixture
 def pub_tenant(pub_server: LiveServer, sim: Sim) -> Iterator[Tenant]:
     made = new_tenant(pub_server)
-    _register(sim, made, pub_server)
+    register_sim_accounts(sim.admin, TEXT_PLATFORMS)
     yield made
     made.api.close()
 
@@ -100,7 +93,7 @@ def pub_tenant(pub_server: LiveServer, sim: Sim) -> Iterator[Tenant]:
 def review_tenant(pub_server: LiveServer, sim: Sim) -> Iterator[Tenant]:
     """A workspace that requires approval."""
     made = new_tenant(pub_server, approval_required=True)
-    _register(sim, made, pub_server)
+    register_sim_accounts(sim.admin, TEXT_PLATFORMS)
     yield made
     made.api.close()
 

@@ -38,7 +38,14 @@ from tests.publishing.conftest import (
     unique_text,
     wait_for,
 )
-from tests.support import LiveServer, Tenant, assert_error, new_tenant, run_murmur
+from tests.support import (
+    LiveServer,
+    Tenant,
+    assert_error,
+    new_tenant,
+    register_sim_accounts,
+    run_murmur,
+)
 from warehouse import reliability as reliability_repo
 from warehouse.ids import utcnow
 from warehouse.rows import Cursor, fetch_all
@@ -193,19 +200,6 @@ class Run:
         ]
 
 
-def _register(sim: Sim) -> None:
-    """The tenants' accounts on the simulator (ext-<platform>, as conftest.py registers)."""
-    for platform in TEXT_PLATFORMS:
-        sim.admin.post(
-            "/_sim/accounts",
-            json={
-                "platform": platform,
-                "external_id": f"ext-{platform}",
-                "handle": f"{platform}_handle",
-            },
-        ).raise_for_status()
-
-
 def _run_worker(server: LiveServer) -> tuple[threading.Event, threading.Thread, Any]:
     store = server.settings.open_store()
     worker = Worker(server.settings, store, policy=FAST, poll_interval=0.05)
@@ -246,7 +240,7 @@ def _kill_mid_call(server: LiveServer, sim: Sim, tenant: Tenant) -> dict[str, An
 def run(pub_server: LiveServer, sim: Sim) -> Iterator[Run]:
     sim.admin.delete("/_sim/faults").raise_for_status()
     tenant = new_tenant(pub_server)
-    _register(sim)
+    register_sim_accounts(sim.admin, TEXT_PLATFORMS)  # as conftest.py does
     posts: dict[str, dict[str, Any]] = {}
     stop, thread, store = _run_worker(pub_server)
     try:

@@ -7,8 +7,12 @@ import signal
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
+from typing import Any
+
+import pytest
 
 from benchmarks.servers import settings_env
 from tests.publishing.conftest import (
@@ -24,6 +28,7 @@ from tests.publishing.conftest import (
 from tests.support import LiveServer, Tenant
 from warehouse import publishing as repo
 from warehouse import workspaces as ws_repo
+from warehouse.posts import DestinationRow
 
 
 def _attempts(server: LiveServer, destination_id: str) -> list[repo.AttemptRow]:
@@ -33,6 +38,31 @@ def _attempts(server: LiveServer, destination_id: str) -> list[repo.AttemptRow]:
 def _logged(server: LiveServer, destination_id: str, count: int) -> bool:
     """The attempt log holds ``count`` rows: it is written after the outcome, on its own."""
     return len(_attempts(server, destination_id)) >= count
+
+
+Published = Callable[..., tuple[str, dict[str, Any], DestinationRow]]
+
+
+@pytest.fixture
+def published_through(
+    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
+) -> Published:
+    """``(label, platform, fault, **options)``: a post of the tenant's to ``platform`` alone, due
+    as the simulator is given ``fault``, once a worker settled it: its text, the API's post and
+    its one destination's row."""
+
+    def publish(
+        label: str, platform: str, fault: str, **options: Any
+    ) -> tuple[str, dict[str, Any], DestinationRow]:
+        text = unique_text(label)
+        post = create_post(pub_tenant, text, [platform])
+        sim.fault(platform, fault, **options)
+        start_worker()
+        wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
+        (dst,) = destination_rows(pub_server, post)
+        return text, post, dst
+
+    return publish
 
 
 def test_a_scheduled_post_is_published_once_at_its_time(
@@ -89,15 +119,9 @@ def test_two_workers_never_publish_the_same_destination(
 
 
 def test_a_429_then_success_publishes_once(
-    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
+    pub_server: LiveServer, sim: Sim, published_through: Published
 ) -> None:
-    text = unique_text("Rate limited")
-    post = create_post(pub_tenant, text, ["bluesky"])
-    sim.fault("bluesky", "429", count=1, retry_after=1)
-    start_worker()
-    wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
-
-    (dst,) = destination_rows(pub_server, post)
+    text, _, dst = published_through("Rate limited", "bluesky", "429", count=1, retry_after=1)
     assert dst.status == "published"
     assert dst.attempts == 2
     assert dst.error_code is None  # the success clears the earlier error
@@ -109,15 +133,9 @@ def test_a_429_then_success_publishes_once(
 
 
 def test_an_expired_token_fails_clearly_and_marks_the_account(
-    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
+    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, published_through: Published
 ) -> None:
-    text = unique_text("Revoked")
-    post = create_post(pub_tenant, text, ["x"])
-    sim.fault("x", "expired_token", count=1)
-    start_worker()
-    wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
-
-    (dst,) = destination_rows(pub_server, post)
+    text, post, dst = published_through("Revoked", "x", "expired_token", count=1)
     assert post_row(pub_server, post["id"]).status == "failed"
     assert dst.status == "failed"
     assert dst.error_code == "auth_expired"
@@ -230,21 +248,38 @@ def _worker_process(pub_server: LiveServer, sim: Sim, **env: str) -> subprocess.
     )
 
 
+def _held_mid_call(
+    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, label: str, delay: float, **env: str
+) -> tuple[str, dict[str, Any], subprocess.Popen[bytes]]:
+    """A post to X due in a second, taken by a `murmur worker` process (``env``) whose call the
+    platform committed and holds back ``delay`` seconds: its text, the post and the process."""
+    text = unique_text(label)
+    post = create_post(pub_tenant, text, ["x"], in_seconds=1)
+    sim.fault("x", "timeout_after_commit", delay=delay)
+    worker = _worker_process(pub_server, sim, **env)
+    try:
+        wait_for(lambda: sim.count("x", text) == 1, "the platform to create the post")
+    except BaseException:
+        worker.kill()
+        worker.wait(timeout=30)
+        raise
+    return text, post, worker
+
+
 def test_killing_the_worker_mid_publish_then_another_publishes_exactly_once(
     pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
 ) -> None:
-    text = unique_text("Crash")
-    post = create_post(pub_tenant, text, ["x"], in_seconds=1)
     # The platform creates the post, then holds its answer back: the worker is mid-call.
-    sim.fault("x", "timeout_after_commit", delay=30)
-    victim = _worker_process(
+    text, post, victim = _held_mid_call(
         pub_server,
+        pub_tenant,
         sim,
+        "Crash",
+        30,
         MURMUR_PUBLISHING_LEASE_SECONDS="6",
         MURMUR_PUBLISHING_HTTP_TIMEOUT_SECONDS="5",
     )
     try:
-        wait_for(lambda: sim.count("x", text) == 1, "the platform to create the post")
         os.kill(victim.pid, signal.SIGKILL)
     finally:
         victim.wait(timeout=30)
@@ -265,15 +300,9 @@ def test_killing_the_worker_mid_publish_then_another_publishes_exactly_once(
 
 
 def test_a_timeout_after_commit_is_recovered_not_reposted(
-    pub_server: LiveServer, pub_tenant: Tenant, sim: Sim, start_worker: StartWorker
+    pub_server: LiveServer, sim: Sim, published_through: Published
 ) -> None:
-    text = unique_text("Timeout")
-    post = create_post(pub_tenant, text, ["bluesky"])
-    sim.fault("bluesky", "timeout_after_commit", delay=8)
-    start_worker()
-    wait_for(lambda: settled(pub_server, post["id"]), "the post to settle")
-
-    (dst,) = destination_rows(pub_server, post)
+    text, _, dst = published_through("Timeout", "bluesky", "timeout_after_commit", delay=8)
     assert dst.status == "published"
     assert sim.count("bluesky", text) == 1
     # The attempt log is written beside the outcome, in a statement of its own.
@@ -287,20 +316,19 @@ def test_a_stopped_worker_leaves_a_call_the_platform_holds_back_to_its_lease(
 ) -> None:
     """SIGTERM ends `murmur worker` within its stop bound even mid-call: the call is left to
     its lease (what another worker then does with it: the SIGKILL test above)."""
-    text = unique_text("Stop")
-    post = create_post(pub_tenant, text, ["x"], in_seconds=1)
     # The platform creates the post, then holds its answer back far past the stop bound.
-    sim.fault("x", "timeout_after_commit", delay=600)
-    stopped = _worker_process(
+    text, post, stopped = _held_mid_call(
         pub_server,
+        pub_tenant,
         sim,
+        "Stop",
+        600,
         # The lease must outlast the call's timeout, which outlasts the test.
         MURMUR_PUBLISHING_LEASE_SECONDS="900",
         MURMUR_PUBLISHING_HTTP_TIMEOUT_SECONDS="800",
         MURMUR_WORKER_STOP_SECONDS="1",
     )
     try:
-        wait_for(lambda: sim.count("x", text) == 1, "the platform to create the post")
         stopped.send_signal(signal.SIGTERM)
         # Bounded by the stop setting, not by the call (600 s): generous for a busy machine.
         assert stopped.wait(timeout=120) == 0

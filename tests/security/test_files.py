@@ -8,14 +8,13 @@ import stat
 import struct
 import subprocess
 import sys
-import time
 import uuid
 import zlib
 from pathlib import Path
 
 import httpx
 
-from tests.support import HANG_SECONDS, free_port
+from tests.support import free_port, run_checked, wait_until_answers
 
 MURMUR = [sys.executable, "-m", "murmur"]
 
@@ -58,15 +57,7 @@ def test_store_media_and_landing_files_are_owner_only_under_umask_022(tmp_path: 
         MURMUR_PORT=str(port),
         MURMUR_PLATFORMS_URL="http://127.0.0.1:9",  # never reached: no worker runs here
     )
-    made = subprocess.run(
-        [*MURMUR, "keys", "create"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        preexec_fn=_permissive,
-    )
-    assert made.returncode == 0, made.stderr
+    made = run_checked([*MURMUR, "keys", "create"], env=env, timeout=120, preexec_fn=_permissive)
     key = made.stdout.strip().splitlines()[-1]
     log = (tmp_path / "serve.log").open("wb")
     serve = subprocess.Popen(
@@ -75,15 +66,7 @@ def test_store_media_and_landing_files_are_owner_only_under_umask_022(tmp_path: 
     base = f"http://127.0.0.1:{port}/api/public/v1"
     headers = {"Authorization": f"Bearer {key}"}
     try:
-        deadline = time.monotonic() + HANG_SECONDS
-        while True:
-            assert serve.poll() is None, (tmp_path / "serve.log").read_text()
-            assert time.monotonic() < deadline, "murmur serve did not answer"
-            try:
-                if httpx.get(f"{base}/openapi.json", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
+        wait_until_answers(serve, f"{base}/openapi.json", "murmur serve", tmp_path / "serve.log")
         with httpx.Client(base_url=base, headers=headers, timeout=30) as http:
             uploaded = http.post(
                 "/media/upload",
@@ -116,13 +99,8 @@ def test_a_store_made_before_is_tightened_when_opened(tmp_path: Path) -> None:
     store_file = data_dir / "murmur.duckdb"
     store_file.touch()
     store_file.unlink()  # DuckDB makes it; only the directory is left loose here
-    done = subprocess.run(
-        [*MURMUR, "migrate", "--data-dir", str(data_dir)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        preexec_fn=_permissive,
+    run_checked(
+        [*MURMUR, "migrate", "--data-dir", str(data_dir)], timeout=120, preexec_fn=_permissive
     )
-    assert done.returncode == 0, done.stderr
     assert stat.S_IMODE(data_dir.stat().st_mode) == 0o700
     assert _loose(data_dir) == []

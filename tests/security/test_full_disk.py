@@ -28,7 +28,14 @@ import pytest
 from core.settings import Settings
 from murmur.logs import configure_logging
 from tests.posts.helpers import post_body
-from tests.support import LiveServer, Tenant, assert_error, new_tenant, start_server
+from tests.support import (
+    LiveServer,
+    Tenant,
+    assert_error,
+    new_tenant,
+    run_checked,
+    start_server,
+)
 
 # One worker runs the module: its shared fixture is built once, not on each worker.
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -142,22 +149,14 @@ def test_doctor_says_disk_full_in_one_line() -> None:
     without room for its shared memory): a restore would lose every write since the backup."""
     with _tmpfs() as root:
         env = dict(os.environ, MURMUR_DATA_DIR=str(root / "data"), COLUMNS="400")
-        init = subprocess.run(
-            [*MURMUR, "init"], env=env, capture_output=True, text=True, timeout=120
-        )
-        assert init.returncode == 0, init.stderr
+        run_checked([*MURMUR, "init"], env=env, timeout=120)
         filler = _fill(root)
         try:
-            doctor = subprocess.run(
-                [*MURMUR, "doctor", "--no-repair"],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=120,
+            doctor = run_checked(
+                [*MURMUR, "doctor", "--no-repair"], env=env, timeout=120, returncode=1
             )
         finally:
             os.unlink(filler)
-        assert doctor.returncode == 1, doctor.stdout + doctor.stderr
         output = doctor.stdout + doctor.stderr
         problems = [line.strip() for line in output.splitlines() if "problem:" in line]
         assert problems == [
@@ -168,10 +167,7 @@ def test_doctor_says_disk_full_in_one_line() -> None:
         assert "damaged" not in output
         assert "Not healthy." in doctor.stdout
         assert "Traceback" not in output
-        again = subprocess.run(
-            [*MURMUR, "doctor", "--no-repair"], env=env, capture_output=True, text=True, timeout=120
-        )
-        assert again.returncode == 0, again.stdout + again.stderr
+        again = run_checked([*MURMUR, "doctor", "--no-repair"], env=env, timeout=120)
         assert "Healthy." in again.stdout
 
 
@@ -182,24 +178,16 @@ def test_the_pipeline_says_disk_full_in_one_line() -> None:
         data = root / "data"
         env = dict(os.environ, MURMUR_DATA_DIR=str(data), COLUMNS="400")
         env.pop("DAGSTER_HOME", None)
-        init = subprocess.run(
-            [*MURMUR, "init"], env=env, capture_output=True, text=True, timeout=120
-        )
-        assert init.returncode == 0, init.stderr
+        run_checked([*MURMUR, "init"], env=env, timeout=120)
         with _held_open(data):
             filler = _fill(root)
             try:
-                run = subprocess.run(
-                    [*MURMUR, "pipeline", "run", "--no-ingest"],
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    timeout=300,
+                run = run_checked(
+                    [*MURMUR, "pipeline", "run", "--no-ingest"], env=env, timeout=300, returncode=1
                 )
             finally:
                 os.unlink(filler)
         output = run.stdout + run.stderr
-        assert run.returncode == 1, output
         assert run.stderr.splitlines() == [
             f"Stopped: disk full: the disk under {data} has no space left and every write"
             " fails meanwhile; a full disk is not damage (a restore would only lose the writes"

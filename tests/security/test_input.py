@@ -254,12 +254,18 @@ def test_keyless_requests_never_stop_a_valid_key_from_being_looked_up(
     good.ok(good.get("/posts"))
 
 
+def _wrong_keys_from(server: LiveServer, forwarded: list[str]) -> None:
+    """A call with a wrong key from each of ``forwarded`` (X-Forwarded-For): each refused as
+    invalid, none yet as over the budget."""
+    for hops in forwarded:
+        spoofed = _anonymous(server, hops, key="sk_test_wrong")
+        assert_error(spoofed.get("/posts"), 401, "API_KEY_INVALID")
+
+
 def test_hops_a_client_adds_before_the_trusted_proxy_do_not_reset_its_budget(
     proxied: LiveServer,
 ) -> None:
-    for n in range(5):
-        spoofed = _anonymous(proxied, f"192.0.2.{n}, 198.51.100.40", key="sk_test_wrong")
-        assert_error(spoofed.get("/posts"), 401, "API_KEY_INVALID")
+    _wrong_keys_from(proxied, [f"192.0.2.{n}, 198.51.100.40" for n in range(5)])
     spoofed = _anonymous(proxied, "192.0.2.99, 198.51.100.40", key="sk_test_wrong")
     assert_error(spoofed.get("/posts"), 429, "RATE_LIMITED")
 
@@ -267,9 +273,7 @@ def test_hops_a_client_adds_before_the_trusted_proxy_do_not_reset_its_budget(
 def test_forwarded_for_from_an_untrusted_peer_does_not_reset_the_budget(
     direct: LiveServer,
 ) -> None:
-    for n in range(5):
-        spoofed = _anonymous(direct, f"203.0.113.{n}", key="sk_test_wrong")
-        assert_error(spoofed.get("/posts"), 401, "API_KEY_INVALID")
+    _wrong_keys_from(direct, [f"203.0.113.{n}" for n in range(5)])
     for n in range(5, 8):
         spoofed = _anonymous(direct, f"203.0.113.{n}", key="sk_test_wrong")
         assert_error(spoofed.get("/posts"), 429, "RATE_LIMITED")
@@ -412,13 +416,30 @@ def test_nul_is_refused_at_the_api(tenant: Tenant) -> None:
     refused(tenant.api.get("/posts", params={"tag": "a\x00b"}), "tag")
 
 
-class _Platform:
-    """A platform whose inbox for ``poisoned`` holds broken text, and fine text elsewhere."""
+class _Inbox:
+    """A platform (X) whose inbox for ``account`` is the test's, everything received at
+    ``received``."""
 
-    def __init__(self, poisoned: str, received: datetime) -> None:
+    def __init__(self, account: str, received: datetime) -> None:
         self.platform = "x"
-        self.poisoned = poisoned
+        self.account = account
         self.received = received
+
+    def sync(self, server: LiveServer) -> inbox_sync.SyncReport:
+        """One inbox sync of every account through this platform, as the workers open the
+        store: one of their own, beside the API's."""
+        platform = cast(Publisher, self)
+        remote = server.settings.open_store()
+        try:
+            return inbox_sync.sync_inbox(
+                remote, lambda _: platform, lambda _p, _e: None, drafts.drafter_for(None)
+            )
+        finally:
+            remote.close()
+
+
+class _Platform(_Inbox):
+    """A platform whose inbox for ``account`` holds broken text, and fine text elsewhere."""
 
     def list_conversations(self, ref: AccountRef, since: datetime | None) -> list[Conversation]:
         def conv(kind: str, body: str) -> Conversation:
@@ -433,7 +454,7 @@ class _Platform:
                 received_at=self.received,
             )
 
-        if ref.account_id == self.poisoned:
+        if ref.account_id == self.account:
             return [conv("surrogate", "broken \ud83d text"), conv("nul", "nul \x00 here")]
         return [conv("fine", "all good")]
 
@@ -441,16 +462,7 @@ class _Platform:
 def test_inbox_sync_survives_broken_text_from_a_platform(proxied: LiveServer) -> None:
     tenant = new_tenant(proxied)
     accounts = sorted(tenant.accounts.values())  # the order sync reads them in
-    platform = cast(Publisher, _Platform(accounts[0], datetime.now(UTC).replace(microsecond=0)))
-    settings = proxied.settings
-    # As the workers open it: a store of their own, beside the API's.
-    remote = settings.open_store()
-    try:
-        report = inbox_sync.sync_inbox(
-            remote, lambda _: platform, lambda _p, _e: None, drafts.drafter_for(None)
-        )
-    finally:
-        remote.close()
+    report = _Platform(accounts[0], datetime.now(UTC).replace(microsecond=0)).sync(proxied)
     assert report.errors == []
     texts = {}
     for item in tenant.api.list_all("/inbox/items"):
@@ -588,13 +600,8 @@ def test_platform_options_take_at_most_16_kib(tenant: Tenant) -> None:
     api.ok(api.post("/posts", json={**merged, "platform_options": _options(1_000)}), 201)
 
 
-class _Verbose:
+class _Verbose(_Inbox):
     """A platform whose DMs to ``account`` are over every bound: text, names and an id."""
-
-    def __init__(self, account: str, received: datetime) -> None:
-        self.platform = "x"
-        self.account = account
-        self.received = received
 
     def list_conversations(self, ref: AccountRef, since: datetime | None) -> list[Conversation]:
         if ref.account_id != self.account:
@@ -619,14 +626,7 @@ def test_a_huge_dm_is_kept_cut_and_an_inbox_page_stays_bounded(proxied: LiveServ
     """A 200,008-character DM is kept cut to 10,000 characters; its list item is bounded."""
     tenant = new_tenant(proxied)
     account = tenant.accounts["x"]
-    platform = cast(Publisher, _Verbose(account, datetime.now(UTC).replace(microsecond=0)))
-    remote = proxied.settings.open_store()
-    try:
-        report = inbox_sync.sync_inbox(
-            remote, lambda _: platform, lambda _p, _e: None, drafts.drafter_for(None)
-        )
-    finally:
-        remote.close()
+    report = _Verbose(account, datetime.now(UTC).replace(microsecond=0)).sync(proxied)
     # An id cannot be cut: the conversation with one over 256 characters is skipped.
     assert report.errors == [f"{account}: ValueError: external_id is over 256 characters"]
     (item,) = tenant.api.list_all("/inbox/items")

@@ -55,22 +55,29 @@ def stored(store: Store) -> list[str]:
     )
 
 
-def queue_behind_first(
-    writes: GroupCommit[str, str], writer: Writer, items: list[str]
-) -> list[Future[str]]:
-    """Submit ``items`` while the first one's batch is held open, so the rest batch together."""
-    first = writes.submit(items[0])
+def hold_first(store: Store, item: str) -> tuple[Writer, GroupCommit[str, str], Future[str]]:
+    """Group commit on ``store`` whose first batch, ``item`` alone, is being written and held
+    open (until the writer's gate is set): the writer, the group commit and the item's future."""
+    writer = Writer()
+    writes = GroupCommit(store, writer, name="test")
+    first = writes.submit(item)
     assert writer.started.wait(10)
+    return writer, writes, first
+
+
+def queue_behind_first(
+    store: Store, items: list[str]
+) -> tuple[Writer, GroupCommit[str, str], list[Future[str]]]:
+    """Submit ``items`` while the first one's batch is held open, so the rest batch together."""
+    writer, writes, first = hold_first(store, items[0])
     rest = [writes.submit(item) for item in items[1:]]
     writer.gate.set()
-    return [first, *rest]
+    return writer, writes, [first, *rest]
 
 
 def test_items_queued_during_a_batch_share_the_next(store: Store) -> None:
-    writer = Writer()
-    writes = GroupCommit(store, writer, name="test")
     before = store.changes.token()
-    futures = queue_behind_first(writes, writer, ["a", "b", "c", "d"])
+    writer, writes, futures = queue_behind_first(store, ["a", "b", "c", "d"])
     assert [f.result(10) for f in futures] == ["ok:a", "ok:b", "ok:c", "ok:d"]
     writes.close()
     assert writer.batches == [["a"], ["b", "c", "d"]]
@@ -80,9 +87,7 @@ def test_items_queued_during_a_batch_share_the_next(store: Store) -> None:
 
 def test_a_failing_item_fails_alone_and_leaves_nothing_half_written(store: Store) -> None:
     store.run(lambda cur: cur.execute("INSERT INTO gc_items VALUES ('taken')"))
-    writer = Writer()
-    writes = GroupCommit(store, writer, name="test")
-    futures = queue_behind_first(writes, writer, ["a", "b", "taken", "c"])
+    writer, writes, futures = queue_behind_first(store, ["a", "b", "taken", "c"])
     assert futures[0].result(10) == "ok:a"
     with pytest.raises(DuplicateKeyError):
         futures[2].result(10)
@@ -94,9 +99,7 @@ def test_a_failing_item_fails_alone_and_leaves_nothing_half_written(store: Store
 
 
 def test_a_refused_item_is_raised_to_its_caller_only(store: Store) -> None:
-    writer = Writer()
-    writes = GroupCommit(store, writer, name="test")
-    futures = queue_behind_first(writes, writer, ["a", "refuse-1", "b"])
+    _, writes, futures = queue_behind_first(store, ["a", "refuse-1", "b"])
     with pytest.raises(Refused):
         futures[1].result(10)
     assert [futures[0].result(10), futures[2].result(10)] == ["ok:a", "ok:b"]
@@ -110,10 +113,7 @@ def test_a_refused_item_is_raised_to_its_caller_only(store: Store) -> None:
 
 
 def test_close_writes_what_is_queued_then_refuses_more(store: Store) -> None:
-    writer = Writer()
-    writes = GroupCommit(store, writer, name="test")
-    first = writes.submit("a")
-    assert writer.started.wait(10)
+    writer, writes, first = hold_first(store, "a")
     queued = writes.submit("b")
     closer = threading.Thread(target=writes.close)
     closer.start()
@@ -126,10 +126,7 @@ def test_close_writes_what_is_queued_then_refuses_more(store: Store) -> None:
 
 
 def test_a_caller_that_gave_up_before_its_batch_is_not_written(store: Store) -> None:
-    writer = Writer()
-    writes = GroupCommit(store, writer, name="test")
-    first = writes.submit("a")
-    assert writer.started.wait(10)
+    writer, writes, first = hold_first(store, "a")
     gone = writes.submit("b")
     assert gone.cancel()
     kept = writes.submit("c")

@@ -32,7 +32,7 @@ from tests.store.children import (
 from tests.store.conftest import Profile, grant_analyst
 from tests.store.old_schema import migrate
 from tests.store.test_lake_copy import ADDED, DROPPED, RELAXED
-from tests.support import HANG_SECONDS
+from tests.support import HANG_SECONDS, all_exit_0_at_once
 from warehouse.errors import StoreError
 from warehouse.lake import Lake, attach_publishing
 from warehouse.pubdb.engine import PubDB
@@ -92,17 +92,7 @@ def test_the_lake_holds_the_duckdb_stores_analytics_tables_column_for_column(
 
 
 def test_processes_attaching_a_new_lake_at_once_migrate_it_once(profile: Profile) -> None:
-    ctx = multiprocessing.get_context("spawn")
-    barrier = ctx.Barrier(3)
-    runs = [
-        ctx.Process(target=attach_new_lake, args=(profile.lake, barrier, HANG_SECONDS))
-        for _ in range(3)
-    ]
-    for process in runs:
-        process.start()
-    for process in runs:
-        process.join(HANG_SECONDS)
-    assert [process.exitcode for process in runs] == [0, 0, 0]
+    all_exit_0_at_once(attach_new_lake, [(profile.lake,)] * 3)
     con = attached(profile.lake)
     assert con.execute(
         "SELECT version, name FROM lake.schema_migrations ORDER BY version"

@@ -8,9 +8,6 @@ wrote, not through the copy's own check.
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +17,7 @@ import pytest
 from tests.store import old_store
 from tests.store.conftest import Profile
 from tests.store.old_store import ROWS_PER_TABLE
-from tests.support import HANG_SECONDS
+from tests.support import killed_after
 from warehouse.errors import StoreError
 from warehouse.extensions import connect
 from warehouse.lake import Lake
@@ -162,22 +159,13 @@ def copy_until_killed(store: str, data_dir: str) -> None:
 def test_a_copy_killed_half_way_leaves_the_lake_empty_and_runs_again(tmp_path: Path) -> None:
     old_store.build_old_store(tmp_path / "murmur.duckdb", KEYS)
     _lake(tmp_path / "data").close()
-    copier = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from tests.store.test_lake_copy import copy_until_killed;"
-            " copy_until_killed(sys.argv[1], sys.argv[2])",
-            str(tmp_path / "murmur.duckdb"),
-            str(tmp_path / "data"),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
+    # Killed with half of the tables inserted inside the transaction.
+    started = killed_after(
+        "tests.store.test_lake_copy",
+        "copy_until_killed",
+        [str(tmp_path / "murmur.duckdb"), str(tmp_path / "data")],
+        9,
     )
-    assert copier.stdout is not None
-    started = [copier.stdout.readline().strip() for _ in range(9)]
-    copier.send_signal(signal.SIGKILL)  # half of the tables inserted inside the transaction
-    copier.wait(HANG_SECONDS)
     assert len(set(started)) == 9
     con = _lake(tmp_path / "data")
     assert {table: _rows(con, table) for table in KEYS} == {table: [] for table in KEYS}

@@ -362,6 +362,24 @@ def test_reads_of_a_damaged_file_answer_503_and_readiness_reports_it(
         live.stop()
 
 
+def _mended(built: Settings, *options: str) -> tuple[str, list[str]]:
+    """`murmur doctor OPTIONS` on ``built``, which ends well: its output and its repairs."""
+    mended = run_murmur(built, "doctor", *options)
+    assert mended.returncode == 0, mended.stdout + mended.stderr
+    repaired = [line.strip() for line in mended.stdout.splitlines() if "repaired:" in line]
+    return mended.stdout, repaired
+
+
+def _took_out_of_the_mart(repaired: list[str], name: str, why: str, days: str) -> bool:
+    """Whether one of ``repaired`` says mart_post_daily's file ``name``, holding ``days``, was
+    taken out for ``why`` (how the line's reason begins)."""
+    return any(
+        line.startswith(f"repaired: mart_post_daily: took out {name} ({why}")
+        and line.endswith(f"holding {days}")
+        for line in repaired
+    )
+
+
 def test_the_doctor_rebuilds_a_cut_mart_file_from_the_raw_tables(built: Settings) -> None:
     before = {table: _rows(built, table) for table in DERIVED}
     assert before["mart_post_daily"]
@@ -369,19 +387,13 @@ def test_the_doctor_rebuilds_a_cut_mart_file_from_the_raw_tables(built: Settings
     cut, cut_days = _a_file(built, "mart_post_daily")
     cut.cut(2)
 
-    mended = run_murmur(built, "doctor")
-    assert mended.returncode == 0, mended.stdout + mended.stderr
-    repaired = [line.strip() for line in mended.stdout.splitlines() if "repaired:" in line]
-    assert any(
-        line.startswith(f"repaired: mart_post_daily: took out {cut.name} (has ")
-        and line.endswith(f"holding {cut_days}")
-        for line in repaired
-    ), repaired
+    said, repaired = _mended(built)
+    assert _took_out_of_the_mart(repaired, cut.name, "has ", cut_days), repaired
     assert any(
         f"repaired: rebuilt the derived tables of {cut_days} from the raw tables" in line
         for line in repaired
     ), repaired
-    assert "Healthy." in mended.stdout
+    assert "Healthy." in said
     assert {table: _rows(built, table) for table in DERIVED} == before
 
     # The upkeep after a take-out, keeping no history: the ended file expired and deleted
@@ -459,14 +471,8 @@ def test_a_damaged_page_is_found_by_deep_and_mended_and_a_run_says_so_in_one_lin
     assert "days rebuilt" not in run.stdout
     assert "Pipeline failed (insights all): " in run.stdout
 
-    mended = run_murmur(built, "doctor", "--deep")
-    assert mended.returncode == 0, mended.stdout + mended.stderr
-    repaired = [line.strip() for line in mended.stdout.splitlines() if "repaired:" in line]
-    assert any(
-        line.startswith(f"repaired: mart_post_daily: took out {mart.name} (does not read: ")
-        and line.endswith(f"holding {mart_days}")
-        for line in repaired
-    ), repaired
+    said, repaired = _mended(built, "--deep")
+    assert _took_out_of_the_mart(repaired, mart.name, "does not read: ", mart_days), repaired
     lost = f"lost {held:,} rows captured {raw_days}, ingested "
     taken = "took out" if _scale(request) else "moved"
     assert any(
@@ -475,7 +481,7 @@ def test_a_damaged_page_is_found_by_deep_and_mended_and_a_run_says_so_in_one_lin
         for line in repaired
     ), repaired
     assert any("repaired: rebuilt the derived tables of " in line for line in repaired), repaired
-    assert "Healthy." in mended.stdout  # checked again, every page decoded
+    assert "Healthy." in said  # checked again, every page decoded
     assert _rows(built, "raw_engagement_snapshots") == []
     assert _rows(built, "mart_post_daily") == []  # rebuilt without the lost readings
 

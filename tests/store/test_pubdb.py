@@ -50,7 +50,7 @@ from tests.store.children import (
 )
 from tests.store.conftest import Profile, grant_analyst
 from tests.store.old_schema import migrate
-from tests.support import HANG_SECONDS, free_port
+from tests.support import HANG_SECONDS, all_exit_0_at_once, free_port
 from warehouse.errors import ConflictError, DuplicateKeyError, StoreUnavailableError
 from warehouse.lake import attach_publishing
 from warehouse.pubdb.engine import SCRIPT_LOCATION, PubDB, head_revision, sqlite_url
@@ -241,19 +241,7 @@ def test_a_database_that_cannot_be_opened_is_unavailable(tmp_path: Path) -> None
 def test_processes_open_a_new_database_at_once_and_write_without_an_owner(
     profile: Profile,
 ) -> None:
-    ctx = multiprocessing.get_context("spawn")
-    barrier = ctx.Barrier(3)
-    writers = [
-        ctx.Process(
-            target=open_and_write, args=(profile.pub_url, worker, 100, barrier, HANG_SECONDS)
-        )
-        for worker in range(3)
-    ]
-    for writer in writers:
-        writer.start()
-    for writer in writers:
-        writer.join(HANG_SECONDS)
-    assert [writer.exitcode for writer in writers] == [0, 0, 0]
+    all_exit_0_at_once(open_and_write, [(profile.pub_url, worker, 100) for worker in range(3)])
     with PubDB.open(profile.pub_url) as db:
         assert db.revision() == "0007"
         with db.snapshot() as conn:

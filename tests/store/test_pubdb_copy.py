@@ -9,9 +9,6 @@ copy's own check.
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +19,7 @@ from sqlalchemy import func, select
 from tests.store import old_store
 from tests.store.conftest import Profile
 from tests.store.old_store import ROWS_PER_TABLE
-from tests.support import HANG_SECONDS
+from tests.support import killed_after
 from warehouse.errors import CopyMismatchError, StoreError
 from warehouse.pubdb.copy import copy_publishing_tables
 from warehouse.pubdb.engine import PubDB, sqlite_url
@@ -86,22 +83,13 @@ def copy_until_killed(store: str, target: str) -> None:
 def test_a_copy_killed_half_way_leaves_nothing_and_runs_again(tmp_path: Path) -> None:
     written = build_old_store(tmp_path / "murmur.duckdb")
     target = tmp_path / "publishing.sqlite"
-    copier = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from tests.store.test_pubdb_copy import copy_until_killed;"
-            " copy_until_killed(sys.argv[1], sys.argv[2])",
-            str(tmp_path / "murmur.duckdb"),
-            str(target),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
+    # Killed with half of the tables copied inside the transaction.
+    started = killed_after(
+        "tests.store.test_pubdb_copy",
+        "copy_until_killed",
+        [str(tmp_path / "murmur.duckdb"), str(target)],
+        16,
     )
-    assert copier.stdout is not None
-    started = [copier.stdout.readline().strip() for _ in range(16)]
-    copier.send_signal(signal.SIGKILL)  # half of the tables copied inside the transaction
-    copier.wait(HANG_SECONDS)
     assert len(set(started)) == 16
     with PubDB.open(sqlite_url(target)) as db:
         with db.snapshot() as conn:

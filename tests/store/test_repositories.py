@@ -291,7 +291,7 @@ def test_approvals_batch_review_and_decide(run: Run[Any]) -> None:
 def test_queues_calendar_and_content_runs(run: Run[Any]) -> None:
     now = utcnow().replace(microsecond=0)
 
-    def work(cur: Cursor) -> tuple[Any, ...]:
+    def work(cur: Cursor) -> dict[str, Any]:
         ws, account = _workspace(cur)
         queue = automation_repo.insert_queue(
             cur,
@@ -362,52 +362,39 @@ def test_queues_calendar_and_content_runs(run: Run[Any]) -> None:
             after=None,
             limit=10,
         )
-        return (
-            queue,
-            item,
-            due,
-            claimed,
-            claimed_twice,
-            seen,
-            calendar,
-            automation_repo.list_items(cur, ws, queue, ["scheduled"], None, 10),
-            automation_repo.active_item_for_post(cur, post),
-            automation_repo.count_active_items(cur, queue),
-            automation_repo.automations_targeting_queue(cur, ws, queue),
-            automation_repo.automation_position(cur, content),
-            automation_repo.seen_items(cur, content),
-            automation_repo.get_queue(cur, ws, queue),
-        )
+        return {
+            "queue": queue,
+            "item": item,
+            "due": due,
+            "claimed": (claimed, claimed_twice, seen),
+            "calendar": calendar,
+            "listed": automation_repo.list_items(cur, ws, queue, ["scheduled"], None, 10),
+            "active": automation_repo.active_item_for_post(cur, post),
+            "counts": (
+                automation_repo.count_active_items(cur, queue),
+                automation_repo.automations_targeting_queue(cur, ws, queue),
+                automation_repo.automation_position(cur, content),
+                automation_repo.seen_items(cur, content),
+            ),
+            "stored_queue": automation_repo.get_queue(cur, ws, queue),
+        }
 
-    (
-        queue,
-        item,
-        due,
-        claimed,
-        claimed_twice,
-        seen,
-        calendar,
-        listed,
-        active,
-        count,
-        targeting,
-        position,
-        seen_keys,
-        stored_queue,
-    ) = run(work)
-    assert [a.target for a in due] == [{"queue_id": queue}]
-    assert (claimed, claimed_twice, seen) == (True, False, True)
+    got = run(work)
+    assert [a.target for a in got["due"]] == [{"queue_id": got["queue"]}]
+    assert got["claimed"] == (True, False, True)
+    calendar = got["calendar"]
     assert [(e.kind, e.title[:9]) for e in calendar] == [
         ("queue_slot", "Weekdays:"),
         ("campaign", "Launch"),
     ]
     assert len(calendar[0].title) == len("Weekdays: ") + 80
-    assert [q.item.id for q in listed] == [item]
-    assert active is not None
-    assert active.slot_at == now + timedelta(hours=1)
-    assert (count, targeting, position, seen_keys) == (1, 1, 4, {"guid-1"})
-    assert stored_queue is not None
-    assert stored_queue.slots == [{"day": "mon", "time": "09:00"}]
+    assert [q.item.id for q in got["listed"]] == [got["item"]]
+    assert got["active"] is not None
+    assert got["active"].slot_at == now + timedelta(hours=1)
+    # Active items, automations targeting the queue, the automation's position, its seen keys.
+    assert got["counts"] == (1, 1, 4, {"guid-1"})
+    assert got["stored_queue"] is not None
+    assert got["stored_queue"].slots == [{"day": "mon", "time": "09:00"}]
 
 
 def test_inbox_conversations_replies_and_rules(run: Run[Any]) -> None:
