@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import atexit
+import csv
 import functools
 import itertools
 import json
+import multiprocessing
 import os
 import random
 import re
@@ -532,8 +534,6 @@ def wait_until_answers(
 def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
     """``path`` written as a CSV file of ``header`` then ``rows`` (UTF-8, the csv module's
     quoting and line ends): an export as a platform would give one."""
-    import csv
-
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(header)
@@ -545,8 +545,6 @@ def all_exit_0_at_once(target: Any, each: list[tuple[Any, ...]]) -> None:
     """``target(*args, barrier, HANG_SECONDS)`` for each ``args`` of ``each``, in spawned
     processes of their own that wait for each other at ``barrier`` (one of them all) to start
     together; the test fails unless every one exits 0 within ``HANG_SECONDS``."""
-    import multiprocessing
-
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(len(each))
     processes = [ctx.Process(target=target, args=(*args, barrier, HANG_SECONDS)) for args in each]

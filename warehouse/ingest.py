@@ -26,7 +26,7 @@ from connectors.base import AccountSnapshot, EngagementSnapshot, Kind, PostRecor
 from warehouse.errors import StoreError
 from warehouse.extensions import ArrowStream
 from warehouse.files import sync_new_files
-from warehouse.ids import naive_utc as naive_utc  # re-exported: the importers take it from here
+from warehouse.ids import naive_utc
 from warehouse.rows import Cursor
 from warehouse.store import Lakehouse, StoreCursor
 

@@ -53,9 +53,11 @@ def newest_first(
     where, params = given([*terms, (f"{prefix}id < ?", after)])
     if always:
         where.append(always)
+    # No filter, no cursor and no ``always``: every row of the table, still newest first.
+    filters = f" WHERE {' AND '.join(where)}" if where else ""
     return fetch_rows(
         cur,
-        f"{_select(row_type, alias)} WHERE {' AND '.join(where)} ORDER BY {prefix}id DESC LIMIT ?",
+        f"{_select(row_type, alias)}{filters} ORDER BY {prefix}id DESC LIMIT ?",
         [*params, limit],
         row_type.make,
     )

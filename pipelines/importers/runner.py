@@ -26,12 +26,12 @@ from pipelines.importers import instagram, tweets, youtube
 from pipelines.importers.common import Context, Parsed
 from pipelines.importers.csvfile import CsvTable, check_encoding, file_digest, load
 from warehouse import workspaces as ws_repo
+from warehouse.ids import naive_utc
 from warehouse.ingest import (
     BatchMeta,
     Overlap,
     batch_overlap,
     load_youtube_csv,
-    naive_utc,
     write_frames,
     youtube_csv_columns,
 )
