@@ -49,7 +49,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from benchmarks import scrapers
+from benchmarks import scrapers, smoke
 from benchmarks.loadgen import LoadResult, LoadSpec, run_load, wrk_path
 from benchmarks.seed import Tenant, create_tenant, grow, open_store
 from benchmarks.serving import BASE, READS, REPO, auth, load, serve, serve_reference
@@ -106,15 +106,20 @@ class BenchSettings:
     ) -> BenchSettings:
         if not quick:
             return cls(data_dir=data_dir, profile=profile)
+        sizes: tuple[int, ...]
+        if smoke():  # the test suite's: one scale step (the run's own size), short loads
+            posts, sizes, seconds, scale_seconds = 500, (), 0.1, 0.1
+        else:
+            posts, sizes, seconds, scale_seconds = 2_000, (500, 2_000), 1.0, 0.5
         return cls(
             quick=True,
             data_dir=data_dir,
             profile=profile,
-            posts=2_000,
-            scale_sizes=(500, 2_000),
+            posts=posts,
+            scale_sizes=sizes,
             repeats=1,
-            seconds=1.0,
-            scale_seconds=0.5,
+            seconds=seconds,
+            scale_seconds=scale_seconds,
             clients=4,
             write_docs=False,
         )
@@ -445,9 +450,9 @@ def _row_from(group: str, raw: dict[str, Any]) -> Row:
 
 def _publishing_row(run: Any, quick: bool) -> dict[str, Any]:
     """The lateness row from ``publishing_lateness.run``'s figures."""
-    posts = 200 if quick else 5000
+    posts = (50 if smoke() else 200) if quick else 5000
     # The lead covers seeding 5,000 posts: 20 s was short on a slower machine of this kind.
-    spread, lead = (5.0, 5.0) if quick else (60.0, 45.0)
+    spread, lead = ((2.0, 3.0) if smoke() else (5.0, 5.0)) if quick else (60.0, 45.0)
     found: dict[str, Any] = run(posts, 2, spread, lead, 16)
     late = found["lateness_seconds"]
     once = found["exactly_once"]
@@ -557,22 +562,30 @@ def _run_group(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[st
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-def _print_rows_of(group: str, quick: bool, history: int | None = None) -> int:
-    """The child side of ``child_rows``: compute the group's rows and print them as JSON."""
+def _pipeline_group(group: str, quick: bool, history: int | None) -> list[dict[str, Any]]:
+    """The rows of the history, pipeline or import group."""
+    from benchmarks.pipeline_scale import run_pipeline_rows
+
     if group == "history":
         from benchmarks.history import run_history_rows
 
-        rows = run_history_rows(history or HISTORY_SNAPSHOTS, quick)
-    elif group == "pipeline":
-        from benchmarks.pipeline_scale import run_pipeline_rows
-
+        return run_history_rows(history or HISTORY_SNAPSHOTS, quick)
+    if group == "pipeline":
         # Medians of three alternating build/script pairs (~2 min more than one).
-        rows = run_pipeline_rows(quick, ("build", "incremental"), 1 if quick else 3)
-    elif group == "import":
-        from benchmarks.isolated_days import run as run_isolated_days
-        from benchmarks.pipeline_scale import run_pipeline_rows
+        return run_pipeline_rows(quick, ("build", "incremental"), 1 if quick else 3)
+    from benchmarks.isolated_days import run as run_isolated_days
 
-        rows = [*run_pipeline_rows(quick, ("import",)), run_isolated_days(quick)]
+    return [*run_pipeline_rows(quick, ("import",)), run_isolated_days(quick)]
+
+
+def _print_rows_of(group: str, quick: bool, history: int | None = None) -> int:
+    """The child side of ``child_rows``: compute the group's rows and print them as JSON."""
+    if group in ("history", "pipeline", "import"):
+        from benchmarks.pipeline_scale import _children
+
+        # This process is the group's own: a smoke run's steps can share it.
+        with _children(quick, inline=True):
+            rows = _pipeline_group(group, quick, history)
     elif group == "dashboard":
         from benchmarks.dashboard import run as run_dashboard
 

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from benchmarks import smoke
 from benchmarks.seed import create_tenant, grow, open_store
 
 MARK = "murmur:overview-drawn"
@@ -88,7 +89,7 @@ def run(quick: bool) -> dict[str, Any]:
     """The bench row: medians over several loads on a store of the bench's shape."""
     from benchmarks.serving import serve
 
-    posts, loads = (2_000, 3) if quick else (100_000, 15)
+    posts, loads = ((500, 1) if smoke() else (2_000, 3)) if quick else (100_000, 15)
     root = Path(tempfile.mkdtemp(prefix="murmur-bench-dashboard-"))
     try:
         data_dir = root / "data"

@@ -30,8 +30,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from benchmarks import smoke
 from benchmarks.pipeline_scale import (
     SNAPSHOTS_PER_POST,
+    _children,
     _history_end,
     _in_child,
     _incremental_rows,
@@ -76,10 +78,15 @@ def _reads(data_dir: Path, tenant: Any, clients: int, seconds: float) -> dict[st
 
 def run_history_rows(snapshots: int, quick: bool = False) -> list[dict[str, Any]]:
     """The rows: full build, incremental hour and reads over ``snapshots`` against a tenth."""
+    with _children(quick):
+        return _history_rows(snapshots, quick)
+
+
+def _history_rows(snapshots: int, quick: bool) -> list[dict[str, Any]]:
     big_posts = max(snapshots // SNAPSHOTS_PER_POST, 10)
     small_posts = big_posts // 10
     repeats = 1 if quick else 3
-    clients, seconds = (4, 1.0) if quick else (32, 5.0)
+    clients, seconds = (4, 0.1 if smoke() else 1.0) if quick else (32, 5.0)
     end = _history_end()
     now = end + timedelta(minutes=25)
     root = Path(tempfile.mkdtemp(prefix="murmur-bench-history-"))

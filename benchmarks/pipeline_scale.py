@@ -36,6 +36,7 @@ import statistics
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from benchmarks import smoke
 from warehouse.rows import Cursor
 
 if TYPE_CHECKING:
@@ -477,7 +479,41 @@ def child_import(csv_path: str, data_dir: str) -> dict[str, Any]:
     }
 
 
+# Where every ``_in_child`` of a smoke run's block runs (``_children``), if anywhere: a
+# worker it shares, or None for the calling process itself.
+_SHARED: list[ProcessPoolExecutor | None] = []
+
+
+@contextlib.contextmanager
+def _children(quick: bool, inline: bool = False) -> Iterator[None]:
+    """Quick with ``benchmarks.smoke()``: every ``_in_child`` of the block in one spawned
+    worker, or with ``inline`` (a process of the run's own) in the calling process.
+
+    A full run starts a process per step, so each step's imports (Dagster, DuckDB: seconds of
+    CPU) and peak RSS are its own; a smoke run measures nothing and pays the imports once.
+    """
+    if not (quick and smoke()) or _SHARED:
+        yield
+        return
+    with contextlib.ExitStack() as stack:
+        if inline:
+            _SHARED.append(None)
+        else:
+            _SHARED.append(
+                stack.enter_context(
+                    ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
+                )
+            )
+        try:
+            yield
+        finally:
+            _SHARED.clear()
+
+
 def _in_child(fn: Any, *args: Any) -> Any:
+    if _SHARED:
+        shared = _SHARED[0]
+        return fn(*args) if shared is None else shared.submit(fn, *args).result()
     with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:
         return pool.submit(fn, *args).result()
 
@@ -554,12 +590,17 @@ def run_pipeline_rows(
     the full build, which then runs untimed when ``build`` is not picked. ``build_repeats``
     runs the script and the full build that many times, alternating (medians quoted).
     """
+    with _children(quick):
+        return _pipeline_rows(quick, only, build_repeats)
+
+
+def _pipeline_rows(quick: bool, only: tuple[str, ...], build_repeats: int) -> list[dict[str, Any]]:
     scale = at_scale()
     if scale:
         # At scale the store is PostgreSQL's and the bucket's, named after its folder: a copy
         # of the folder is a new, empty store, and a build on it builds nothing (0.0 s).
         build_repeats = 1
-    big_posts = 1_000 if quick else 100_000
+    big_posts = (300 if smoke() else 1_000) if quick else 100_000
     small_posts = big_posts // 10
     csv_rows = 100_000 if quick else 10_000_000
     repeats = 1 if quick else 3  # quick mode is a smoke run: every step once

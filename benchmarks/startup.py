@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import smoke
+
 HELP_RATIO = 3.0
 STORE_EXTRA_SECONDS = 0.5
 
@@ -42,8 +44,9 @@ def _timed(argv: list[str]) -> tuple[float, float]:
     return wall, cpu
 
 
-def measure(runs: int) -> dict[str, dict[str, float]]:
-    """Median wall and CPU seconds of each command over ``runs`` interleaved rounds."""
+def measure(runs: int, warm: bool = True) -> dict[str, dict[str, float]]:
+    """Median wall and CPU seconds of each command over ``runs`` interleaved rounds, after a
+    round that warms the page cache (``warm``)."""
     with tempfile.TemporaryDirectory(prefix="murmur-startup-") as tmp:
         data_dir = Path(tmp) / "data"
         commands = {
@@ -53,7 +56,7 @@ def measure(runs: int) -> dict[str, dict[str, float]]:
         }
         # A store made and migrated first: what a user's second command finds.
         _timed([*_murmur(), "keys", "create", "--data-dir", str(data_dir), "--name", "bench"])
-        for argv in commands.values():
+        for argv in commands.values() if warm else ():
             _timed(argv)  # warm the page cache; not counted
         taken: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(runs):
@@ -100,6 +103,6 @@ def rows(found: dict[str, dict[str, float]], runs: int) -> list[dict[str, Any]]:
 
 
 def run(quick: bool) -> list[dict[str, Any]]:
-    """The start-up rows of ``murmur bench`` (3 rounds quick, 15 in full)."""
-    runs = 3 if quick else 15
-    return rows(measure(runs), runs)
+    """The start-up rows of ``murmur bench`` (3 rounds quick, 15 in full, 1 in a smoke run)."""
+    runs = (1 if smoke() else 3) if quick else 15
+    return rows(measure(runs, warm=not (quick and smoke())), runs)

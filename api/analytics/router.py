@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, date, datetime
 from functools import partial
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
@@ -55,10 +55,8 @@ router = APIRouter(tags=["Analytics & intelligence"], route_class=MurmurRoute)
 _FRESHNESS = {"snapshot": {"freshness_seconds"}}
 _CLOCK = {"snapshot": {"freshness_seconds"}, "range": {"from_", "to"}}
 
-_Answer = TypeVar("_Answer", Insights, BestTimes, Creators, Competitors, PostAnalytics, Breakouts)
 
-
-def _then(ctx: Context, as_of: LakeSnapshot | None, found: _Answer) -> _Answer:
+def _then(ctx: Context, as_of: LakeSnapshot | None, found: service.Answer) -> service.Answer:
     """An ``as_of`` answer as it was then: its freshness measured at its clock, not now."""
     if as_of is None:
         return found
@@ -66,8 +64,7 @@ def _then(ctx: Context, as_of: LakeSnapshot | None, found: _Answer) -> _Answer:
     # when the request's objects are collected (a read begins no publishing transaction,
     # which the route class would end).
     ctx.txn.end_lake_reads()
-    snapshot = service.snapshot_at(found.snapshot, as_of.clock.timestamp())
-    return found.model_copy(update={"snapshot": snapshot})
+    return service.answer_at(found, as_of.clock.timestamp())
 
 
 async def _answered(ctx: Context, as_of: LakeSnapshot | None, response: Response) -> Response:
@@ -203,7 +200,7 @@ async def list_viral_trends(
         ("viral_trends", where, page.limit, page.key()),
         lambda: service.viral_trends(ctx.txn, ctx.workspace_id, where, page),
         volatile=_FRESHNESS,
-        redraw=service.viral_trends_at,
+        redraw=service.answer_at,
     )
     return await _answered(ctx, as_of, response)
 

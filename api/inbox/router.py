@@ -75,10 +75,7 @@ def respond(ctx: InboxWrite, item_id: IdPath, body: Respond) -> Envelope[Respond
 )
 def create_draft(ctx: InboxWrite, item_id: IdPath, settings: SettingsDep) -> Envelope[InboxDraft]:
     """Draft an AI reply to the latest inbound message; nothing is sent."""
-    drafter = drafts.drafter_for(
-        settings.drafter_base_url, settings.drafter_api_key, settings.drafter_model
-    )
-    return ok(service.create_draft(ctx.tx, ctx.workspace_id, item_id, drafter))
+    return ok(service.create_draft(ctx.tx, ctx.workspace_id, item_id, drafts.drafter_of(settings)))
 
 
 @router.get(

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -386,7 +386,6 @@ class Tool:
     output: type[BaseModel]
     run: Callable[[Call, Any], BaseModel]
     summary: Callable[[dict[str, Any]], str]
-    read_only: bool = True
     destructive: bool = False
     open_world: bool = False
     write: Write | None = None
@@ -398,6 +397,12 @@ class Tool:
     #: Where its `data` holds text from the platforms, written by third parties (dotted paths,
     #: `[]` for each item of a list): the description names them as data, never instructions.
     platform_text: tuple[str, ...] = ()
+
+    @property
+    def read_only(self) -> bool:
+        """Only a tool filed under an idempotency key writes."""
+        # validate_post counts as a write but is a dry run: it stores nothing.
+        return self.write is None
 
     @property
     def idempotent(self) -> bool:
@@ -575,10 +580,7 @@ def _list_inbox_items(call: Call, args: ListInboxItems) -> BaseModel:
 
 
 def _draft_reply(call: Call, args: DraftReply) -> BaseModel:
-    settings = call.settings
-    drafter = drafts.drafter_for(
-        settings.drafter_base_url, settings.drafter_api_key, settings.drafter_model
-    )
+    drafter = drafts.drafter_of(call.settings)
     return inbox.create_draft(call.cur, call.workspace_id, args.item_id, drafter)
 
 
@@ -623,25 +625,9 @@ def _travel(call: Call, as_of: int | str | None) -> LakeSnapshot | None:
     return snapshot
 
 
-_Answer = TypeVar(
-    "_Answer",
-    UnifiedAnalytics,
-    ViralTrends,
-    Insights,
-    BestTimes,
-    Creators,
-    Competitors,
-    PostAnalytics,
-    Breakouts,
-)
-
-
-def _then(found: _Answer, as_of: LakeSnapshot | None) -> _Answer:
+def _then(found: analytics.Answer, as_of: LakeSnapshot | None) -> analytics.Answer:
     """An ``as_of`` answer as it was then: its freshness measured at its clock, not now."""
-    if as_of is None:
-        return found
-    snapshot = analytics.snapshot_at(found.snapshot, as_of.clock.timestamp())
-    return found.model_copy(update={"snapshot": snapshot})
+    return found if as_of is None else analytics.answer_at(found, as_of.clock.timestamp())
 
 
 def _unified_analytics(call: Call, args: UnifiedArgs) -> BaseModel:
@@ -831,7 +817,6 @@ TOOLS: tuple[Tool, ...] = (
         run=_create_post,
         summary=_post("created"),
         platform_text=("destinations[].error.message",),
-        read_only=False,
         open_world=True,
         write=Write("POST", lambda a: f"{BASE_PATH}/posts", 201),
     ),
@@ -849,7 +834,6 @@ TOOLS: tuple[Tool, ...] = (
         run=_update_post,
         summary=_post("updated"),
         platform_text=("destinations[].error.message",),
-        read_only=False,
         open_world=True,
         write=Write("PATCH", lambda a: f"{BASE_PATH}/posts/{a.post_id}", 200, ("post_id",)),
     ),
@@ -864,7 +848,6 @@ TOOLS: tuple[Tool, ...] = (
         run=_cancel_post,
         summary=_post("canceled"),
         platform_text=("destinations[].error.message",),
-        read_only=False,
         destructive=True,
         write=Write(
             "POST", lambda a: f"{BASE_PATH}/posts/{a.post_id}/cancel", 200, ("post_id",), body=False
@@ -893,7 +876,6 @@ TOOLS: tuple[Tool, ...] = (
         output=ApprovalItem,
         run=_act_on_approval,
         summary=lambda d: f"Approval item {d['id']} is now {d['status']}.",
-        read_only=False,
         destructive=True,
         open_world=True,
         write=Write(
@@ -925,7 +907,6 @@ TOOLS: tuple[Tool, ...] = (
         run=_draft_reply,
         summary=lambda d: f"Draft {d['id']}: {d['text'][:120]}",
         platform_text=("text",),
-        read_only=False,
         open_world=True,
         write=Write(
             "POST",
@@ -947,7 +928,6 @@ TOOLS: tuple[Tool, ...] = (
         run=_respond,
         summary=lambda d: f"Reply queued on {d['item']['id']}; it is {d['item']['status']}.",
         platform_text=("item.preview", "item.author_handle", "item.author_name"),
-        read_only=False,
         open_world=True,
         write=Write(
             "POST", lambda a: f"{BASE_PATH}/inbox/items/{a.item_id}/respond", 201, ("item_id",)
@@ -1111,7 +1091,6 @@ TOOLS: tuple[Tool, ...] = (
         output=Experiment,
         run=_create_experiment,
         summary=_experiment,
-        read_only=False,
         write=Write("POST", lambda a: f"{BASE_PATH}/experiments", 201),
     ),
     Tool(
@@ -1126,7 +1105,6 @@ TOOLS: tuple[Tool, ...] = (
         output=ExperimentDetail,
         run=_stop_experiment,
         summary=_experiment_detail,
-        read_only=False,
         destructive=True,
         write=Write(
             "POST",

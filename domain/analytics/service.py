@@ -8,12 +8,13 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from connectors.platforms import profile_url
 from domain.analytics import best_times as wording
 from domain.analytics import definitions, rates
+from domain.analytics.breakouts_schemas import Breakouts
 from domain.analytics.schemas import (
     Basis,
     Benchmark,
@@ -69,6 +70,25 @@ def snapshot_at(snapshot: Snapshot, now: float) -> Snapshot:
         return snapshot
     freshness = round(now - snapshot.data_through.timestamp(), 6)
     return snapshot.model_copy(update={"freshness_seconds": freshness})
+
+
+#: An answer that carries the snapshot it was read from.
+Answer = TypeVar(
+    "Answer",
+    UnifiedAnalytics,
+    ViralTrends,
+    Insights,
+    BestTimes,
+    Creators,
+    Competitors,
+    PostAnalytics,
+    Breakouts,
+)
+
+
+def answer_at(found: Answer, now: float) -> Answer:
+    """``found`` as of ``now`` (epoch seconds): only its freshness moves."""
+    return found.model_copy(update={"snapshot": snapshot_at(found.snapshot, now)})
 
 
 def snapshot_out(row: Row, marts: list[str]) -> Snapshot:
@@ -617,11 +637,6 @@ def unified_at(found: UnifiedAnalytics, now: float, *, clock: bool) -> UnifiedAn
     if clock:
         update["range"] = found.range.model_copy(update={"to": datetime.fromtimestamp(now, UTC)})
     return found.model_copy(update=update)
-
-
-def viral_trends_at(found: ViralTrends, now: float) -> ViralTrends:
-    """``found`` as of ``now``: only its freshness moves."""
-    return found.model_copy(update={"snapshot": snapshot_at(found.snapshot, now)})
 
 
 # -- viral trends ------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from core.errors import MurmurError
+from core.settings import Settings
 
 Intent = Literal["question", "complaint", "praise", "other"]
 DraftSource = Literal["past_reply", "template", "llm"]
@@ -335,3 +336,8 @@ def drafter_for(
     if not base_url:
         return default_drafter
     return OpenAICompatibleDrafter(base_url, api_key=api_key, model=model)
+
+
+def drafter_of(settings: Settings) -> Drafter:
+    """The drafter ``settings`` configure: its base URL, API key and model."""
+    return drafter_for(settings.drafter_base_url, settings.drafter_api_key, settings.drafter_model)

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from murmur.cli import serving
 from murmur.cli.common import say
 from murmur.supervise import StopSignals, Supervisor
-from warehouse.errors import StoreUnavailableError
 
 if TYPE_CHECKING:
     from core.settings import Settings
@@ -50,7 +49,16 @@ def run(
     # everything as well: status 1.
     with StopSignals() as signals:
         try:
-            api = Api(settings, shared_port=shared_port)
+            # The port first: one that is taken is refused before this process pays for the
+            # API's and the store's imports (a second `serve` on it cost ~1 CPU-s for nothing).
+            sock = listen(settings.host, settings.port, shared=shared_port)
+        except OSError as exc:  # the port taken by another program (or another Murmur)
+            _say_port_in_use(settings, exc)
+            return 1
+        from warehouse.errors import StoreUnavailableError
+
+        try:
+            api = Api(settings, sock)
         except StoreUnavailableError as exc:
             say(
                 f"[bold red]Cannot open the store:[/] {exc}",
@@ -59,14 +67,8 @@ def run(
                 level="error",
             )
             return 1
-        except OSError as exc:  # the port taken by another program (or another Murmur)
-            say(
-                f"[bold red]Refused:[/] {settings.host}:{settings.port} is in use ({exc});"
-                " stop what serves it first, or pass another --port.",
-                "serve.port_in_use",
-                stderr=True,
-                level="error",
-            )
+        except OSError as exc:
+            _say_port_in_use(settings, exc)
             return 1
         watch = Watch(signals, supervisor, api)
         code = 1  # until proven otherwise: an exception below still stops everything
@@ -86,24 +88,34 @@ def run(
     return code
 
 
+def _say_port_in_use(settings: Settings, exc: OSError) -> None:
+    say(
+        f"[bold red]Refused:[/] {settings.host}:{settings.port} is in use ({exc});"
+        " stop what serves it first, or pass another --port.",
+        "serve.port_in_use",
+        stderr=True,
+        level="error",
+    )
+
+
 class Api:
     """The API served by uvicorn in a thread: the main thread is left to signals and children."""
 
-    def __init__(self, settings: Settings, *, shared_port: bool = False) -> None:
-        import uvicorn
-
-        from api.app import create_app
-        from api.server import server_options
-
-        # Opened here rather than in the app's startup, so that a store that cannot be opened
-        # (a database server down, a bad URL) is one line, not uvicorn's traceback; the port
-        # too, so that one taken is refused before anything else starts.
-        self.socket = listen(settings.host, settings.port, shared=shared_port)
+    def __init__(self, settings: Settings, sock: socket.socket) -> None:
+        # ``sock``: the API's port, bound before anything else starts (see ``run``). The
+        # store is opened here rather than in the app's startup, so that one that cannot be
+        # opened (a database server down, a bad URL) is one line, not uvicorn's traceback.
+        self.socket = sock
         # Where it listens, for the commands that print a link to it (murmur/cli/serving.py).
         self.serving = serving.record(
             settings.data_dir, settings.host, self.socket.getsockname()[1]
         )
         try:
+            import uvicorn
+
+            from api.app import create_app
+            from api.server import server_options
+
             self.store = settings.open_store()
         except BaseException:
             self._unbind()

@@ -6,7 +6,7 @@ from benchmarks.new_store import ROLES, measure
 
 
 def test_every_phase_reports_every_role_without_errors() -> None:
-    result = measure("embedded", seconds=1.0, rate=20.0, day_rows=200)
+    result = measure("embedded", seconds=0.25, rate=20.0, day_rows=200)
     assert result["profile"] == "embedded"
     phases = {
         "publishing_alone": {"writer_1", "writer_2"},

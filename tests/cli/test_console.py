@@ -26,7 +26,7 @@ import structlog
 
 from murmur.logs import PlainRenderer
 from tests.cli.test_lifecycle import DATASETS, MURMUR, Launched, processes_with
-from tests.support import HANG_SECONDS, answers, free_port, run_checked
+from tests.support import HANG_SECONDS, answers, embedded_settings, free_port, run_checked
 
 pytestmark = pytest.mark.xdist_group(__name__)
 
@@ -69,8 +69,11 @@ class Running(Launched):
 
 
 def start(tmp_path: Path, *args: str, **extra: str) -> Running:
-    """``murmur ARGS`` with the console's defaults (``extra``: more environment)."""
+    """``murmur ARGS`` with the console's defaults (``extra``: more environment), on a new store."""
     data_dir = (tmp_path / "data").resolve()
+    # A copy of an empty store: its creation in each command cost ~1 CPU-s, and no claim here
+    # is about it.
+    embedded_settings(data_dir)
     ports = {"api": free_port(), "simulator": free_port(), "dagster": free_port()}
     env = {k: v for k, v in os.environ.items() if k not in CONSOLE_ENV}
     env.update(
@@ -179,91 +182,6 @@ def test_serve_with_json_logs_says_every_line_as_json(tmp_path: Path) -> None:
     # uvicorn's lines and serve's own are events too.
     said = {e["event"] for e in events}
     assert {"Application startup complete.", "serve.stopping"} <= said, said
-
-
-# -- murmur up: a publication, an import and its run ---------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
-    """One `murmur up` (no start-up pipeline) for the module: simulator, worker, Dagster.
-
-    The import sensor looks every 5 s (not 60): the test waits for the run, not the tick.
-    """
-    with running(
-        tmp_path_factory.mktemp("console-up"),
-        "up",
-        "--no-pipeline",
-        MURMUR_IMPORT_SENSOR_SECONDS="5",
-    ) as run:
-        run.wait_for("the API answers", lambda: api_answers(run))
-        run.line(r"Murmur is up on \S+")
-        yield run
-        run.stop()
-
-
-def quickstart_key(run: Running) -> str:
-    return run.line(r"Test API key \(key_\w+\), shown once: (sk_test_[\w-]+)").group(1)
-
-
-@pytest.mark.timeout(600)
-def test_a_published_post_is_one_plain_line(up: Running) -> None:
-    api = httpx.Client(
-        base_url=up.api + BASE,
-        headers={"Authorization": f"Bearer {quickstart_key(up)}"},
-        timeout=30,
-    )
-    with api:
-        answer = api.post(
-            "/posts",
-            json={"text": f"Console {uuid.uuid4().hex[:8]}", "platforms": ["x"]},
-            headers={"Idempotency-Key": str(uuid.uuid4())},
-        )
-    assert answer.status_code == 201, answer.text
-    post = answer.json()["data"]["id"]
-
-    up.line(rf"{TIME}  published {post} to x \(https://\S+\)", timeout=240)
-
-    lines = up.lines()
-    # One line for the post: not its destination's and its own roll-up, nor its requests.
-    assert len([line for line in lines if post in line]) == 1, up.tail()
-    assert [line for line in lines if line.lstrip().startswith("{")] == [], up.tail()
-    assert [line for line in lines if re.match(rf"{TIME}  request ", line)] == []
-
-
-@pytest.mark.timeout(900)
-def test_an_import_is_one_plain_line_with_its_dagster_run(up: Running) -> None:
-    from dagster import DagsterInstance
-    from dagster._core.instance.ref import InstanceRef
-
-    from pipelines import IMPORT_TAG
-
-    env = {**os.environ, "MURMUR_DATA_DIR": str(up.data_dir)}
-    export = DATASETS / "instagram_posts.csv"
-    run_checked(
-        [*MURMUR, "import", str(export), "--format", "instagram-insights"],
-        env=env,
-        timeout=HANG_SECONDS,
-    )
-
-    ui = f"http://127\\.0\\.0\\.1:{up.ports['dagster']}"
-    said = up.line(
-        rf"{TIME}  import    batch (import:instagram-insights:ws_\w+:[0-9a-f]+) → Dagster run"
-        rf" ([0-9a-f]{{8}}) \((not started|queued|starting|started|success)\):"
-        rf" {ui}/runs/([0-9a-f-]{{36}})",
-        timeout=600,
-    )
-    batch, short, _, run_id = said.groups()
-    assert run_id.startswith(short)
-    # The run the line links to is the import's, in the Dagster home `up` runs.
-    with DagsterInstance.from_ref(InstanceRef.from_dir(str(up.data_dir / "dagster"))) as dagster:
-        run = dagster.get_run_by_id(run_id)
-        assert run is not None
-        assert run.job_name == "import_refresh"
-        assert run.tags[IMPORT_TAG] == batch
-
-    up.line(rf"{TIME}  run       Dagster run {short} for {batch} succeeded after \d+ s", 600)
-    assert len([line for line in up.lines() if short in line]) == 2, up.tail()
 
 
 # -- Dagster's runs, watched over a real Dagster home --------------------------------------------
@@ -450,3 +368,91 @@ def test_an_event_without_words_is_its_name_and_fields_and_verbose_says_the_left
         plain("publishing.post_settled", keep_all=True, post="post_1", status="published")
         == "12:00:00  publishing.post_settled post=post_1 status=published"
     )
+
+
+# -- murmur up: a publication, an import and its run ---------------------------------------------
+
+# Last in the module: its `up` lives from its first test to the module's end, and idle it
+# spends ~0.2 CPU-s a second (Dagster's daemon and code servers, the worker).
+
+
+@pytest.fixture(scope="module")
+def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    """One `murmur up` (no start-up pipeline) for the module: simulator, worker, Dagster.
+
+    The import sensor looks every 5 s (not 60): the test waits for the run, not the tick.
+    """
+    with running(
+        tmp_path_factory.mktemp("console-up"),
+        "up",
+        "--no-pipeline",
+        MURMUR_IMPORT_SENSOR_SECONDS="5",
+    ) as run:
+        run.wait_for("the API answers", lambda: api_answers(run))
+        run.line(r"Murmur is up on \S+")
+        yield run
+        run.stop()
+
+
+def quickstart_key(run: Running) -> str:
+    return run.line(r"Test API key \(key_\w+\), shown once: (sk_test_[\w-]+)").group(1)
+
+
+@pytest.mark.timeout(600)
+def test_a_published_post_is_one_plain_line(up: Running) -> None:
+    api = httpx.Client(
+        base_url=up.api + BASE,
+        headers={"Authorization": f"Bearer {quickstart_key(up)}"},
+        timeout=30,
+    )
+    with api:
+        answer = api.post(
+            "/posts",
+            json={"text": f"Console {uuid.uuid4().hex[:8]}", "platforms": ["x"]},
+            headers={"Idempotency-Key": str(uuid.uuid4())},
+        )
+    assert answer.status_code == 201, answer.text
+    post = answer.json()["data"]["id"]
+
+    up.line(rf"{TIME}  published {post} to x \(https://\S+\)", timeout=240)
+
+    lines = up.lines()
+    # One line for the post: not its destination's and its own roll-up, nor its requests.
+    assert len([line for line in lines if post in line]) == 1, up.tail()
+    assert [line for line in lines if line.lstrip().startswith("{")] == [], up.tail()
+    assert [line for line in lines if re.match(rf"{TIME}  request ", line)] == []
+
+
+@pytest.mark.timeout(900)
+def test_an_import_is_one_plain_line_with_its_dagster_run(up: Running) -> None:
+    from dagster import DagsterInstance
+    from dagster._core.instance.ref import InstanceRef
+
+    from pipelines import IMPORT_TAG
+
+    env = {**os.environ, "MURMUR_DATA_DIR": str(up.data_dir)}
+    export = DATASETS / "instagram_posts.csv"
+    run_checked(
+        [*MURMUR, "import", str(export), "--format", "instagram-insights"],
+        env=env,
+        timeout=HANG_SECONDS,
+    )
+
+    ui = f"http://127\\.0\\.0\\.1:{up.ports['dagster']}"
+    said = up.line(
+        rf"{TIME}  import    batch (import:instagram-insights:ws_\w+:[0-9a-f]+) → Dagster run"
+        rf" ([0-9a-f]{{8}}) \((not started|queued|starting|started|success)\):"
+        rf" {ui}/runs/([0-9a-f-]{{36}})",
+        timeout=600,
+    )
+    batch, short, _, run_id = said.groups()
+    assert run_id.startswith(short)
+    # The run the line links to is the import's, in the Dagster home `up` runs.
+    with DagsterInstance.from_ref(InstanceRef.from_dir(str(up.data_dir / "dagster"))) as dagster:
+        run = dagster.get_run_by_id(run_id)
+        assert run is not None
+        assert run.job_name == "import_refresh"
+        assert run.tags[IMPORT_TAG] == batch
+
+    up.line(rf"{TIME}  run       Dagster run {short} for {batch} succeeded after \d+ s", 600)
+    assert len([line for line in up.lines() if short in line]) == 2, up.tail()

@@ -15,16 +15,20 @@ import pytest
 
 from api.app import BASE_PATH
 from core.settings import Settings
-from tests.cli.test_keys_and_pipeline import MURMUR, _env, _start_up, _stop_up, murmur, ok
+from domain.workspaces.service import bootstrap_test_workspace
+from tests.cli.test_keys_and_pipeline import MURMUR, _env, _start_up, _stop_up, murmur
 from tests.engagement.conftest import wait_for
-from tests.support import answers, assert_error, free_port, start_server
+from tests.support import answers, assert_error, embedded_settings, free_port, start_server
 
 LINK = re.compile(r"http://127\.0\.0\.1:(\d+)/dashboard/#token=([\w-]+)")
 
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
-    return (tmp_path / "data").resolve()
+    """A new store's directory: a copy of an empty store (what a first command would make)."""
+    made = (tmp_path / "data").resolve()
+    embedded_settings(made)
+    return made
 
 
 def _redeem(root: str, token: str) -> httpx.Response:
@@ -32,9 +36,9 @@ def _redeem(root: str, token: str) -> httpx.Response:
 
 
 def test_murmur_dashboard_prints_a_link_whose_token_signs_in_once(data_dir: Path) -> None:
-    made = re.search(r"\b(ws_[0-9a-z]+)", ok(data_dir, "init").stdout)
-    assert made
-    test_workspace = made.group(1)
+    # The test workspace as `murmur init` makes it (the function it calls), in this process.
+    with Settings(data_dir=data_dir).open_store(prepare_lake=False) as store:
+        test_workspace = store.run(bootstrap_test_workspace)
     done = murmur(data_dir, "dashboard", MURMUR_PORT="8123")
     assert done.returncode == 0, done.stdout + done.stderr
     # The link alone on stdout (for a script); what it is on stderr.

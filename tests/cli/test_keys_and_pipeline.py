@@ -1,7 +1,8 @@
 """`murmur keys …`, `murmur pipeline run` and `murmur up`'s quickstart key, as real processes.
 
 Each test has a data directory of its own (``MURMUR_DATA_DIR``) and free ports, and
-reads what a user would read: the commands' output piped, not on a terminal.
+reads what a user would read: the commands' output piped, not on a terminal. The `up` tests
+share one pair of starts on one directory (the first stopped, the second running).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
@@ -32,6 +34,7 @@ from tests.support import (
     PIPELINE_STEP,
     embedded_settings,
     free_port,
+    start_simulator,
     wait_until_answers,
 )
 from warehouse import workspaces as repo
@@ -45,7 +48,10 @@ T = TypeVar("T")
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
-    return (tmp_path / "data").resolve()
+    """A new store's directory: a copy of an empty store (what a first command would make)."""
+    made = (tmp_path / "data").resolve()
+    embedded_settings(made)
+    return made
 
 
 def _env(data_dir: Path, **more: str) -> dict[str, str]:
@@ -82,8 +88,9 @@ def create_key(data_dir: Path, *args: str) -> str:
 
 
 def in_store(data_dir: Path, work: Callable[[Cursor], T]) -> T:
-    """Run ``work`` on the store directly (no Murmur process has it open meanwhile)."""
-    with Settings(data_dir=data_dir).open_store() as store:
+    """Run ``work`` on the store's publishing rows directly (no Murmur process has it open)."""
+    # The lake left unprepared, as `murmur keys` leaves it: preparing it was most of the cost.
+    with Settings(data_dir=data_dir).open_store(prepare_lake=False) as store:
         return store.run(work)
 
 
@@ -93,9 +100,17 @@ def key_row(data_dir: Path, key_id: str) -> repo.ApiKeyRow:
 
 def listed(data_dir: Path) -> tuple[list[str], dict[str, list[str]]]:
     """``keys list``: its header's cells, and each key's line split on whitespace, by id."""
-    lines = [line for line in ok(data_dir, "keys", "list").stdout.splitlines() if line.strip()]
+    header, rows, _ = listed_text(data_dir)
+    return header, rows
+
+
+def listed_text(data_dir: Path) -> tuple[list[str], dict[str, list[str]], str]:
+    """``keys list``: its header's cells, each key's line split on whitespace, by id, and
+    the text as printed."""
+    text = ok(data_dir, "keys", "list").stdout
+    lines = [line for line in text.splitlines() if line.strip()]
     header = re.split(r"\s{2,}", lines[0].strip())
-    return header, {line.split()[0]: line.split() for line in lines[1:]}
+    return header, {line.split()[0]: line.split() for line in lines[1:]}, text
 
 
 def usage_error(done: subprocess.CompletedProcess[str], needle: str) -> None:
@@ -124,7 +139,7 @@ def test_keys_list_has_a_header_an_expiry_column_and_the_computed_state(data_dir
 
     in_store(data_dir, backdate)
 
-    header, rows = listed(data_dir)
+    header, rows, text = listed_text(data_dir)
     assert header[0] == "id"
     assert {"key", "name", "mode", "state", "expires (UTC)", "workspaces"} <= set(header)
     assert set(rows) == {lasting, dated, lapsed, gone}
@@ -142,17 +157,16 @@ def test_keys_list_has_a_header_an_expiry_column_and_the_computed_state(data_dir
     # Workspaces as a comma-separated list, never a Python list.
     ws_id = key_row(data_dir, lasting).workspace_ids[0]
     assert ws_id in rows[lasting]
-    text = ok(data_dir, "keys", "list").stdout
     assert "[" not in text
     assert "'" not in text
     assert not any(line != line.rstrip() for line in text.splitlines())
 
 
 def test_keys_list_shows_several_workspaces_comma_separated(data_dir: Path) -> None:
-    ok(data_dir, "init")
-
     def second_workspace(cur: Cursor) -> tuple[str, str]:
-        test_ws = repo.find_test_workspace(cur)
+        from domain.workspaces.service import bootstrap_test_workspace
+
+        test_ws = repo.get_workspace(cur, bootstrap_test_workspace(cur))  # what `init` makes
         assert test_ws is not None
         other = repo.create_workspace(cur, test_ws.organization_id, "Second")
         return test_ws.id, other
@@ -259,9 +273,13 @@ def test_keys_revoke_of_an_unknown_id_is_one_line_and_exit_1(data_dir: Path) -> 
 
 
 @pytest.fixture
-def simulator(simulator_process: tuple[str, subprocess.Popen[bytes]]) -> str:
-    """``murmur simulator`` on a free port; its root URL."""
-    return simulator_process[0]
+def simulator() -> Iterator[str]:
+    """The platform simulator in a thread of this process; its root URL."""
+    # Not `murmur simulator` (the stopping test's): the platforms the pipeline reads are not
+    # the claim, and a process of its own cost ~0.4 CPU-s to start.
+    running = start_simulator(42)
+    yield running.root
+    running.stop()
 
 
 @pytest.fixture
@@ -380,7 +398,7 @@ def _in_the_lake(settings: Settings, sql: str) -> None:
 
 @pytest.mark.timeout(300)
 def test_pipeline_run_over_a_failed_error_check_exits_1_and_says_what_to_do(
-    data_dir: Path, simulator: str, tmp_path: Path
+    data_dir: Path, tmp_path: Path
 ) -> None:
     from pipelines.importers import run_import
 
@@ -399,7 +417,9 @@ def test_pipeline_run_over_a_failed_error_check_exits_1_and_says_what_to_do(
         " now()::TIMESTAMP AS ingested_at) FROM raw_engagement_snapshots"
         " WHERE captured_at = TIMESTAMP '2018-03-02 00:00:00'",
     )
-    done = murmur(data_dir, "pipeline", "run", MURMUR_PLATFORMS_URL=simulator)
+    # No platform reads: the failed check is the import's; ingest (its reads of the simulated
+    # accounts were most of the test's CPU) is test_pipeline_run_prints_each_step's.
+    done = murmur(data_dir, "pipeline", "run", "--no-ingest")
     assert done.returncode == 1, done.stdout + done.stderr[-3000:]
     assert "Pipeline ok" not in done.stdout
     assert "raw_snapshot_keys_unique" in done.stdout
@@ -415,7 +435,7 @@ def test_pipeline_run_over_a_failed_error_check_exits_1_and_says_what_to_do(
         " '2018-03-02 00:00:00' AND ingested_at > (SELECT min(ingested_at)"
         " FROM raw_engagement_snapshots)",
     )
-    again = murmur(data_dir, "pipeline", "run", MURMUR_PLATFORMS_URL=simulator)
+    again = murmur(data_dir, "pipeline", "run", "--no-ingest")
     assert again.returncode == 0, again.stdout + again.stderr[-3000:]
     assert "days rebuilt: 2018-03-01..2018-03-03" in again.stdout
     assert "raw_snapshot_keys_unique" not in again.stdout
@@ -539,15 +559,46 @@ def _quickstart_id(output: str) -> str:
     return found.group(1)
 
 
-@pytest.mark.timeout(400)
-def test_up_revokes_the_earlier_quickstart_keys_when_it_mints_one(
-    tmp_path: Path, data_dir: Path
-) -> None:
+@dataclass
+class Ups:
+    """Two `up`s on one directory that held a key of its own: the first ran and stopped."""
+
+    data_dir: Path
+    env: dict[str, str]  # the second's
+    other: str  # the key minted before, not by `up`
+    first_out: str
+    second: subprocess.Popen[bytes]  # running
+    second_log: Path
+
+
+# The two tests reading them run on one xdist worker, which starts them once.
+UPS = pytest.mark.xdist_group(f"{__name__}.ups")
+
+
+@pytest.fixture(scope="module")
+def ups(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ups]:
+    """A key minted, an `up` started and stopped, then a second `up`, running for the tests."""
+    tmp_path = tmp_path_factory.mktemp("ups")
+    data_dir = (tmp_path / "data").resolve()
+    embedded_settings(data_dir)
     other = create_key(data_dir, "--name", "mine")
     first_out = _up_once(data_dir, tmp_path / "up-1.log")
+    env = _env(data_dir)
+    log = tmp_path / "up-2.log"
+    proc = _start_up(data_dir, log, env)
+    try:
+        yield Ups(data_dir, env, other, first_out, proc, log)
+    finally:
+        _stop_up(proc, log)
+
+
+@UPS
+@pytest.mark.timeout(400)
+def test_up_revokes_the_earlier_quickstart_keys_when_it_mints_one(ups: Ups) -> None:
+    data_dir, other, first_out = ups.data_dir, ups.other, ups.first_out
     first = _quickstart_id(first_out)
     assert "Revoked the earlier quickstart" not in first_out
-    second_out = _up_once(data_dir, tmp_path / "up-2.log")
+    second_out = ups.second_log.read_text(errors="replace")
     second = _quickstart_id(second_out)
     assert second != first
     assert f"Revoked the earlier quickstart key: {first}" in second_out
@@ -563,50 +614,42 @@ def test_up_revokes_the_earlier_quickstart_keys_when_it_mints_one(
     assert active_quickstart == [second]
 
 
+@UPS
 @pytest.mark.timeout(400)
-def test_up_prints_the_key_first_and_a_second_up_cannot_revoke_it(
-    tmp_path: Path, data_dir: Path
-) -> None:
-    env = _env(data_dir)
-    log = tmp_path / "up.log"
-    proc = _start_up(data_dir, log, env)
-    try:
-        out = log.read_text(errors="replace")
-        found = re.search(r"Test API key \((key_\w+)\), shown once: (sk_test_[\w-]+)\n", out)
-        assert found, out
-        key_id, key = found.groups()
-        # The key comes before the API's own start-up lines and the summary, on one line.
-        assert (
-            out.index(key) < out.index("Application startup complete") < out.index("Murmur is up")
-        ), out
+def test_up_prints_the_key_first_and_a_second_up_cannot_revoke_it(ups: Ups) -> None:
+    data_dir, env, proc = ups.data_dir, ups.env, ups.second
+    out = ups.second_log.read_text(errors="replace")
+    found = re.search(r"Test API key \((key_\w+)\), shown once: (sk_test_[\w-]+)\n", out)
+    assert found, out
+    key_id, key = found.groups()
+    # The key comes before the API's own start-up lines and the summary, on one line.
+    assert out.index(key) < out.index("Application startup complete") < out.index("Murmur is up"), (
+        out
+    )
 
-        # A second `up` on the directory: one line, exit 1, nothing revoked (a `serve` there
-        # would be a replica: tests/store/test_multiprocess.py).
-        for command in (UP_API_ONLY,):
-            second = murmur(data_dir, *command)
-            assert second.returncode == 1, second.stdout + second.stderr
-            said = second.stdout + second.stderr
-            assert "Traceback" not in said
-            lines = [line for line in said.splitlines() if line.strip()]
-            assert len(lines) == 1, said
-            assert f"{data_dir} is in use by a running Murmur (pid {proc.pid}," in lines[0]
-            assert "Revoked" not in said
+    # A second `up` on the directory: one line, exit 1, nothing revoked (a `serve` there
+    # would be a replica: tests/store/test_multiprocess.py).
+    for command in (UP_API_ONLY,):
+        second = murmur(data_dir, *command)
+        assert second.returncode == 1, second.stdout + second.stderr
+        said = second.stdout + second.stderr
+        assert "Traceback" not in said
+        lines = [line for line in said.splitlines() if line.strip()]
+        assert len(lines) == 1, said
+        assert f"{data_dir} is in use by a running Murmur (pid {proc.pid}," in lines[0]
+        assert "Revoked" not in said
 
-        # The running instance's key still works, and is the one active quickstart key.
-        answer = httpx.get(
-            f"http://127.0.0.1:{env['MURMUR_PORT']}/api/public/v1/workspaces",
-            headers={"Authorization": f"Bearer {key}"},
-            timeout=30,
-        )
-        assert answer.status_code == 200, answer.text
-        header, rows = listed(data_dir)  # beside the running instance
-        state = header.index("state")
-        active = [
-            k for k, cells in rows.items() if "quickstart" in cells and cells[state] == "active"
-        ]
-        assert active == [key_id]
-    finally:
-        _stop_up(proc, log)
+    # The running instance's key still works, and is the one active quickstart key.
+    answer = httpx.get(
+        f"http://127.0.0.1:{env['MURMUR_PORT']}/api/public/v1/workspaces",
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=30,
+    )
+    assert answer.status_code == 200, answer.text
+    header, rows = listed(data_dir)  # beside the running instance
+    state = header.index("state")
+    active = [k for k, cells in rows.items() if "quickstart" in cells and cells[state] == "active"]
+    assert active == [key_id]
 
 
 # -- README ---------------------------------------------------------------------------------------

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from api.app import create_app
 from api.server import server_options
-from core.settings import Settings
-from tests.support import HANG_SECONDS, answers, free_port, serve_in_thread
+from domain.workspaces.service import bootstrap_test_workspace
+from tests.support import HANG_SECONDS, answers, embedded_settings, free_port, serve_in_thread
 
 MURMUR = [sys.executable, "-m", "murmur"]
 
@@ -25,6 +25,13 @@ def _env(data_dir: Path, port: int | None = None) -> dict[str, str]:
         MURMUR_DATA_DIR=str(data_dir),
         MURMUR_PORT=str(port or free_port()),
     )
+
+
+def _init(data_dir: Path) -> None:
+    """What `murmur init` makes (the store and the test workspace), in this process."""
+    # A copy of an empty store: creating one in a process of its own cost ~2 CPU-s a test.
+    with embedded_settings(data_dir).open_store(prepare_lake=False) as store:
+        store.run(bootstrap_test_workspace)
 
 
 def _wait_for_api(proc: subprocess.Popen[str], env: dict[str, str]) -> None:
@@ -40,6 +47,7 @@ def _wait_for_api(proc: subprocess.Popen[str], env: dict[str, str]) -> None:
 
 def test_a_second_api_asking_for_a_taken_port_is_refused_in_one_line(tmp_path: Path) -> None:
     port = free_port()
+    embedded_settings(tmp_path / "a")  # a new store, copied: the claim is the port's
     first_env = _env(tmp_path / "a", port)
     first = subprocess.Popen([*MURMUR, "serve"], env=first_env, stderr=subprocess.PIPE, text=True)
     try:
@@ -68,8 +76,7 @@ def test_a_second_api_asking_for_a_taken_port_is_refused_in_one_line(tmp_path: P
 def test_doctor_checks_both_halves_and_repairs_loose_files(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     env = _env(data_dir)
-    init = subprocess.run([*MURMUR, "init"], env=env, capture_output=True, text=True, timeout=120)
-    assert init.returncode == 0, init.stderr
+    _init(data_dir)
     loose = data_dir / "media" / "left-by-hand.bin"
     loose.write_bytes(b"x")
     loose.chmod(0o644)
@@ -92,7 +99,7 @@ def test_doctor_checks_both_halves_and_repairs_loose_files(tmp_path: Path) -> No
 def test_doctor_reports_a_damaged_publishing_database(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     env = _env(data_dir)
-    assert subprocess.run([*MURMUR, "init"], env=env, timeout=120).returncode == 0
+    _init(data_dir)
     database = data_dir / "publishing.sqlite"
     # Damage the headers of pages past the first (the one SQLite needs to open the file).
     with database.open("r+b") as fh:
@@ -108,7 +115,7 @@ def test_doctor_reports_a_damaged_publishing_database(tmp_path: Path) -> None:
 
 
 def test_a_request_the_http_parser_refuses_is_answered_in_the_envelope(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path / "data")
+    settings = embedded_settings(tmp_path / "data")
     running = serve_in_thread(
         create_app(settings),
         **{k: v for k, v in server_options().items() if k not in {"log_config", "access_log"}},

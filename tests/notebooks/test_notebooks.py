@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -16,21 +17,27 @@ from nbclient import NotebookClient
 from benchmarks.servers import settings_env
 from core.settings import Settings
 from tests.analytics.seed import seed_insights, seed_rankings, seed_trends, seed_unified
-from tests.support import LiveServer, Tenant, run_checked
+from tests.support import LiveServer, Tenant, new_tenant, run_checked
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
 NAMES = ["cross_platform_performance", "viral_trends", "creators_and_competitors"]
 
 
-@pytest.fixture
-def seeded(server: LiveServer, tenant: Tenant) -> Tenant:
-    seed_unified(server, tenant)
-    seed_trends(server, tenant)
-    seed_insights(server, tenant)
-    seed_rankings(server, tenant)
-    tenant.api.ok(tenant.api.post("/competitors", json={"platform": "x", "handle": "RivalCo"}), 201)
-    return tenant
+@pytest.fixture(scope="module")
+def seeded(server: LiveServer) -> Iterator[Tenant]:
+    """One workspace seeded for the module: the notebooks attach read-only, so none writes."""
+    tenant = new_tenant(server)
+    try:
+        seed_unified(server, tenant)
+        seed_trends(server, tenant)
+        seed_insights(server, tenant)
+        seed_rankings(server, tenant)
+        api = tenant.api
+        api.ok(api.post("/competitors", json={"platform": "x", "handle": "RivalCo"}), 201)
+        yield tenant
+    finally:
+        tenant.api.close()
 
 
 def _run(path: Path, settings: Settings, out: Path, workspace_id: str) -> Any:

@@ -18,12 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dagster import materialize
 
 from core.settings import Settings
-from pipelines.analytics.assets import DAILY_ASSETS
-from pipelines.definitions import resources
 from tests.servers import StoreSettings
+from tests.store import children
 from tests.support import LiveServer, start_server
 from warehouse.store import Lakehouse
 
@@ -106,13 +104,16 @@ def _seed(settings: Settings) -> None:
 
 
 def materialize_days(settings: Settings, days: list[str]) -> None:
-    """Materialise the daily assets, one run per day (also the target of child processes)."""
-    for day in days:
-        result = materialize(
-            DAILY_ASSETS, partition_key=day, resources=resources(settings), tags=TAGS
-        )
-        if not result.success:
-            raise SystemExit(f"the run of {day} failed")
+    """Materialise the daily assets, one run per day, in this process."""
+    children.materialize_days(settings, days, TAGS)
+
+
+def _in_a_process(
+    ctx: multiprocessing.context.SpawnContext, settings: Settings, days: list[str]
+) -> multiprocessing.context.SpawnProcess:
+    """A process of its own that materialises ``days``: it imports tests/store/children.py,
+    not this module (and so not the test support's API app, ~0.5 CPU-s a process)."""
+    return ctx.Process(target=children.materialize_days, args=(settings, days, TAGS))
 
 
 def _tables(store: Lakehouse) -> Rows:
@@ -164,7 +165,7 @@ def hosted(tmp_path: Path, store_settings: StoreSettings) -> Iterator[LiveServer
 def test_parallel_day_runs_commit_what_serial_runs_do(hosted: LiveServer, expected: Rows) -> None:
     ctx = multiprocessing.get_context("spawn")
     shares = [DAYS[0::3], DAYS[1::3], DAYS[2::3]]
-    runs = [ctx.Process(target=materialize_days, args=(hosted.settings, share)) for share in shares]
+    runs = [_in_a_process(ctx, hosted.settings, share) for share in shares]
     try:
         for run in runs:
             run.start()
@@ -183,7 +184,7 @@ def test_parallel_day_runs_commit_what_serial_runs_do(hosted: LiveServer, expect
 
 def test_a_run_killed_mid_write_leaves_each_day_whole(hosted: LiveServer, expected: Rows) -> None:
     ctx = multiprocessing.get_context("spawn")
-    run = ctx.Process(target=materialize_days, args=(hosted.settings, DAYS))
+    run = _in_a_process(ctx, hosted.settings, DAYS)
     run.start()
     try:
         # Kill it once its second day has begun to land: days before are done, days after

@@ -8,9 +8,11 @@ module's imports take ~0.3 s.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from datetime import date, datetime, timedelta
 from multiprocessing.synchronize import Barrier, Event
+from typing import TYPE_CHECKING
 
 import duckdb
 from sqlalchemy import Connection
@@ -19,6 +21,11 @@ from warehouse.extensions import connect
 from warehouse.lake import S3, Lake, run
 from warehouse.pubdb.engine import PubDB
 from warehouse.pubdb.schema import post_destinations, posts
+
+if TYPE_CHECKING:
+    from dagster import DagsterInstance
+
+    from core.settings import Settings
 
 DAY_ROWS = 2_000
 AT = datetime(2026, 11, 25, 12, 0, 0)
@@ -136,3 +143,36 @@ def write_back_to_back(url: str, started: Event, stop: Event, *, queued: bool = 
                 new_post(conn, f"busy_{number}")
             number += 1
             started.set()
+
+
+# -- the pipeline ---------------------------------------------------------------------------
+
+
+@functools.cache
+def _instance() -> DagsterInstance:
+    """One ephemeral Dagster instance a process, as a `murmur pipeline run` has: each new one
+    migrates its run storage (~0.15 CPU-s a run)."""
+    from dagster import DagsterInstance
+
+    return DagsterInstance.ephemeral()
+
+
+def materialize_days(settings: Settings, days: list[str], tags: dict[str, str]) -> None:
+    """Materialise the daily assets, one run per day (in a process of its own, or the test's).
+
+    Dagster and the pipelines are imported here, not by the store tests' children.
+    """
+    from dagster import materialize
+
+    from pipelines.analytics.assets import DAILY_ASSETS
+    from pipelines.definitions import resources
+
+    # One resources dict for the runs, as `murmur pipeline run` has (each run still opens and
+    # closes its own session): a new one per run cost ~0.2 CPU-s more.
+    given = resources(settings)
+    for day in days:
+        result = materialize(
+            DAILY_ASSETS, partition_key=day, resources=given, tags=tags, instance=_instance()
+        )
+        if not result.success:
+            raise SystemExit(f"the run of {day} failed")

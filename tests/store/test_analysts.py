@@ -25,6 +25,7 @@ from psycopg import sql
 
 from benchmarks.servers import ScaleServers, s3_server
 from core.settings import Settings
+from domain.workspaces.service import bootstrap_test_workspace
 from tests.support import HANG_SECONDS, run_murmur
 from warehouse.analysts import NOT_SECRET, SECRET_COLUMNS, SECRET_LIKE
 from warehouse.pubdb.schema import every_table
@@ -151,6 +152,13 @@ def _murmur(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
+def _init(settings: Settings) -> None:
+    """What `murmur init` does (the store and its test workspace), in this process: a
+    `murmur` process costs ~1 CPU-s more, and the tests are of grant and attach."""
+    with settings.open_store() as opened:
+        opened.run(bootstrap_test_workspace)
+
+
 def _session(attach: str, probes: dict[str, str]) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-c", ANALYST],
@@ -177,7 +185,7 @@ def _as_owner(settings: Settings, statement: str, *, lake: bool = False) -> None
 def test_the_printed_sql_holds_only_the_analysts_credentials_which_only_read(
     store: Settings, checked_s3: CheckedS3
 ) -> None:
-    _murmur(store, "init")
+    _init(store)
     _murmur(store, "keys", "create", "--name", "analysed")
     with store.open_lakehouse() as lake:
         lake.execute_script("CREATE TABLE probe AS SELECT 7 AS n;")
@@ -242,7 +250,7 @@ def test_the_printed_sql_holds_only_the_analysts_credentials_which_only_read(
 
 
 def test_grant_sets_drift_right_and_runs_again(store: Settings) -> None:
-    _murmur(store, "init")
+    _init(store)
     role = sql.Identifier(str(store.analyst_role))
     with psycopg.connect(_owner_dsn(store), autocommit=True) as owner:
         # A role made by hand, over-privileged; `grant` must leave it what it gives, no more.
@@ -300,7 +308,7 @@ def _owner_dsn(settings: Settings) -> str:
 
 
 def test_the_services_own_role_is_refused_as_the_analysts(store: Settings) -> None:
-    _murmur(store, "init")
+    _init(store)
     service = store.model_copy(update={"analyst_role": f"svc_{str(store.analyst_role)[8:]}"})
     done = run_murmur(service, "analysts", "grant")
     assert done.returncode == 1

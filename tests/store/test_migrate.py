@@ -8,16 +8,39 @@ reads every row back from the publishing database and the lake itself and compar
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from core.settings import Settings
 from tests.store import old_store, test_lake_copy, test_pubdb_copy
 from warehouse.pubdb.engine import PubDB
 
+# One worker runs the module: its old store is built once, not on each worker.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 MURMUR = [sys.executable, "-m", "murmur"]
+
+Written = dict[str, list[dict[str, Any]]]
+
+
+@pytest.fixture(scope="module")
+def old_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Written]:
+    """An old store built once (~4 CPU-s), and what each of its tables holds."""
+    path = tmp_path_factory.mktemp("old") / "murmur.duckdb"
+    return path, old_store.build_old_store(path, {**test_pubdb_copy.KEYS, **test_lake_copy.KEYS})
+
+
+def _old_data_dir(tmp_path: Path, old_once: tuple[Path, Written]) -> tuple[Settings, Written]:
+    """A data directory of the test's own holding a copy of the old store."""
+    settings = Settings(data_dir=tmp_path / "data")
+    settings.ensure_dirs()
+    shutil.copy(old_once[0], settings.old_store_path)  # its mode too
+    return settings, old_once[1]
 
 
 def _murmur(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -28,13 +51,9 @@ def _murmur(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_migrate_moves_every_row_of_an_old_data_dir_and_the_service_then_opens_it(
-    tmp_path: Path,
+    tmp_path: Path, old_once: tuple[Path, Written]
 ) -> None:
-    settings = Settings(data_dir=tmp_path / "data")
-    settings.ensure_dirs()
-    written: dict[str, list[dict[str, Any]]] = old_store.build_old_store(
-        settings.old_store_path, {**test_pubdb_copy.KEYS, **test_lake_copy.KEYS}
-    )
+    settings, written = _old_data_dir(tmp_path, old_once)
     refused = _murmur(settings.data_dir, "keys", "list")
     assert refused.returncode != 0
     assert "murmur migrate" in refused.stderr
@@ -67,16 +86,14 @@ def test_migrate_moves_every_row_of_an_old_data_dir_and_the_service_then_opens_i
     assert "No store of an earlier Murmur" in again.stdout
 
 
-def test_a_migrate_stopped_half_way_runs_again_to_the_end(tmp_path: Path) -> None:
+def test_a_migrate_stopped_half_way_runs_again_to_the_end(
+    tmp_path: Path, old_once: tuple[Path, Written]
+) -> None:
     """The publishing half moved, then the process died: the rerun moves the lake's half."""
     from murmur.migrate import _open_old, _publishing
     from warehouse.store import Store
 
-    settings = Settings(data_dir=tmp_path / "data")
-    settings.ensure_dirs()
-    old_store.build_old_store(
-        settings.old_store_path, {**test_pubdb_copy.KEYS, **test_lake_copy.KEYS}
-    )
+    settings, _ = _old_data_dir(tmp_path, old_once)
     with Store.open(settings.pub_url, settings.lake, settings.changes_file) as store:
         source = _open_old(settings.old_store_path)
         try:
