@@ -581,10 +581,10 @@ def _pipeline_group(group: str, quick: bool, history: int | None) -> list[dict[s
 def _print_rows_of(group: str, quick: bool, history: int | None = None) -> int:
     """The child side of ``child_rows``: compute the group's rows and print them as JSON."""
     if group in ("history", "pipeline", "import"):
-        from benchmarks.pipeline_scale import _children
+        from benchmarks.pipeline_scale import smoke_children
 
         # This process is the group's own: a smoke run's steps can share it.
-        with _children(quick, inline=True):
+        with smoke_children(quick, inline=True):
             rows = _pipeline_group(group, quick, history)
     elif group == "dashboard":
         from benchmarks.dashboard import run as run_dashboard

@@ -33,13 +33,13 @@ from typing import Any
 from benchmarks import smoke
 from benchmarks.pipeline_scale import (
     SNAPSHOTS_PER_POST,
-    _children,
     _history_end,
     _in_child,
     _incremental_rows,
     _row,
     build_store,
     child_pipeline,
+    smoke_children,
 )
 
 PEAK_MB = 8 * 1024
@@ -78,7 +78,7 @@ def _reads(data_dir: Path, tenant: Any, clients: int, seconds: float) -> dict[st
 
 def run_history_rows(snapshots: int, quick: bool = False) -> list[dict[str, Any]]:
     """The rows: full build, incremental hour and reads over ``snapshots`` against a tenth."""
-    with _children(quick):
+    with smoke_children(quick):
         return _history_rows(snapshots, quick)
 
 

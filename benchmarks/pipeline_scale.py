@@ -479,13 +479,13 @@ def child_import(csv_path: str, data_dir: str) -> dict[str, Any]:
     }
 
 
-# Where every ``_in_child`` of a smoke run's block runs (``_children``), if anywhere: a
+# Where every ``_in_child`` of a smoke run's block runs (``smoke_children``), if anywhere: a
 # worker it shares, or None for the calling process itself.
 _SHARED: list[ProcessPoolExecutor | None] = []
 
 
 @contextlib.contextmanager
-def _children(quick: bool, inline: bool = False) -> Iterator[None]:
+def smoke_children(quick: bool, inline: bool = False) -> Iterator[None]:
     """Quick with ``benchmarks.smoke()``: every ``_in_child`` of the block in one spawned
     worker, or with ``inline`` (a process of the run's own) in the calling process.
 
@@ -590,7 +590,7 @@ def run_pipeline_rows(
     the full build, which then runs untimed when ``build`` is not picked. ``build_repeats``
     runs the script and the full build that many times, alternating (medians quoted).
     """
-    with _children(quick):
+    with smoke_children(quick):
         return _pipeline_rows(quick, only, build_repeats)
 
 

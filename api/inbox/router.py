@@ -75,7 +75,9 @@ def respond(ctx: InboxWrite, item_id: IdPath, body: Respond) -> Envelope[Respond
 )
 def create_draft(ctx: InboxWrite, item_id: IdPath, settings: SettingsDep) -> Envelope[InboxDraft]:
     """Draft an AI reply to the latest inbound message; nothing is sent."""
-    return ok(service.create_draft(ctx.tx, ctx.workspace_id, item_id, drafts.drafter_of(settings)))
+    return ok(
+        service.create_draft(ctx.tx, ctx.workspace_id, item_id, drafts.configured_drafter(settings))
+    )
 
 
 @router.get(

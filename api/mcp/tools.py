@@ -580,7 +580,7 @@ def _list_inbox_items(call: Call, args: ListInboxItems) -> BaseModel:
 
 
 def _draft_reply(call: Call, args: DraftReply) -> BaseModel:
-    drafter = drafts.drafter_of(call.settings)
+    drafter = drafts.configured_drafter(call.settings)
     return inbox.create_draft(call.cur, call.workspace_id, args.item_id, drafter)
 
 

@@ -338,6 +338,6 @@ def drafter_for(
     return OpenAICompatibleDrafter(base_url, api_key=api_key, model=model)
 
 
-def drafter_of(settings: Settings) -> Drafter:
-    """The drafter ``settings`` configure: its base URL, API key and model."""
+def configured_drafter(settings: Settings) -> Drafter:
+    """The drafter ``settings`` configure (``drafter_for`` over their base URL, key and model)."""
     return drafter_for(settings.drafter_base_url, settings.drafter_api_key, settings.drafter_model)

@@ -160,9 +160,7 @@ def engagement_for(
     return Engagement(
         store=store,
         platforms=Platforms(settings.platforms_url, stop),
-        drafter=drafts.drafter_for(
-            settings.drafter_base_url, settings.drafter_api_key, settings.drafter_model
-        ),
+        drafter=drafts.configured_drafter(settings),
         policy=webhooks.DeliveryPolicy(
             max_attempts=settings.webhook_max_attempts,
             base_delay=settings.webhook_retry_base_seconds,
